@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages profil builds, tests and benchmarks with.
+# Only what is missing is installed, so a machine that has them all is left alone.
+set -euo pipefail
+packages=(
+  build-essential cmake pkg-config binutils
+  libelf-dev libdw-dev zlib1g-dev
+  libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
+  libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  valgrind
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

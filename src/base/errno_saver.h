@@ -1,0 +1,25 @@
+// Restores errno when it goes out of scope: every signal handler starts with
+// one, so the interrupted code never sees errno change under it.
+// ASYNC-SIGNAL-SAFE.
+#ifndef PROFIL_BASE_ERRNO_SAVER_H
+#define PROFIL_BASE_ERRNO_SAVER_H
+
+#include <cerrno>
+
+namespace profiling::base {
+
+class ErrnoSaver {
+ public:
+  ErrnoSaver() : saved_(errno) {}
+  ~ErrnoSaver() { errno = saved_; }
+  ErrnoSaver(const ErrnoSaver&) = delete;
+  ErrnoSaver& operator=(const ErrnoSaver&) = delete;
+  int saved() const { return saved_; }
+
+ private:
+  int saved_;
+};
+
+}  // namespace profiling::base
+
+#endif  // PROFIL_BASE_ERRNO_SAVER_H

@@ -1,0 +1,38 @@
+// An owned file descriptor, closed once. ASYNC-SIGNAL-SAFE (close(2) only).
+#ifndef PROFIL_BASE_UNIQUE_FD_H
+#define PROFIL_BASE_UNIQUE_FD_H
+
+#include <unistd.h>
+
+#include <utility>
+
+namespace profiling::base {
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { reset(); }
+  UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  UniqueFd& operator=(UniqueFd&& other) noexcept {
+    if (this != &other) reset(std::exchange(other.fd_, -1));
+    return *this;
+  }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+
+  int get() const { return fd_; }
+  bool valid() const { return fd_ >= 0; }
+  int release() { return std::exchange(fd_, -1); }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace profiling::base
+
+#endif  // PROFIL_BASE_UNIQUE_FD_H

@@ -1,0 +1,51 @@
+// The in-memory profile every reader produces and every writer and report
+// consumes: raw sampled addresses with counts, plus the mappings that say which
+// object each address belongs to. Symbolizing is the report layer's job.
+#ifndef PROFIL_FORMAT_PROFILE_H
+#define PROFIL_FORMAT_PROFILE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace profiling::format {
+
+// One loaded object's executable range in the profiled process.
+struct Mapping {
+  uint64_t start = 0;        // first address of the range (runtime)
+  uint64_t limit = 0;        // one past the last address
+  uint64_t file_offset = 0;  // offset in the file that start maps to
+  std::string path;          // object path as the process saw it
+  std::string build_id;      // lowercase hex, empty when unknown
+
+  bool contains(uint64_t address) const { return address >= start && address < limit; }
+  friend bool operator==(const Mapping&, const Mapping&) = default;
+};
+
+// A sampled program counter and how many samples (weighted ticks) it received.
+struct Sample {
+  uint64_t address = 0;  // runtime address
+  uint64_t count = 0;
+  friend bool operator==(const Sample&, const Sample&) = default;
+};
+
+struct Profile {
+  std::string program;        // the main executable's path, when known
+  int64_t pid = 0;
+  std::string clock;          // "cpu", "perf", "wall", or "" when unknown
+  uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz)
+  uint64_t duration_ns = 0;   // wall time the profile covers, 0 when unknown
+  int64_t time_nanos = 0;     // when the profile started (Unix epoch ns)
+  uint64_t dropped = 0;       // samples the sampler could not store
+  std::vector<Mapping> mappings;  // the main executable first, when known
+  std::vector<Sample> samples;
+
+  uint64_t total_count() const;
+  // The mapping holding address, or nullptr.
+  const Mapping* mapping_for(uint64_t address) const;
+  friend bool operator==(const Profile&, const Profile&) = default;
+};
+
+}  // namespace profiling::format
+
+#endif  // PROFIL_FORMAT_PROFILE_H

@@ -1,0 +1,94 @@
+// The sampler's control surface: what the C API, the gmon runtime and the
+// preload runtime use to start and stop sampling into their sinks.
+//
+// NOT async-signal-safe: every function here may allocate and takes the
+// sampler's control lock. The handler side lives in handler.cc.
+//
+// Sinks. Sampling runs while at least one sink is installed; each tick of a
+// thread's CPU time delivers (pc, weight) to every installed sink:
+//   - the histogram: profil()/sprofil() regions of 16- or 32-bit bins;
+//   - the pc buffer: pcsample(), one raw PC per tick into an array;
+//   - the pc table: whole-process raw PCs with counts (profil run).
+// The weight of a sample is the number of sampling periods it stands for
+// (1 + timer overrun), so counts measure CPU time at the requested rate
+// even where the kernel tick limits the timer.
+#ifndef PROFIL_SAMPLER_SAMPLER_H
+#define PROFIL_SAMPLER_SAMPLER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sampler/bins.h"
+#include "sampler/pc_table.h"
+
+namespace profiling::sampler {
+
+enum class ClockKind : uint8_t { cpu = 0, perf = 1, automatic = 2 };
+
+struct ClockSettings {
+  ClockKind requested = ClockKind::cpu;
+  unsigned hz = 100;
+};
+
+// Reads PROFIL_HZ / PROFIL_CLOCK / PROFIL_PERSONALITY once; later calls to
+// the setters win. Returns the current settings.
+ClockSettings clock_settings();
+// Takes effect the next time sampling starts (or at once if running).
+// Returns 0 or EINVAL.
+int set_clock_settings(ClockSettings settings);
+// What is running now (or ran last): the clock, the rate, why perf was refused.
+ClockKind active_clock();
+unsigned active_hz();
+std::string clock_fallback_reason();
+
+// ---- the histogram sink (profil, sprofil, the gmon runtime) ----
+// Replaces the installed regions. Regions may overlap: where they do, the one
+// with the higher offset wins (glibc's sprofil rule). `overflow`, when not
+// null, receives in bin 0 every PC that falls in no region. Returns 0 or an
+// errno value (EFAULT when a buffer is not writable memory).
+struct HistogramSpec {
+  std::vector<Region> regions;
+  Region overflow{};  // used when has_overflow
+  bool has_overflow = false;
+  BinLimit limit = BinLimit::saturate;  // solaris: stop at 32767
+};
+int set_histogram(const HistogramSpec& spec);
+void clear_histogram();
+bool histogram_active();
+
+// ---- the pc buffer sink (pcsample) ----
+// Installs samples[0..capacity) and returns through *previous_count how many
+// PCs the previous buffer received. capacity 0 / samples nullptr stops.
+int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count);
+
+// ---- the pc table sink (whole-process profiling) ----
+// The table must outlive its installation; nullptr removes it.
+void set_pc_table(PcTable* table);
+
+// ---- process events, called by the runtime ----
+// Run in the thread that is about to exec: stops every timer and discards a
+// pending sampling signal so the new program never receives it.
+void before_exec();
+// Exec failed: sampling resumes.
+void after_failed_exec();
+// pthread_atfork handlers.
+void fork_prepare();
+void fork_parent();
+void fork_child();
+// A thread starts or ends (called by the pthread_create wrapper).
+void thread_started();
+void thread_exiting();
+
+struct Stats {
+  uint64_t signals = 0;        // sampling signals handled
+  uint64_t ticks = 0;          // weighted ticks delivered
+  uint64_t dropped = 0;        // ticks no sink could store
+  uint64_t buffer_faults = 0;  // times a buffer fault turned a sink off
+};
+Stats stats();
+
+}  // namespace profiling::sampler
+
+#endif  // PROFIL_SAMPLER_SAMPLER_H
