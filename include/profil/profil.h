@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/cdefs.h> /* __THROW: match glibc's own declarations */
 #include <sys/time.h>
 
 #if defined(__has_include)
@@ -36,7 +37,7 @@ extern "C" {
  * EINVAL (scale > 65536), EFAULT (buffer not writable), EBUSY (the sampling
  * signal is already handled by the program), EALREADY (openbsd personality,
  * second buffer). */
-int profil(unsigned short *buf, size_t bufsiz, size_t offset, unsigned int scale);
+int profil(unsigned short *buf, size_t bufsiz, size_t offset, unsigned int scale) __THROW;
 
 /* ---- sprofil(), as glibc declares it ------------------------------------ */
 #ifndef PROFIL_HAVE_SYS_PROFIL_H
@@ -47,7 +48,7 @@ struct prof {
   unsigned long int pr_scale; /* pc scaling (16.16 fixed point) */
 };
 enum { PROF_USHORT = 0, PROF_UINT = 1 << 0, PROF_FAST = 1 << 1 };
-int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int flags);
+int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int flags) __THROW;
 #endif
 
 /* ---- pcsample(2), Solaris ------------------------------------------------ */
@@ -111,10 +112,11 @@ typedef struct profil_stats {
 void profil_get_stats(profil_stats *out);
 
 /* ---- The gmon runtime that `gcc -pg` programs call --------------------------- */
-void __monstartup(unsigned long lowpc, unsigned long highpc);
-void monstartup(unsigned long lowpc, unsigned long highpc);
-void moncontrol(int mode);
-void _mcleanup(void);
+/* Declared as glibc's <sys/gmon.h> declares them. */
+void __monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
+void monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
+void moncontrol(int mode) __THROW;
+void _mcleanup(void) __THROW;
 
 #ifdef __cplusplus
 } /* extern "C" */

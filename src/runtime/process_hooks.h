@@ -1,0 +1,20 @@
+// Process events the sampler must follow: threads, fork, exec.
+//
+// libprofil interposes pthread_create (a new thread gets its own clock) and
+// the exec family (the clocks stop and a pending sampling signal is dropped,
+// so "profiling is turned off when one of the exec family of functions is
+// executed" — Solaris profil(2) — and the new program never dies of SIGPROF,
+// as it does after glibc's profil, whose ITIMER_PROF survives exec). Fork is
+// followed with pthread_atfork: profiling stays on in parent and child.
+#ifndef PROFIL_RUNTIME_PROCESS_HOOKS_H
+#define PROFIL_RUNTIME_PROCESS_HOOKS_H
+
+namespace profiling::runtime {
+
+// Registers the atfork handlers once. Every entry point that starts sampling
+// calls it (a static link pulls this file in through that call).
+void ensure_process_hooks();
+
+}  // namespace profiling::runtime
+
+#endif  // PROFIL_RUNTIME_PROCESS_HOOKS_H

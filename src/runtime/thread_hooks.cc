@@ -1,0 +1,48 @@
+// pthread_create, interposed: every thread the program creates attaches its
+// own sampling clock as its first act and releases it as its last (a
+// pthread key destructor runs on return and on pthread_exit).
+#include <dlfcn.h>
+#include <pthread.h>
+
+#include <new>
+
+#include "runtime/export.h"
+#include "sampler/sampler.h"
+
+namespace profiling::runtime {
+namespace {
+
+struct ThreadStart {
+  void* (*routine)(void*);
+  void* arg;
+};
+
+pthread_key_t g_exit_key;
+pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+
+void on_thread_exit(void*) { sampler::thread_exiting(); }
+void create_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
+
+void* thread_trampoline(void* opaque) {
+  ThreadStart start = *static_cast<ThreadStart*>(opaque);
+  delete static_cast<ThreadStart*>(opaque);
+  pthread_setspecific(g_exit_key, &g_exit_key);  // non-null: the destructor runs
+  sampler::thread_started();
+  return start.routine(start.arg);
+}
+
+}  // namespace
+}  // namespace profiling::runtime
+
+extern "C" PROFIL_EXPORT int pthread_create(pthread_t* thread, const pthread_attr_t* attr,
+                                            void* (*routine)(void*), void* arg) {
+  using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static auto real = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));
+  using namespace profiling::runtime;
+  pthread_once(&g_key_once, create_key);
+  auto* start = new (std::nothrow) ThreadStart{routine, arg};
+  if (start == nullptr) return real(thread, attr, routine, arg);
+  int result = real(thread, attr, thread_trampoline, start);
+  if (result != 0) delete start;
+  return result;
+}

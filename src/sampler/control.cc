@@ -1,0 +1,253 @@
+// The sampler's control surface (sampler.h). NOT async-signal-safe.
+//
+// Protocol for changing what the handler reads (after gperftools'
+// profile-handler.cc, adapted to many threads):
+//   1. build the new sink completely, outside the handler;
+//   2. publish it with one atomic exchange of the sink pointer;
+//   3. wait until no handler that might have read the old pointer is still
+//      running (g_handlers_in_flight drops to zero; handlers are a few dozen
+//      instructions, so the wait is short);
+//   4. free the old sink here, never in the handler.
+// The handler itself only ever sets a sink pointer to null (a buffer fault,
+// Solaris' 32767 limit); the allocation stays owned here and is freed at
+// the next change.
+#include "sampler/sampler.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "sampler/sinks.h"
+#include "sampler/thread_clocks.h"
+
+namespace profiling::sampler {
+namespace {
+
+// Serializes every control call, and is held across fork (fork_prepare).
+pthread_mutex_t g_control = PTHREAD_MUTEX_INITIALIZER;
+
+struct ControlLock {
+  ControlLock() { pthread_mutex_lock(&g_control); }
+  ~ControlLock() { pthread_mutex_unlock(&g_control); }
+};
+
+struct OwnedHistogram {
+  HistogramTable table;  // first member: the published pointer is this one
+  std::vector<Segment> segments;
+  std::vector<Region> regions;
+};
+
+std::unique_ptr<OwnedHistogram> g_owned_histogram;
+std::unique_ptr<PcBuffer> g_owned_pc_buffer;
+PcTable* g_installed_pc_table = nullptr;
+
+bool g_settings_loaded = false;
+ClockSettings g_settings;
+
+void wait_for_handlers() {
+  while (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
+}
+
+void load_settings_from_environment() {
+  if (g_settings_loaded) return;
+  g_settings_loaded = true;
+  if (const char* hz = std::getenv("PROFIL_HZ")) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(hz, &end, 10);
+    if (end != hz && *end == '\0' && value >= 1 && value <= 100000) g_settings.hz = static_cast<unsigned>(value);
+  }
+  if (const char* clock = std::getenv("PROFIL_CLOCK")) {
+    if (std::strcmp(clock, "perf") == 0) g_settings.requested = ClockKind::perf;
+    else if (std::strcmp(clock, "auto") == 0) g_settings.requested = ClockKind::automatic;
+    else if (std::strcmp(clock, "cpu") == 0) g_settings.requested = ClockKind::cpu;
+  }
+}
+
+bool any_sink_owned() {
+  return g_owned_histogram != nullptr || g_owned_pc_buffer != nullptr || g_installed_pc_table != nullptr;
+}
+
+// Starts the clocks when a sink appeared, stops them when none is left.
+int update_clocks() {
+  load_settings_from_environment();
+  if (any_sink_owned()) return start_all_threads(g_settings);
+  stop_all_threads();
+  return 0;
+}
+
+// Regions resolved to disjoint address segments; where regions overlap the
+// one with the higher offset wins (glibc sprofil's rule), then the earlier
+// one in the array.
+std::vector<Segment> resolve_segments(const std::vector<Region>& regions) {
+  std::vector<uint32_t> order(regions.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return regions[a].offset > regions[b].offset; });
+  std::vector<Segment> claimed;  // kept sorted by start
+  for (uint32_t index : order) {
+    const Region& r = regions[index];
+    uint64_t start = r.offset;
+    const uint64_t end = region_end(r);
+    std::vector<Segment> pieces;
+    for (const Segment& c : claimed) {
+      if (start >= end) break;
+      if (c.end <= start || c.start >= end) continue;
+      if (c.start > start) pieces.push_back({start, c.start, index});
+      start = std::max(start, c.end);
+    }
+    if (start < end) pieces.push_back({start, end, index});
+    claimed.insert(claimed.end(), pieces.begin(), pieces.end());
+    std::sort(claimed.begin(), claimed.end(),
+              [](const Segment& a, const Segment& b) { return a.start < b.start; });
+  }
+  return claimed;
+}
+
+}  // namespace
+
+ClockSettings clock_settings() {
+  ControlLock lock;
+  load_settings_from_environment();
+  return g_settings;
+}
+
+int set_clock_settings(ClockSettings settings) {
+  if (settings.hz < 1 || settings.hz > 100000) return EINVAL;
+  if (settings.requested != ClockKind::cpu && settings.requested != ClockKind::perf &&
+      settings.requested != ClockKind::automatic)
+    return EINVAL;
+  ControlLock lock;
+  load_settings_from_environment();
+  g_settings = settings;
+  if (sampling_running()) {  // restart with the new clock
+    stop_all_threads();
+    return update_clocks();
+  }
+  return 0;
+}
+
+ClockKind active_clock() { return running_clock(); }
+
+unsigned active_hz() {
+  if (sampling_running()) return running_hz();
+  return clock_settings().hz;
+}
+
+std::string clock_fallback_reason() {
+  ControlLock lock;
+  return perf_fallback_reason();
+}
+
+int set_histogram(const HistogramSpec& spec) {
+  auto owned = std::make_unique<OwnedHistogram>();
+  owned->regions = spec.regions;
+  owned->segments = resolve_segments(owned->regions);
+  owned->table.regions = owned->regions.data();
+  owned->table.region_count = owned->regions.size();
+  owned->table.segments = owned->segments.data();
+  owned->table.segment_count = owned->segments.size();
+  owned->table.overflow = spec.overflow;
+  owned->table.has_overflow = spec.has_overflow;
+  owned->table.limit = spec.limit;
+  install_fault_guard();
+
+  ControlLock lock;
+  // The clocks first: if they cannot run (EBUSY), nothing is installed.
+  std::unique_ptr<OwnedHistogram> previous = std::move(g_owned_histogram);
+  g_owned_histogram = std::move(owned);
+  if (int error = update_clocks(); error != 0) {
+    g_owned_histogram = std::move(previous);
+    return error;
+  }
+  g_histogram.exchange(&g_owned_histogram->table, std::memory_order_seq_cst);
+  wait_for_handlers();
+  return 0;  // previous is freed here, after the handlers let go of it
+}
+
+void clear_histogram() {
+  ControlLock lock;
+  g_histogram.store(nullptr, std::memory_order_seq_cst);
+  wait_for_handlers();
+  g_owned_histogram.reset();
+  update_clocks();
+}
+
+bool histogram_active() { return g_histogram.load(std::memory_order_acquire) != nullptr; }
+
+int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count) {
+  std::unique_ptr<PcBuffer> fresh;
+  if (samples != nullptr && capacity > 0) {
+    fresh = std::make_unique<PcBuffer>();
+    fresh->samples = reinterpret_cast<uint64_t*>(samples);
+    fresh->capacity = capacity;
+    install_fault_guard();
+  }
+  ControlLock lock;
+  std::unique_ptr<PcBuffer> previous = std::move(g_owned_pc_buffer);
+  g_owned_pc_buffer = std::move(fresh);
+  if (int error = update_clocks(); error != 0) {
+    g_owned_pc_buffer = std::move(previous);
+    return error;
+  }
+  g_pc_buffer.exchange(g_owned_pc_buffer.get(), std::memory_order_seq_cst);
+  wait_for_handlers();
+  long count = 0;
+  if (previous) count = static_cast<long>(std::min(previous->used.load(), previous->capacity));
+  if (previous_count) *previous_count = count;
+  return 0;
+}
+
+void set_pc_table(PcTable* table) {
+  ControlLock lock;
+  g_installed_pc_table = table;
+  g_pc_table.store(table, std::memory_order_seq_cst);
+  wait_for_handlers();
+  update_clocks();
+}
+
+void before_exec() {
+  pthread_mutex_lock(&g_control);
+  suspend_for_exec();
+  pthread_mutex_unlock(&g_control);
+}
+
+void after_failed_exec() {
+  ControlLock lock;
+  resume_after_exec();
+}
+
+void fork_prepare() { pthread_mutex_lock(&g_control); }
+void fork_parent() { pthread_mutex_unlock(&g_control); }
+void fork_child() {
+  // Only the forking thread exists in the child, and it holds the lock.
+  pthread_mutex_unlock(&g_control);
+  ControlLock lock;
+  reset_in_child();
+}
+
+void thread_started() {
+  ControlLock lock;
+  start_current_thread();
+}
+
+void thread_exiting() {
+  ControlLock lock;
+  stop_current_thread();
+}
+
+Stats stats() {
+  Stats s;
+  s.signals = g_stats.signals.load();
+  s.ticks = g_stats.ticks.load();
+  s.dropped = g_stats.dropped.load();
+  s.buffer_faults = g_stats.buffer_faults.load();
+  return s;
+}
+
+}  // namespace profiling::sampler

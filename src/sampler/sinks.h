@@ -1,0 +1,65 @@
+// What the signal handler counts into, and how it counts.
+//
+// ASYNC-SIGNAL-SAFE: deliver() and everything it reaches. The published
+// objects are immutable once installed; control.cc replaces them with the
+// protocol described there (swap the pointer, wait for handlers in flight,
+// free outside the handler).
+#ifndef PROFIL_SAMPLER_SINKS_H
+#define PROFIL_SAMPLER_SINKS_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "sampler/bins.h"
+#include "sampler/pc_table.h"
+
+namespace profiling::sampler {
+
+// An address range resolved to the region that owns it (regions may overlap;
+// control.cc splits them so segments never do).
+struct Segment {
+  uint64_t start;
+  uint64_t end;  // exclusive
+  uint32_t region;
+};
+
+struct HistogramTable {
+  const Segment* segments = nullptr;  // sorted by start, disjoint
+  size_t segment_count = 0;
+  const Region* regions = nullptr;
+  size_t region_count = 0;
+  Region overflow{};
+  bool has_overflow = false;
+  BinLimit limit = BinLimit::saturate;
+};
+
+struct PcBuffer {
+  uint64_t* samples = nullptr;
+  size_t capacity = 0;
+  std::atomic<size_t> used{0};
+};
+
+// The installed sinks; null when absent.
+extern std::atomic<HistogramTable*> g_histogram;
+extern std::atomic<PcBuffer*> g_pc_buffer;
+extern std::atomic<PcTable*> g_pc_table;
+// Handlers currently between reading a sink pointer and finishing with it.
+extern std::atomic<uint32_t> g_handlers_in_flight;
+
+struct AtomicStats {
+  std::atomic<uint64_t> signals{0};
+  std::atomic<uint64_t> ticks{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<uint64_t> buffer_faults{0};
+};
+extern AtomicStats g_stats;
+
+// Counts one sample of `weight` ticks at pc into every installed sink.
+// A sink whose buffer faults, or (Solaris) whose bin reaches 32767, is
+// uninstalled here; control.cc frees it later.
+void deliver(uint64_t pc, uint32_t weight);
+
+}  // namespace profiling::sampler
+
+#endif  // PROFIL_SAMPLER_SINKS_H
