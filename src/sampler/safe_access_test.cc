@@ -1,0 +1,60 @@
+#include "sampler/safe_access.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sampler/sampler.h"
+
+namespace profiling::sampler {
+namespace {
+
+TEST(SafeAccess, SaturatesInsteadOfWrapping) {
+  uint16_t bin = 65530;
+  EXPECT_EQ(profil_safe_add_u16(&bin, 3, 65535), 0);
+  EXPECT_EQ(bin, 65533);
+  EXPECT_EQ(profil_safe_add_u16(&bin, 10, 65535), kSafeAccessAtLimit);
+  EXPECT_EQ(bin, 65535);
+  EXPECT_EQ(profil_safe_add_u16(&bin, 1, 65535), kSafeAccessAtLimit);
+  EXPECT_EQ(bin, 65535);
+  uint32_t wide = 0xfffffffe;
+  EXPECT_EQ(profil_safe_add_u32(&wide, 5, 0xffffffffu), kSafeAccessAtLimit);
+  EXPECT_EQ(wide, 0xffffffffu);
+}
+
+TEST(SafeAccess, SolarisLimitStopsAt32767) {
+  uint16_t bin = 32760;
+  EXPECT_EQ(profil_safe_add_u16(&bin, 6, 32767), 0);
+  EXPECT_EQ(profil_safe_add_u16(&bin, 6, 32767), kSafeAccessAtLimit);
+  EXPECT_EQ(bin, 32767);
+}
+
+TEST(SafeAccess, AFaultReturnsInsteadOfKilling) {
+  install_fault_guard();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  auto* bins = static_cast<uint16_t*>(p);
+  EXPECT_EQ(profil_safe_add_u16(bins, 1, 65535), 0);
+  EXPECT_EQ(bins[0], 1);
+  ASSERT_EQ(mprotect(p, page, PROT_READ), 0);
+  EXPECT_EQ(profil_safe_add_u16(bins, 1, 65535), kSafeAccessFault);  // read-only
+  ASSERT_EQ(munmap(p, page), 0);
+  EXPECT_EQ(profil_safe_add_u16(bins, 1, 65535), kSafeAccessFault);  // unmapped
+  EXPECT_EQ(profil_safe_add_u32(reinterpret_cast<uint32_t*>(p), 1, ~0u), kSafeAccessFault);
+  EXPECT_EQ(profil_safe_store_u64(reinterpret_cast<uint64_t*>(p), 42), kSafeAccessFault);
+}
+
+TEST(SafeAccessDeathTest, OtherFaultsStillKill) {
+  install_fault_guard();
+  EXPECT_EXIT(
+      {
+        volatile int* null_pointer = nullptr;
+        *null_pointer = 1;
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+}
+
+}  // namespace
+}  // namespace profiling::sampler

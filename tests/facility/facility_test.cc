@@ -1,0 +1,589 @@
+// The profil(2) facility end to end, in real processes: each scenario runs
+// in a forked child (profiling state is per process) and reports numbers
+// back through a pipe; the assertions run here.
+//
+// Tolerances: CPU-time timers fire on kernel ticks, so counts are close to
+// deterministic; shares between code paths are binomial, and are asserted
+// within 4 standard deviations of the sample count, plus one tick.
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/profil.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "profil/profil.h"
+#include "profil/profil.hpp"
+
+extern "C" {
+extern char __executable_start[];
+extern char etext[];
+// Hot functions in sections of their own, so their address ranges are known
+// (the linker defines __start_/__stop_ for C-identifier section names).
+extern char __start_profil_hot_a[], __stop_profil_hot_a[];
+extern char __start_profil_hot_b[], __stop_profil_hot_b[];
+}
+
+namespace {
+
+double thread_cpu() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline, section("profil_hot_a"))) double hot_a(long n) {
+  double x = 0;
+  for (long i = 0; i < n; ++i) x += static_cast<double>(i) * 0.5;
+  return x;
+}
+
+__attribute__((noinline, section("profil_hot_b"))) double hot_b(long n) {
+  double x = 1;
+  for (long i = 0; i < n; ++i) x += static_cast<double>(i) * 0.25;
+  return x;
+}
+
+// Runs fn for `seconds` of this thread's CPU time; returns the CPU time used.
+// Reading a thread's CPU clock is a system call (no vDSO path), and ticks
+// that land in it are attributed to libc: call it rarely (every ~0.2 ms).
+double burn(double seconds, double (*fn)(long)) {
+  volatile double sink = 0;
+  double start = thread_cpu();
+  double now = start;
+  while ((now = thread_cpu()) - start < seconds) sink = sink + fn(200000);
+  return now - start;
+}
+
+uintptr_t text_low() { return reinterpret_cast<uintptr_t>(__executable_start); }
+uintptr_t text_high() { return reinterpret_cast<uintptr_t>(etext); }
+uintptr_t a_low() { return reinterpret_cast<uintptr_t>(__start_profil_hot_a); }
+uintptr_t a_high() { return reinterpret_cast<uintptr_t>(__stop_profil_hot_a); }
+uintptr_t b_low() { return reinterpret_cast<uintptr_t>(__start_profil_hot_b); }
+uintptr_t b_high() { return reinterpret_cast<uintptr_t>(__stop_profil_hot_b); }
+
+// A whole-program region: low..high of everything the executable maps,
+// hot sections included, at 2 bytes per bin.
+struct Whole {
+  uintptr_t low = std::min({text_low(), a_low(), b_low()});
+  uintptr_t high = std::max({text_high(), a_high(), b_high()});
+  std::vector<unsigned short> bins = std::vector<unsigned short>((high - low) / 2 + 1);
+  int start(unsigned scale = 65536) {
+    return profil(bins.data(), bins.size() * 2, low, scale);
+  }
+  uint64_t in(uintptr_t lo, uintptr_t hi) const {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < bins.size(); ++i) {
+      uintptr_t a = low + 2 * i;
+      if (a >= lo && a < hi) sum += bins[i];
+    }
+    return sum;
+  }
+  uint64_t total() const { return in(0, UINTPTR_MAX); }
+};
+
+// A few bins starting at hot_a: at scale 2 one bin spans 64 KiB, so all of
+// hot_a is bin 0.
+struct AtHotA {
+  std::vector<unsigned short> bins = std::vector<unsigned short>(4);
+  int start(unsigned scale) { return profil(bins.data(), bins.size() * 2, a_low(), scale); }
+  uint64_t total() const {
+    uint64_t sum = 0;
+    for (auto b : bins) sum += b;
+    return sum;
+  }
+};
+
+// The child's report: up to 16 numbers.
+struct Report {
+  double v[16] = {};
+  int status = 0;
+};
+
+// Runs scenario in a child process; returns its report and exit status.
+Report in_child(const std::function<void(Report&)>& scenario) {
+  int fds[2];
+  EXPECT_EQ(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Report r;
+    scenario(r);
+    ssize_t n = write(fds[1], &r, sizeof r);
+    _exit(n == sizeof r ? 0 : 99);
+  }
+  close(fds[1]);
+  Report r;
+  ssize_t n = read(fds[0], &r, sizeof r);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  EXPECT_EQ(n, static_cast<ssize_t>(sizeof r)) << "child died: status " << status;
+  r.status = status;
+  return r;
+}
+
+double binomial_tolerance(double n, double p) { return 4 * std::sqrt(n * p * (1 - p)) + 2; }
+
+TEST(Facility, CountsMeasureCpuTimeAt1000Hz) {
+  // The kernel tick (CONFIG_HZ 250 here) caps CPU-time timers below
+  // 1000 signals/s; overrun-weighted samples still count 1000 per second.
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    Whole w;
+    r.v[0] = w.start();
+    r.v[1] = burn(1.0, hot_a);
+    profil(nullptr, 0, 0, 0);
+    r.v[2] = static_cast<double>(w.total());
+    profil_stats s;
+    profil_get_stats(&s);
+    r.v[3] = static_cast<double>(s.signals);
+    r.v[4] = static_cast<double>(w.in(a_low(), a_high()));
+  });
+  ASSERT_EQ(r.v[0], 0);
+  const double per_second = r.v[2] / r.v[1];
+  EXPECT_NEAR(per_second, 1000, 100) << "signals " << r.v[3];
+  EXPECT_GT(r.v[4] / r.v[2], 0.9) << "the hot function holds the samples";
+}
+
+TEST(Facility, PerfClockDelivers4000HzOnEveryThread) {
+  Report r = in_child([](Report& r) {
+    if (profil_set_clock(PROFIL_CLOCK_PERF, 4000) != 0) { r.v[0] = -1; return; }
+    Whole w;
+    r.v[0] = w.start();
+    r.v[5] = profil_active_clock();
+    profil_stats before;
+    profil_get_stats(&before);
+    double cpu_b = 0;
+    pthread_t t;
+    pthread_create(&t, nullptr, [](void* out) -> void* {
+      *static_cast<double*>(out) = burn(0.5, hot_b);
+      return nullptr;
+    }, &cpu_b);
+    r.v[1] = burn(0.5, hot_a);
+    pthread_join(t, nullptr);
+    profil(nullptr, 0, 0, 0);
+    profil_stats after;
+    profil_get_stats(&after);
+    r.v[2] = cpu_b;
+    r.v[3] = static_cast<double>(w.in(a_low(), a_high()));
+    r.v[4] = static_cast<double>(w.in(b_low(), b_high()));
+    r.v[6] = static_cast<double>(after.signals - before.signals);
+  });
+  if (r.v[0] == -1 || static_cast<int>(r.v[5]) != PROFIL_CLOCK_PERF) GTEST_SKIP() << "perf_event_open refused here";
+  ASSERT_EQ(r.v[0], 0);
+  // >= 95 % of 4000 samples per CPU-second, in each thread.
+  EXPECT_GE(r.v[3] / r.v[1], 0.95 * 4000) << "main thread";
+  EXPECT_GE(r.v[4] / r.v[2], 0.95 * 4000) << "second thread";
+  RecordProperty("signals_per_cpu_second", std::to_string(r.v[6] / (r.v[1] + r.v[2])));
+}
+
+TEST(Facility, TwoBusyThreadsAreSampledInProportionToTheirCpuTime) {
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    Whole w;
+    w.start();
+    double cpu_b = 0;
+    pthread_t t;
+    pthread_create(&t, nullptr, [](void* out) -> void* {
+      *static_cast<double*>(out) = burn(0.3, hot_b);
+      return nullptr;
+    }, &cpu_b);
+    r.v[0] = burn(0.6, hot_a);
+    pthread_join(t, nullptr);
+    profil(nullptr, 0, 0, 0);
+    r.v[1] = cpu_b;
+    r.v[2] = static_cast<double>(w.in(a_low(), a_high()));
+    r.v[3] = static_cast<double>(w.in(b_low(), b_high()));
+  });
+  const double n = r.v[2] + r.v[3];
+  const double expected_a = r.v[0] / (r.v[0] + r.v[1]);
+  ASSERT_GT(n, 600);
+  EXPECT_NEAR(r.v[2], n * expected_a, binomial_tolerance(n, expected_a));
+  // And each at the rate of its own CPU time.
+  EXPECT_NEAR(r.v[3] / r.v[1], 1000, 100);
+}
+
+TEST(Facility, ScaleZeroTurnsProfilingOff) {
+  // glibc keeps sampling into bin 0 at scale 0; the pages say it is off.
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    Whole w;
+    r.v[0] = w.start(0);
+    burn(0.2, hot_a);
+    r.v[1] = static_cast<double>(w.total());
+  });
+  EXPECT_EQ(r.v[0], 0);
+  EXPECT_EQ(r.v[1], 0);
+}
+
+TEST(Facility, ArgumentErrors) {
+  Report r = in_child([](Report& r) {
+    unsigned short bins[16];
+    errno = 0;
+    r.v[0] = profil(bins, sizeof bins, 0, 65537);
+    r.v[1] = errno;
+    // A read-only buffer is EFAULT at the call.
+    void* ro = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    errno = 0;
+    r.v[2] = profil(static_cast<unsigned short*>(ro), 4096, text_low(), 65536);
+    r.v[3] = errno;
+    // An unmapped one too.
+    munmap(ro, 4096);
+    errno = 0;
+    r.v[4] = profil(static_cast<unsigned short*>(ro), 4096, text_low(), 65536);
+    r.v[5] = errno;
+    // Solaris' range ends at 0xffff.
+    profil_set_personality(PROFIL_PERSONALITY_SOLARIS);
+    errno = 0;
+    r.v[6] = profil(bins, sizeof bins, 0, 0x10000);
+    r.v[7] = errno;
+    // OpenBSD: a second buffer is EALREADY, the same one is fine.
+    profil_set_personality(PROFIL_PERSONALITY_OPENBSD);
+    unsigned short other[16];
+    r.v[8] = profil(bins, sizeof bins, text_low(), 65536);
+    errno = 0;
+    r.v[9] = profil(other, sizeof other, text_low(), 65536);
+    r.v[10] = errno;
+    r.v[11] = profil(bins, sizeof bins, text_low(), 32768);
+    profil(nullptr, 0, 0, 0);
+    r.v[12] = profil(other, sizeof other, text_low(), 65536);  // after off: allowed
+    profil(nullptr, 0, 0, 0);
+  });
+  EXPECT_EQ(r.v[0], -1);
+  EXPECT_EQ(r.v[1], EINVAL);
+  EXPECT_EQ(r.v[2], -1);
+  EXPECT_EQ(r.v[3], EFAULT);
+  EXPECT_EQ(r.v[4], -1);
+  EXPECT_EQ(r.v[5], EFAULT);
+  EXPECT_EQ(r.v[6], -1);
+  EXPECT_EQ(r.v[7], EINVAL);
+  EXPECT_EQ(r.v[8], 0);
+  EXPECT_EQ(r.v[9], -1);
+  EXPECT_EQ(r.v[10], EALREADY);
+  EXPECT_EQ(r.v[11], 0);
+  EXPECT_EQ(r.v[12], 0);
+}
+
+TEST(Facility, PersonalityFromEnvironmentAndOffRules) {
+  Report r = in_child([](Report& r) {
+    r.v[0] = profil_get_personality();
+    r.v[1] = profil_personality_from_name("osf1");
+    r.v[2] = profil_personality_from_name("vms");
+    // OSF/1 and Solaris: scale 1 turns profiling off.
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    for (int i = 0; i < 2; ++i) {
+      profil_set_personality(i == 0 ? PROFIL_PERSONALITY_OSF1 : PROFIL_PERSONALITY_SOLARIS);
+      Whole w;
+      w.start(1);
+      burn(0.1, hot_a);
+      r.v[3 + i] = static_cast<double>(w.total());
+      profil(nullptr, 0, 0, 0);
+    }
+    // bsd: scale 1 is on: all of hot_a lands in bin 0.
+    profil_set_personality(PROFIL_PERSONALITY_BSD);
+    AtHotA h;
+    h.start(1);
+    burn(0.1, hot_a);
+    profil(nullptr, 0, 0, 0);
+    r.v[5] = h.bins[0];
+  });
+  EXPECT_EQ(r.v[0], PROFIL_PERSONALITY_BSD);
+  EXPECT_EQ(r.v[1], PROFIL_PERSONALITY_OSF1);
+  EXPECT_EQ(r.v[2], -1);
+  EXPECT_EQ(r.v[3], 0);
+  EXPECT_EQ(r.v[4], 0);
+  EXPECT_GT(r.v[5], 50);
+}
+
+TEST(Facility, BinsSaturateInsteadOfWrapping) {
+  // glibc lets a bin wrap to 0; here it stays at 65535.
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 4000);
+    AtHotA h;
+    h.bins[0] = 65500;
+    h.start(2);
+    burn(0.2, hot_a);  // 800 ticks
+    profil(nullptr, 0, 0, 0);
+    r.v[0] = h.bins[0];
+  });
+  EXPECT_EQ(r.v[0], 65535);
+}
+
+TEST(Facility, SolarisStopsWhenACountReaches32767) {
+  Report r = in_child([](Report& r) {
+    profil_set_personality(PROFIL_PERSONALITY_SOLARIS);
+    profil_set_clock(PROFIL_CLOCK_CPU, 4000);
+    AtHotA h;
+    h.bins[0] = 32700;
+    h.start(2);
+    burn(0.2, hot_a);  // 800 ticks: reaches 32767, then stops
+    r.v[0] = h.bins[0];
+    const uint64_t total = h.total();
+    burn(0.1, hot_a);
+    r.v[1] = static_cast<double>(h.total() - total);  // nothing after the stop
+    profil(nullptr, 0, 0, 0);
+  });
+  EXPECT_EQ(r.v[0], 32767);
+  EXPECT_EQ(r.v[1], 0);
+}
+
+TEST(Facility, ABufferThatGoesAwayTurnsProfilingOffAndTheProcessLives) {
+  // glibc's profil crashes the program here.
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    const size_t size = 4096;  // at scale 2, 2048 bins of 64 KiB: all of the program
+    void* buffer = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    r.v[0] = profil(static_cast<unsigned short*>(buffer), size, a_low() & ~uintptr_t{0xffff}, 2);
+    burn(0.05, hot_a);
+    munmap(buffer, size);
+    burn(0.3, hot_a);  // samples now fault: profiling turns itself off
+    profil_stats s;
+    profil_get_stats(&s);
+    r.v[1] = static_cast<double>(s.buffer_faults);
+    r.v[2] = 1;  // still alive
+  });
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.v[0], 0);
+  EXPECT_EQ(r.v[2], 1);
+  EXPECT_EQ(r.v[1], 1) << "one fault, then profiling is off";
+}
+
+TEST(Facility, ForkKeepsProfilingInParentAndChild) {
+  // POSIX gives a child no interval timers, so glibc's child is silent.
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    Whole w;
+    w.start();
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    pid_t child = fork();
+    if (child == 0) {
+      const uint64_t before = w.in(b_low(), b_high());
+      double cpu = burn(0.3, hot_b);
+      double got[2] = {static_cast<double>(w.in(b_low(), b_high()) - before), cpu};
+      if (write(fds[1], got, sizeof got) != sizeof got) _exit(1);
+      _exit(0);
+    }
+    double cpu = burn(0.3, hot_a);
+    double got[2] = {};
+    if (read(fds[0], got, sizeof got) != sizeof got) return;
+    int status = 0;
+    waitpid(child, &status, 0);
+    profil(nullptr, 0, 0, 0);
+    r.v[0] = static_cast<double>(w.in(a_low(), a_high())) / cpu;
+    r.v[1] = got[0] / got[1];
+    r.v[2] = status;
+  });
+  EXPECT_NEAR(r.v[0], 1000, 150) << "parent";
+  EXPECT_NEAR(r.v[1], 1000, 150) << "child";
+  EXPECT_EQ(r.v[2], 0);
+}
+
+TEST(Facility, ExecTurnsProfilingOffAndTheNewProgramLives) {
+  // glibc's ITIMER_PROF survives exec and the new program dies of SIGPROF.
+  const std::string target = std::string(std::getenv("PROFIL_BUILD_DIR")) + "/bin/facility_exec_target";
+  Report r = in_child([&](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 4000);
+    Whole w;
+    w.start();
+    burn(0.05, hot_a);
+    pid_t child = fork();
+    if (child == 0) {
+      burn(0.05, hot_a);  // the child samples, so a signal may be pending at exec
+      execl(target.c_str(), target.c_str(), "0.5", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    r.v[0] = status;
+    profil(nullptr, 0, 0, 0);
+  });
+  const int status = static_cast<int>(r.v[0]);
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+}
+
+TEST(Facility, BlockedThreadsAreNeverInterrupted) {
+  // A thread in poll() or read() while another burns CPU: per-thread
+  // CPU-time timers signal only the thread whose CPU time ran, so the
+  // sleeper sees no EINTR (poll returns EINTR even under SA_RESTART).
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    Whole w;
+    w.start();
+    int fds[2];
+    if (pipe(fds) != 0) return;
+    struct Sleeper { int fd; int poll_result; int poll_errno; ssize_t read_result; int read_errno; } s{fds[0], 0, 0, 0, 0};
+    pthread_t t;
+    pthread_create(&t, nullptr, [](void* p) -> void* {
+      auto* s = static_cast<Sleeper*>(p);
+      pollfd pfd{s->fd, POLLIN, 0};
+      s->poll_result = poll(&pfd, 1, -1);
+      s->poll_errno = s->poll_result < 0 ? errno : 0;
+      char c;
+      s->read_result = read(s->fd, &c, 1);
+      s->read_errno = s->read_result < 0 ? errno : 0;
+      return nullptr;
+    }, &s);
+    burn(0.4, hot_a);
+    if (write(fds[1], "x", 1) != 1) return;
+    pthread_join(t, nullptr);
+    profil(nullptr, 0, 0, 0);
+    r.v[0] = s.poll_result;
+    r.v[1] = s.poll_errno;
+    r.v[2] = static_cast<double>(s.read_result);
+    r.v[3] = s.read_errno;
+  });
+  EXPECT_EQ(r.v[0], 1) << "poll errno " << r.v[1];
+  EXPECT_EQ(r.v[2], 1) << "read errno " << r.v[3];
+}
+
+TEST(Facility, AProgramsOwnSigprofHandlerIsNotTrampled) {
+  Report r = in_child([](Report& r) {
+    struct sigaction action{};
+    action.sa_handler = [](int) {};
+    sigaction(SIGPROF, &action, nullptr);
+    Whole w;
+    errno = 0;
+    r.v[0] = w.start();
+    r.v[1] = errno;
+    struct sigaction now{};
+    sigaction(SIGPROF, nullptr, &now);
+    r.v[2] = now.sa_handler == action.sa_handler;
+  });
+  EXPECT_EQ(r.v[0], -1);
+  EXPECT_EQ(r.v[1], EBUSY);
+  EXPECT_EQ(r.v[2], 1);
+}
+
+TEST(Sprofil, RegionsOverflowAndTheRealPeriod) {
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    std::vector<unsigned int> a((a_high() - a_low()) / 4 + 1), b((b_high() - b_low()) / 4 + 1);
+    unsigned int overflow = 0;
+    struct prof regions[3] = {
+        {a.data(), a.size() * 4, a_low(), 65536},
+        {b.data(), b.size() * 4, b_low(), 65536},
+        {&overflow, sizeof overflow, 0, 2},
+    };
+    timeval tv{};
+    r.v[0] = sprofil(regions, 3, &tv, PROF_UINT);
+    r.v[1] = tv.tv_sec * 1e6 + tv.tv_usec;
+    // Alternate between the two regions often: glibc sends the first sample
+    // after each region change to the overflow bin.
+    double cpu_a = 0, cpu_b = 0;
+    for (int i = 0; i < 150; ++i) {
+      cpu_a += burn(0.002, hot_a);
+      cpu_b += burn(0.001, hot_b);
+    }
+    r.v[8] = sprofil(nullptr, 0, nullptr, 0);
+    uint64_t sa = 0, sb = 0;
+    for (unsigned v : a) sa += v;
+    for (unsigned v : b) sb += v;
+    r.v[2] = static_cast<double>(sa);
+    r.v[3] = static_cast<double>(sb);
+    r.v[4] = overflow;
+    r.v[5] = cpu_a;
+    r.v[6] = cpu_b;
+    // Off: nothing more is counted.
+    burn(0.05, hot_a);
+    uint64_t sa2 = 0;
+    for (unsigned v : a) sa2 += v;
+    r.v[7] = static_cast<double>(sa2 - sa);
+  });
+  ASSERT_EQ(r.v[0], 0);
+  EXPECT_EQ(r.v[1], 1000) << "tvp reports the period really sampled at (1 ms at 1000 Hz)";
+  const double n = r.v[2] + r.v[3] + r.v[4];
+  const double in_regions = r.v[2] + r.v[3];
+  // Only the loop's clock_gettime calls (in the vDSO) fall outside.
+  EXPECT_LT(r.v[4], 0.1 * n + 3) << "overflow " << r.v[4] << " of " << n;
+  const double p = r.v[5] / (r.v[5] + r.v[6]);
+  EXPECT_NEAR(r.v[2], in_regions * p, binomial_tolerance(in_regions, p));
+  EXPECT_EQ(r.v[7], 0);
+  EXPECT_EQ(r.v[8], 0);
+}
+
+TEST(Sprofil, ArgumentErrors) {
+  Report r = in_child([](Report& r) {
+    unsigned short bins[8];
+    struct prof bad_scale = {bins, sizeof bins, 0x1000, 65537};
+    errno = 0;
+    r.v[0] = sprofil(&bad_scale, 1, nullptr, 0);
+    r.v[1] = errno;
+    struct prof bad_buffer = {reinterpret_cast<void*>(8), 64, 0x1000, 65536};
+    errno = 0;
+    r.v[2] = sprofil(&bad_buffer, 1, nullptr, 0);
+    r.v[3] = errno;
+    errno = 0;
+    r.v[4] = sprofil(&bad_buffer, -1, nullptr, 0);
+    r.v[5] = errno;
+  });
+  EXPECT_EQ(r.v[0], -1);
+  EXPECT_EQ(r.v[1], EINVAL);
+  EXPECT_EQ(r.v[2], -1);
+  EXPECT_EQ(r.v[3], EFAULT);
+  EXPECT_EQ(r.v[4], -1);
+  EXPECT_EQ(r.v[5], EINVAL);
+}
+
+TEST(Pcsample, RecordsRawPcsUntilFull) {
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    std::vector<uintptr_t> first(100000), second(50);
+    r.v[0] = pcsample(first.data(), static_cast<long>(first.size()));
+    double cpu = burn(0.3, hot_a);
+    r.v[1] = pcsample(second.data(), static_cast<long>(second.size()));  // count of the first
+    burn(0.3, hot_a);
+    r.v[2] = pcsample(nullptr, 0);  // stops; the second buffer filled up at 50
+    size_t in_a = 0;
+    for (long i = 0; i < static_cast<long>(r.v[1]); ++i)
+      if (first[i] >= a_low() && first[i] < a_high()) ++in_a;
+    r.v[3] = static_cast<double>(in_a);
+    r.v[4] = cpu;
+    errno = 0;
+    r.v[5] = pcsample(second.data(), -1);
+    r.v[6] = errno;
+  });
+  EXPECT_EQ(r.v[0], 0);
+  EXPECT_NEAR(r.v[1] / r.v[4], 1000, 100) << "one PC per tick";
+  EXPECT_GT(r.v[3] / r.v[1], 0.75) << "most PCs are in hot_a (the rest: the loop's clock reads)";
+  EXPECT_EQ(r.v[2], 50);
+  EXPECT_EQ(r.v[5], -1);
+  EXPECT_EQ(r.v[6], EINVAL);
+}
+
+TEST(CxxApi, ScopedProfileCountsItsRange) {
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    uint64_t in_a = 0, total = 0;
+    double cpu;
+    {
+      profiling::ScopedProfile scope(a_low(), a_high(), 4);
+      cpu = burn(0.3, hot_a);
+      scope.stop();
+      in_a = scope.count_in(a_low(), a_high());
+      total = scope.total();
+    }
+    r.v[0] = static_cast<double>(in_a) / cpu;
+    r.v[1] = static_cast<double>(total - in_a);
+  });
+  EXPECT_NEAR(r.v[0], 1000, 150);
+  EXPECT_EQ(r.v[1], 0);
+}
+
+}  // namespace
