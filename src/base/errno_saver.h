@@ -10,13 +10,15 @@ namespace profiling::base {
 
 class ErrnoSaver {
  public:
-  ErrnoSaver() : saved_(errno) {}
-  ~ErrnoSaver() { errno = saved_; }
+  // errno is thread-local behind a function call: look it up once.
+  ErrnoSaver() : location_(&errno), saved_(*location_) {}
+  ~ErrnoSaver() { *location_ = saved_; }
   ErrnoSaver(const ErrnoSaver&) = delete;
   ErrnoSaver& operator=(const ErrnoSaver&) = delete;
   int saved() const { return saved_; }
 
  private:
+  int* location_;
   int saved_;
 };
 

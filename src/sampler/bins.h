@@ -51,7 +51,7 @@ constexpr uint64_t bin_index(uint64_t pc, uint64_t offset, uint32_t scale, BinWi
   if (pc < offset) return kNoBin;
   const uint64_t distance = pc - offset;
   if (arithmetic == BinArithmetic::illumos) return scaled(distance, scale, 131072);
-  return scaled(distance / static_cast<uint64_t>(width), scale, 65536);
+  return scaled(distance >> (width == BinWidth::u32 ? 2 : 1), scale, 65536);
 }
 
 constexpr uint64_t bin_index(uint64_t pc, const Region& r) {

@@ -16,6 +16,10 @@ AtomicStats g_stats;
 namespace {
 
 const Segment* find_segment(const HistogramTable& table, uint64_t pc) {
+  if (table.segment_count == 1) {  // profil(): one region, no search
+    const Segment& s = table.segments[0];
+    return pc >= s.start && pc < s.end ? &s : nullptr;
+  }
   size_t lo = 0, hi = table.segment_count;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
@@ -39,7 +43,7 @@ int count_in_region(const Region& region, uint64_t bin, uint32_t weight, uint32_
   return profil_safe_add_u16(static_cast<uint16_t*>(region.bins) + bin, weight, limit);
 }
 
-void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weight) {
+inline void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weight) {
   const uint32_t limit = table->limit == BinLimit::stop_at_32767 ? 32767u : 0xffffu;
   int result = 0;
   if (const Segment* seg = find_segment(*table, pc)) {
@@ -50,7 +54,7 @@ void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weight) {
   } else {
     return;  // outside every region: not counted (never wrapped into a bin)
   }
-  if (result == kSafeAccessFault) {
+  if (result == kSafeAccessFault) [[unlikely]] {
     g_stats.buffer_faults.fetch_add(1, std::memory_order_relaxed);
     g_stats.dropped.fetch_add(weight, std::memory_order_relaxed);
     HistogramTable* expected = table;
@@ -61,7 +65,7 @@ void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weight) {
   }
 }
 
-void deliver_pc_buffer(PcBuffer* buffer, uint64_t pc, uint32_t weight) {
+__attribute__((noinline)) void deliver_pc_buffer(PcBuffer* buffer, uint64_t pc, uint32_t weight) {
   // One PC per tick: a sample standing for several ticks fills several slots.
   size_t used = buffer->used.load(std::memory_order_relaxed);
   size_t take;
@@ -89,9 +93,10 @@ void deliver(uint64_t pc, uint32_t weight) {
   g_stats.ticks.fetch_add(weight, std::memory_order_relaxed);
   if (HistogramTable* table = g_histogram.load(std::memory_order_acquire))
     deliver_histogram(table, pc, weight);
-  if (PcBuffer* buffer = g_pc_buffer.load(std::memory_order_acquire))
+  if (PcBuffer* buffer = g_pc_buffer.load(std::memory_order_acquire)) [[unlikely]]
     deliver_pc_buffer(buffer, pc, weight);
-  if (PcTable* table = g_pc_table.load(std::memory_order_acquire)) table->add(pc, weight);
+  if (PcTable* table = g_pc_table.load(std::memory_order_acquire)) [[unlikely]]
+    table->add(pc, weight);
 }
 
 }  // namespace profiling::sampler

@@ -49,6 +49,8 @@ struct PerfThreadState {
 __thread PerfThreadState t_perf_state __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_perf_generation{1};
 constexpr uint64_t kPerfJitterEvery = 512;
+constexpr uint32_t kTimerJitterEvery = 16;
+__thread uint32_t t_timer_samples __attribute__((tls_model("initial-exec")));
 
 pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
@@ -78,9 +80,9 @@ uint32_t next_random() {
   return x;
 }
 
-// A zero-mean offset of at most 1/16 of the period.
+// A zero-mean offset of at most 1/4 of the period.
 int64_t jitter_offset(uint64_t period) {
-  const uint64_t span = period / 8 + 1;
+  const uint64_t span = period / 2 + 1;
   return static_cast<int64_t>(next_random() % span) - static_cast<int64_t>(span / 2);
 }
 
@@ -208,8 +210,7 @@ ThreadClock* clock_from_timer_value(void* value) {
   auto address = reinterpret_cast<uintptr_t>(value);
   auto first = reinterpret_cast<uintptr_t>(&g_clocks[0]);
   auto last = reinterpret_cast<uintptr_t>(&g_clocks[kMaxThreads - 1]);
-  if (address < first || address > last || (address - first) % sizeof(ThreadClock) != 0)
-    return nullptr;
+  if (address < first || address > last) return nullptr;
   return static_cast<ThreadClock*>(value);
 }
 
@@ -219,6 +220,10 @@ bool is_our_perf_fd(int fd) {
 }
 
 void jitter_timer(ThreadClock* clock) {
+  // Every 16th sample of a thread: moving the phase now and then is enough to
+  // keep sampling from locking onto a loop of the same period, and it costs
+  // two system calls, which would dominate the handler if done each time.
+  if (++t_timer_samples % kTimerJitterEvery != 0) return;
   if (!clock->has_timer) return;
   const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
   itimerspec now{};
