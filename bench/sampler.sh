@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sampler benchmark (DESIGN.md §5), glibc's profil() and libprofil's side by
+# side in one run: samples per CPU-second, CPU time accounted, slowdown,
+# and the instructions the signal handler executes per sample (callgrind).
+set -euo pipefail
+build=${1:-build}
+bench=$build/bin/sampler_bench
+lib=$(cd "$build/lib" && pwd)/libprofil.so
+seconds=${BENCH_SECONDS:-1.0}
+
+field() { tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+echo "== sampler: rates and accounting (${seconds}s of CPU per run, 2 threads) =="
+base=$(BENCH_NO_PROFIL=1 "$bench" "$seconds" 2 | field iterations_per_cpu_s)
+printf '%-22s %8s %14s %14s %14s %10s\n' "implementation" "hz" "signals/cpu-s" "counts/cpu-s" "accounted err" "slowdown"
+row() { # label hz line
+  local line=$3
+  local it; it=$(echo "$line" | field iterations_per_cpu_s)
+  printf '%-22s %8s %14s %14s %13s%% %9.3fx\n' "$1" "$2" \
+    "$(echo "$line" | field signals_per_cpu_s)" "$(echo "$line" | field counts_per_cpu_s)" \
+    "$(echo "$line" | field accounted_error_pct)" "$(echo "$base / $it" | bc -l)"
+}
+row "glibc profil" 100 "$("$bench" "$seconds" 2 100)"
+for clock in cpu perf; do
+  for hz in 100 250 1000 4000; do
+    row "libprofil $clock" "$hz" "$(LD_PRELOAD=$lib PROFIL_CLOCK=$clock PROFIL_HZ=$hz "$bench" "$seconds" 2)"
+  done
+done
+echo "(signals/cpu-s -1: glibc keeps no count; slowdown is work per CPU-second, unprofiled / profiled)"
+
+if command -v valgrind >/dev/null; then
+  echo
+  echo "== sampler: instructions per sample in the signal handler (callgrind, one region) =="
+  out=$(mktemp -d)
+  for clock in cpu perf; do
+    line=$(LD_PRELOAD=$lib PROFIL_CLOCK=$clock PROFIL_HZ=1000 valgrind --tool=callgrind \
+      --callgrind-out-file="$out/cg.$clock" "$bench" 0.3 1 2>/dev/null)
+    signals=$(echo "$line" | field signals_per_cpu_s)
+    cpu=$(echo "$line" | field cpu)
+    ir=$(callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.$clock" 2>/dev/null |
+      grep 'on_sampling_signal' | head -1 | awk '{gsub(",","",$1); print $1}')
+    n=$(echo "$signals * $cpu" | bc -l)
+    printf 'clock %-5s handler calls %6.0f  instructions/sample %6.1f\n' "$clock" "$n" "$(echo "$ir / $n" | bc -l)"
+  done
+  rm -rf "$out"
+fi
