@@ -26,6 +26,14 @@ for clock in cpu perf; do
     row "libprofil $clock" "$hz" "$(LD_PRELOAD=$lib PROFIL_CLOCK=$clock PROFIL_HZ=$hz "$bench" "$seconds" 2)"
   done
 done
+if command -v perf >/dev/null && perf record -q -o /dev/null true 2>/dev/null; then
+  # The peer for slowdown: perf record sampling task-clock at the same rates.
+  for hz in 1000 4000; do
+    line=$(BENCH_NO_PROFIL=1 perf record -q -F "$hz" -e task-clock -o "$(mktemp)" "$bench" "$seconds" 2 2>/dev/null)
+    printf '%-22s %8s %14s %14s %14s %9.3fx\n' "perf record" "$hz" "-" "-" "-" \
+      "$(echo "$base / $(echo "$line" | field iterations_per_cpu_s)" | bc -l)"
+  done
+fi
 echo "(signals/cpu-s -1: glibc keeps no count; slowdown is work per CPU-second, unprofiled / profiled)"
 
 if command -v valgrind >/dev/null; then

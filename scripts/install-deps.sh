@@ -8,7 +8,7 @@ packages=(
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
   libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  valgrind
+  valgrind bc linux-perf
 )
 missing=()
 for p in "${packages[@]}"; do
