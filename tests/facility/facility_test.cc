@@ -9,7 +9,11 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/profil.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -190,6 +194,41 @@ TEST(Facility, PerfClockDelivers4000HzOnEveryThread) {
   EXPECT_GE(r.v[3] / r.v[1], 0.95 * 4000) << "main thread";
   EXPECT_GE(r.v[4] / r.v[2], 0.95 * 4000) << "second thread";
   RecordProperty("signals_per_cpu_second", std::to_string(r.v[6] / (r.v[1] + r.v[2])));
+}
+
+// Makes perf_event_open fail with EACCES in this process, as a kernel with
+// perf_event_paranoid 3 (or a container's seccomp profile) would.
+bool deny_perf_event_open() {
+  sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog program{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+  return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+         prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+TEST(Facility, AutoClockFallsBackToCpuTimersWithAReason) {
+  Report r = in_child([](Report& r) {
+    r.v[0] = deny_perf_event_open();
+    profil_set_clock(PROFIL_CLOCK_AUTO, 1000);
+    Whole w;
+    r.v[1] = w.start();
+    r.v[2] = profil_active_clock();
+    double cpu = burn(0.3, hot_a);
+    profil(nullptr, 0, 0, 0);
+    r.v[3] = static_cast<double>(w.total()) / cpu;
+    const char* why = profil_clock_fallback_reason();
+    r.v[4] = why != nullptr && std::strstr(why, "perf_event_open") != nullptr &&
+             std::strstr(why, "Permission denied") != nullptr;
+  });
+  ASSERT_EQ(r.v[0], 1) << "seccomp unavailable";
+  EXPECT_EQ(r.v[1], 0);
+  EXPECT_EQ(r.v[2], PROFIL_CLOCK_CPU);
+  EXPECT_NEAR(r.v[3], 1000, 100) << "the fallback samples at the requested rate";
+  EXPECT_EQ(r.v[4], 1) << "the reason names the call and the error";
 }
 
 TEST(Facility, TwoBusyThreadsAreSampledInProportionToTheirCpuTime) {
