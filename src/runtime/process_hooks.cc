@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/export.h"
+#include "runtime/preload.h"
 #include "sampler/sampler.h"
 
 namespace profiling::runtime {
@@ -43,8 +44,10 @@ class ExecGuard {
  public:
   ExecGuard() : owner_(g_owner_pid.load(std::memory_order_relaxed) == ::getpid()) {
     if (owner_) sampler::before_exec();
+    preload_before_exec();  // profil run: the old image's samples (preload.h)
   }
   ~ExecGuard() {
+    preload_after_failed_exec();
     if (owner_) sampler::after_failed_exec();
   }
 

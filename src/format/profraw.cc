@@ -1,0 +1,177 @@
+#include "format/profraw.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#if __has_include("format/format_error.h")
+#include "format/format_error.h"
+#else
+#include <stdexcept>
+namespace profiling::format {
+// Until the format layer's format_error.h lands (format-api.md).
+struct FormatError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+}  // namespace profiling::format
+#endif
+
+namespace profiling::format {
+namespace {
+
+template <typename T>
+T load(std::string_view bytes, size_t offset) {
+  T value;
+  std::memcpy(&value, bytes.data() + offset, sizeof(T));  // x86-64: little-endian already
+  return value;
+}
+
+std::string describe_clock(uint32_t clock) {
+  switch (clock) {
+    case 0: return "cpu";
+    case 1: return "perf";
+    default: return "";
+  }
+}
+
+// One "start-end perms offset dev inode path" line of proc(5)'s maps.
+bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) {
+  auto hex = [](std::string_view text, uint64_t* out) {
+    auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), *out, 16);
+    return error == std::errc() && end == text.data() + text.size() && !text.empty();
+  };
+  auto next_field = [&line]() {
+    size_t begin = line.find_first_not_of(' ');
+    if (begin == std::string_view::npos) {
+      line = {};
+      return std::string_view{};
+    }
+    line.remove_prefix(begin);
+    size_t end = std::min(line.find(' '), line.size());
+    std::string_view field = line.substr(0, end);
+    line.remove_prefix(end);
+    return field;
+  };
+  std::string_view range = next_field(), perms = next_field(), offset = next_field();
+  std::string_view device = next_field(), inode = next_field();
+  size_t dash = range.find('-');
+  if (dash == std::string_view::npos || perms.size() != 4 || device.find(':') == std::string_view::npos ||
+      inode.empty())
+    return false;
+  if (!hex(range.substr(0, dash), &mapping->start) || !hex(range.substr(dash + 1), &mapping->limit) ||
+      !hex(offset, &mapping->file_offset) || mapping->limit < mapping->start)
+    return false;
+  size_t path_begin = line.find_first_not_of(' ');
+  mapping->path = path_begin == std::string_view::npos ? std::string() : std::string(line.substr(path_begin));
+  *executable = perms[2] == 'x';
+  return true;
+}
+
+}  // namespace
+
+std::vector<Mapping> executable_mappings(std::string_view maps, std::string_view program) {
+  std::vector<Mapping> result;
+  size_t line_number = 0;
+  while (!maps.empty()) {
+    size_t end = std::min(maps.find('\n'), maps.size());
+    std::string_view line = maps.substr(0, end);
+    maps.remove_prefix(std::min(end + 1, maps.size()));
+    ++line_number;
+    if (line.empty()) continue;
+    Mapping mapping;
+    bool executable = false;
+    if (!parse_maps_line(line, &mapping, &executable))
+      throw FormatError("maps line " + std::to_string(line_number) + " is not a /proc/PID/maps line");
+    if (!executable) continue;
+    if (mapping.path.empty()) mapping.path = "[anon]";
+    result.push_back(std::move(mapping));
+  }
+  std::sort(result.begin(), result.end(),
+            [](const Mapping& a, const Mapping& b) { return a.start < b.start; });
+  if (!program.empty()) {
+    // The main executable first (Profile's convention); stable for the rest.
+    std::stable_partition(result.begin(), result.end(),
+                          [&](const Mapping& m) { return m.path == program; });
+  }
+  return result;
+}
+
+profraw::Header read_profraw_header(std::string_view bytes) {
+  using profraw::Header;
+  if (bytes.size() < sizeof(profraw::kMagic) ||
+      std::memcmp(bytes.data(), profraw::kMagic, sizeof(profraw::kMagic)) != 0)
+    throw FormatError("not a profraw file (bad magic)");
+  if (bytes.size() < offsetof(Header, header_size) + sizeof(uint32_t))
+    throw FormatError("truncated profraw header");
+  const uint32_t version = load<uint32_t>(bytes, offsetof(Header, version));
+  if (version != profraw::kVersion)
+    throw FormatError("unsupported profraw version " + std::to_string(version));
+  const uint32_t header_size = load<uint32_t>(bytes, offsetof(Header, header_size));
+  if (header_size != sizeof(Header))
+    throw FormatError("bad profraw header size " + std::to_string(header_size));
+  if (bytes.size() < sizeof(Header))
+    throw FormatError("truncated profraw header (" + std::to_string(bytes.size()) + " of " +
+                      std::to_string(sizeof(Header)) + " bytes)");
+  Header header;
+  std::memcpy(&header, bytes.data(), sizeof(Header));
+  return header;
+}
+
+ProfrawData read_profraw(std::string_view bytes) {
+  const profraw::Header header = read_profraw_header(bytes);
+  // Sizes first, in 64-bit arithmetic bounded by the real size, so no
+  // product or sum can wrap.
+  const uint64_t available = bytes.size() - sizeof(profraw::Header);
+  if (header.program_length > available) throw FormatError("truncated profraw (program path)");
+  uint64_t rest = available - header.program_length;
+  if (header.sample_count > rest / sizeof(profraw::Pair)) throw FormatError("truncated profraw (samples)");
+  rest -= header.sample_count * sizeof(profraw::Pair);
+  if (header.maps_length > rest) throw FormatError("truncated profraw (maps)");
+  if (header.maps_length < rest) throw FormatError("profraw has trailing bytes after the maps");
+  if (header.end_reason < 1 || header.end_reason > 4)
+    throw FormatError("bad profraw end reason " + std::to_string(header.end_reason));
+  if (header.hz == 0 || header.period_ns == 0) throw FormatError("profraw has no sampling rate");
+
+  ProfrawData data;
+  size_t offset = sizeof(profraw::Header);
+  Profile& profile = data.profile;
+  profile.program.assign(bytes.data() + offset, header.program_length);
+  offset += header.program_length;
+  profile.samples.reserve(header.sample_count);
+  for (uint64_t i = 0; i < header.sample_count; ++i, offset += sizeof(profraw::Pair)) {
+    const auto pair = load<profraw::Pair>(bytes, offset);
+    if (pair.count != 0) profile.samples.push_back({pair.pc, pair.count});
+  }
+  std::sort(profile.samples.begin(), profile.samples.end(),
+            [](const Sample& a, const Sample& b) { return a.address < b.address; });
+  // The table never holds one pc twice, but a hand-made file might: merge.
+  std::vector<Sample> merged;
+  for (const Sample& s : profile.samples) {
+    if (!merged.empty() && merged.back().address == s.address) merged.back().count += s.count;
+    else merged.push_back(s);
+  }
+  profile.samples = std::move(merged);
+  data.maps.assign(bytes.data() + offset, header.maps_length);
+
+  profile.pid = header.pid;
+  profile.clock = describe_clock(header.clock);
+  profile.period_ns = header.period_ns;
+  profile.time_nanos = header.start_ns;
+  profile.duration_ns =
+      header.end_ns > header.start_ns ? static_cast<uint64_t>(header.end_ns - header.start_ns) : 0;
+  profile.dropped = header.dropped;
+  profile.mappings = executable_mappings(data.maps, profile.program);
+
+  data.ppid = header.ppid;
+  data.hz = header.hz;
+  data.end_reason = static_cast<profraw::EndReason>(header.end_reason);
+  data.signal = header.signal;
+  data.cpu_ns = header.cpu_ns;
+  data.signals = header.signals;
+  data.run_id.assign(header.run_id, strnlen(header.run_id, profraw::kRunIdSize));
+  return data;
+}
+
+Profile decode_profraw(std::string_view bytes) { return read_profraw(bytes).profile; }
+
+}  // namespace profiling::format

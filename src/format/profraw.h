@@ -1,0 +1,103 @@
+// The raw dump a profiled process writes at exit (`<progname>.<pid>.profraw`,
+// see docs/run.md): written by the preload runtime from a signal handler, so
+// it is a flat little-endian layout the writer can produce with write(2)
+// alone — a fixed header, the program path, the (pc, count) pairs, and the
+// bytes of /proc/self/maps as they were at the end. `profil run` reads it
+// back (this file) and converts it into pprof and gmon.out.
+//
+// The layout constants below are shared with the async-signal-safe writer
+// (src/runtime/profraw_writer.cc); nothing in this header allocates.
+#ifndef PROFIL_FORMAT_PROFRAW_H
+#define PROFIL_FORMAT_PROFRAW_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/profile.h"
+
+namespace profiling::format {
+
+namespace profraw {
+
+inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
+inline constexpr uint32_t kVersion = 1;
+inline constexpr size_t kRunIdSize = 56;
+
+// How the process ended, as the writer saw it.
+enum class EndReason : uint32_t {
+  exit = 1,    // exit() or return from main: atexit/destructor
+  quick = 2,   // _exit() / _Exit()
+  signal = 3,  // a terminating or crash signal (signal field says which)
+  exec = 4,    // replaced by exec: what the old image sampled
+};
+
+// Offsets of the header fields (all little-endian, naturally aligned).
+// The header is followed by program_length bytes of path, sample_count
+// 16-byte (pc, count) pairs, and maps_length bytes of /proc/self/maps; the
+// file is exactly that long (a shorter one is truncated).
+struct Header {
+  char magic[8];
+  uint32_t version;
+  uint32_t header_size;
+  int64_t pid;
+  int64_t ppid;
+  uint32_t clock;  // 0 cpu (POSIX CPU-time timers), 1 perf (task-clock)
+  uint32_t hz;
+  uint64_t period_ns;  // CPU time one count stands for
+  int64_t start_ns;    // CLOCK_REALTIME when sampling started
+  int64_t end_ns;      // CLOCK_REALTIME at the dump
+  uint64_t dropped;    // weighted ticks the pc table had no room for
+  uint32_t end_reason; // EndReason
+  uint32_t signal;     // the signal, for EndReason::signal
+  uint64_t sample_count;
+  uint32_t program_length;
+  uint32_t reserved;
+  uint64_t maps_length;
+  uint64_t cpu_ns;   // CLOCK_PROCESS_CPUTIME_ID at the dump
+  uint64_t signals;  // sampling signals handled (each count is weighted by 1 + overrun)
+  char run_id[kRunIdSize];  // PROFIL_RUN_ID, NUL-padded
+};
+static_assert(sizeof(Header) == 176, "the profraw header is 176 bytes");
+
+struct Pair {
+  uint64_t pc;
+  uint64_t count;
+};
+static_assert(sizeof(Pair) == 16);
+
+}  // namespace profraw
+
+// A decoded profraw: the fields of the header plus the profile built from it.
+struct ProfrawData {
+  Profile profile;  // samples, program, pid, clock, period, times, dropped, mappings
+  int64_t ppid = 0;
+  uint32_t hz = 0;
+  profraw::EndReason end_reason = profraw::EndReason::exit;
+  uint32_t signal = 0;
+  uint64_t cpu_ns = 0;
+  uint64_t signals = 0;
+  std::string run_id;
+  std::string maps;  // the raw /proc/self/maps text
+};
+
+// Throws FormatError on foreign, truncated or inconsistent bytes.
+ProfrawData read_profraw(std::string_view bytes);
+// Reads only the header (to pick the files of one run); throws FormatError.
+profraw::Header read_profraw_header(std::string_view bytes);
+// read_profraw(bytes).profile (the format layer's reader convention).
+Profile decode_profraw(std::string_view bytes);
+
+// The executable mappings of a /proc/<pid>/maps text, in address order, with
+// the entry for `program` (when given) moved first. Adjacent entries of one
+// file are kept apart (each has its own file offset). Pseudo-entries
+// ([vdso], [vsyscall]) are kept with their bracketed names; anonymous
+// executable memory (JIT) gets the path "[anon]". Throws FormatError on a
+// line that is not a maps line.
+std::vector<Mapping> executable_mappings(std::string_view maps, std::string_view program = {});
+
+}  // namespace profiling::format
+
+#endif  // PROFIL_FORMAT_PROFRAW_H

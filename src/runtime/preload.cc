@@ -1,0 +1,267 @@
+// The preload runtime (preload.h): start-up, the once-only dump, fork, exec,
+// exit and _exit.
+#include "runtime/preload.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/errno_saver.h"
+#include "base/io.h"
+#include "runtime/crash.h"
+#include "runtime/export.h"
+#include "runtime/process_hooks.h"
+#include "runtime/profraw_writer.h"
+#include "sampler/sampler.h"
+
+namespace profiling::runtime {
+namespace {
+
+using format::profraw::EndReason;
+
+// Room for the distinct sampled PCs of one process: 16 bytes each, mapped
+// once. A busy large program touches tens of thousands; what does not fit
+// is counted in the header's dropped field. PROFIL_TABLE_SIZE overrides.
+constexpr size_t kDefaultTableCapacity = size_t{1} << 17;
+
+enum DumpState : int { kIdle = 0, kWriting = 1, kDone = 2 };
+
+bool g_active = false;
+sampler::PcTable* g_table = nullptr;
+std::atomic<pid_t> g_owner_pid{0};
+std::atomic<int> g_dump_state{kIdle};
+std::atomic<pid_t> g_dump_tid{0};
+char g_dir[PATH_MAX] = {};
+char g_name[256] = {};
+char g_run_id[format::profraw::kRunIdSize + 1] = {};
+uint32_t g_clock = 0;
+uint32_t g_hz = 0;
+int64_t g_start_ns = 0;
+uint64_t g_signals_at_start = 0;
+
+using exit_fn = void (*)(int);
+exit_fn g_real_exit = nullptr;
+exit_fn g_real_Exit = nullptr;
+
+pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
+
+int64_t realtime_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// "<progname>.<pid>.profraw"; when the directory already holds that name
+// (an exec'd image of the same name keeps the pid), ".<n>" goes before the
+// extension. Not async-signal-safe only in that it may be slow; it runs at
+// start and in the fork child handler.
+void choose_name(bool avoid_existing) {
+  const char* progname = program_invocation_short_name;
+  if (progname == nullptr || *progname == '\0') progname = "program";
+  char base[160];
+  size_t length = 0;
+  for (const char* p = progname; *p != '\0' && length < 100; ++p) base[length++] = *p == '/' ? '_' : *p;
+  base[length++] = '.';
+  length += base::format_decimal(static_cast<unsigned long long>(::getpid()), base + length);
+  base[length] = '\0';
+  int dirfd = avoid_existing ? ::open(g_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  for (unsigned n = 0;; ++n) {
+    size_t at = length;
+    std::memcpy(g_name, base, length);
+    if (n > 0) {
+      g_name[at++] = '.';
+      at += base::format_decimal(n, g_name + at);
+    }
+    std::memcpy(g_name + at, ".profraw", sizeof(".profraw"));
+    if (dirfd < 0 || n >= 1000 || ::faccessat(dirfd, g_name, F_OK, 0) != 0) break;
+  }
+  if (dirfd >= 0) ::close(dirfd);
+}
+
+// "profil: DIR/NAME: could not write the profile (ERROR)" on stderr, with
+// write(2): the samples must never be lost silently (DESIGN.md §4).
+void report_write_error(int error) {
+  char line[PATH_MAX + 400];
+  size_t n = 0;
+  auto append = [&](const char* text) {
+    for (; *text != '\0' && n < sizeof line - 2; ++text) line[n++] = *text;
+  };
+  append("profil: ");
+  append(g_dir);
+  append("/");
+  append(g_name);
+  append(": could not write the profile (");
+  // strerror is not async-signal-safe: name the errors a dump meets.
+  switch (error) {
+    case ENOSPC: append("no space left on device"); break;
+    case EDQUOT: append("disk quota exceeded"); break;
+    case EACCES: append("permission denied"); break;
+    case EROFS: append("read-only file system"); break;
+    case ENOENT: append("no such directory"); break;
+    case EMFILE: case ENFILE: append("too many open files"); break;
+    case EIO: append("input/output error"); break;
+    default: {
+      char number[24];
+      base::format_decimal(static_cast<unsigned long long>(error), number);
+      append("errno ");
+      append(number);
+    }
+  }
+  append(")\n");
+  base::write_all(STDERR_FILENO, line, n);
+}
+
+void on_fork_child() {
+  if (!g_active) return;
+  // The child keeps only what it samples from now on. Its only thread
+  // blocks the sampling signal while the table is emptied, so no add()
+  // races the clear.
+  sigset_t profiling_signal, previous;
+  sigemptyset(&profiling_signal);
+  sigaddset(&profiling_signal, SIGPROF);
+  pthread_sigmask(SIG_BLOCK, &profiling_signal, &previous);
+  g_table->clear();
+  g_owner_pid.store(::getpid(), std::memory_order_relaxed);
+  g_dump_state.store(kIdle, std::memory_order_relaxed);
+  g_start_ns = realtime_ns();
+  g_signals_at_start = sampler::stats().signals;
+  choose_name(false);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+void on_fatal_fault(int signo) { preload_dump(EndReason::signal, signo); }
+
+size_t table_capacity() {
+  if (const char* text = std::getenv("PROFIL_TABLE_SIZE")) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(text, &end, 10);
+    if (end != text && *end == '\0' && value >= 64 && value <= (1ul << 26)) return value;
+  }
+  return kDefaultTableCapacity;
+}
+
+void start() {
+  g_real_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_exit"));
+  g_real_Exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_Exit"));
+  prepare_signal_interposition();
+  const char* dir = std::getenv("PROFIL_RUN_DIR");
+  if (dir == nullptr || *dir == '\0') return;
+  if (std::strlen(dir) >= sizeof g_dir) {
+    const char message[] = "profil: PROFIL_RUN_DIR: path too long; not profiling\n";
+    base::write_all(STDERR_FILENO, message, sizeof message - 1);
+    return;
+  }
+  std::strcpy(g_dir, dir);
+  if (const char* run_id = std::getenv("PROFIL_RUN_ID"))
+    std::strncpy(g_run_id, run_id, sizeof g_run_id - 1);
+  g_table = sampler::PcTable::create(table_capacity());
+  if (g_table == nullptr) {
+    const char message[] = "profil: cannot map the sample table; not profiling\n";
+    base::write_all(STDERR_FILENO, message, sizeof message - 1);
+    return;
+  }
+  g_owner_pid.store(::getpid(), std::memory_order_relaxed);
+  choose_name(true);
+  ensure_process_hooks();
+  // Registered after the sampler's: its child handler re-arms the clocks
+  // first, then this one empties the table.
+  pthread_atfork(nullptr, nullptr, on_fork_child);
+  g_active = true;
+  install_crash_handlers();
+  sampler::install_fault_guard();
+  sampler::set_fatal_fault_hook(on_fatal_fault);
+  g_start_ns = realtime_ns();
+  g_signals_at_start = sampler::stats().signals;
+  sampler::set_pc_table(g_table);
+  g_clock = sampler::active_clock() == sampler::ClockKind::perf ? 1 : 0;
+  g_hz = sampler::active_hz();
+}
+
+// Default priority, not an early one: the sampler's own globals must be
+// initialized first (src/CMakeLists.txt links sampler/ before runtime/, and
+// the loader runs libprofil's initializers, in that order, before the
+// program's, so the program's static constructors are sampled too).
+__attribute__((constructor)) void preload_constructor() { start(); }
+
+// exit() and return from main: libprofil's destructors run after the
+// program's own atexit handlers and destructors (it was loaded first).
+__attribute__((destructor)) void preload_destructor() { preload_dump(EndReason::exit, 0); }
+
+}  // namespace
+
+bool preload_active() { return g_active; }
+
+bool preload_dump(EndReason reason, int signo) {
+  if (!g_active) return false;
+  base::ErrnoSaver errno_saver;
+  // A vfork child shares our memory under another pid: it must neither
+  // write our samples under its name nor use up our one dump.
+  if (::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return false;
+  int expected = kIdle;
+  if (!g_dump_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
+    if (expected == kDone) return true;
+    // Another thread is writing (say, one crashed while another exits):
+    // wait for it, so the process does not end under it. A crash inside the
+    // writer itself must not wait for itself.
+    if (g_dump_tid.load(std::memory_order_relaxed) == current_tid()) return false;
+    for (int i = 0; i < 5000 && g_dump_state.load(std::memory_order_acquire) == kWriting; ++i) {
+      timespec ms{0, 1'000'000};
+      ::nanosleep(&ms, nullptr);
+    }
+    return g_dump_state.load(std::memory_order_acquire) == kDone;
+  }
+  g_dump_tid.store(current_tid(), std::memory_order_relaxed);
+  ProfrawInfo info;
+  info.clock = g_clock;
+  info.hz = g_hz;
+  info.start_ns = g_start_ns;
+  info.end_reason = reason;
+  info.signal = static_cast<uint32_t>(signo);
+  info.signals = sampler::stats().signals - g_signals_at_start;
+  info.run_id = g_run_id;
+  const bool ok = write_profraw(g_dir, g_name, info, *g_table);
+  if (!ok) report_write_error(errno);
+  g_dump_state.store(kDone, std::memory_order_release);
+  return ok;
+}
+
+void preload_before_exec() {
+  if (!g_active) return;
+  preload_dump(EndReason::exec, 0);
+}
+
+void preload_after_failed_exec() {
+  if (!g_active || ::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return;
+  // Still this image: its final dump rewrites the file with everything.
+  g_dump_state.store(kIdle, std::memory_order_release);
+}
+
+}  // namespace profiling::runtime
+
+using profiling::runtime::g_real_exit;
+using profiling::runtime::g_real_Exit;
+
+// _exit() and _Exit() end the process without exit handlers: interposed so
+// the profile is written first. glibc's own exit() reaches _exit through an
+// internal call, not this symbol (and the dump is once-only anyway).
+extern "C" PROFIL_EXPORT void _exit(int status) {
+  profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
+  if (g_real_exit != nullptr) g_real_exit(status);
+  for (;;) ::syscall(SYS_exit_group, status);
+}
+
+extern "C" PROFIL_EXPORT void _Exit(int status) {
+  profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
+  if (g_real_Exit != nullptr) g_real_Exit(status);
+  for (;;) ::syscall(SYS_exit_group, status);
+}

@@ -1,0 +1,36 @@
+// The preload runtime: whole-process profiling of an unmodified program
+// (`profil run`, docs/run.md).
+//
+// libprofil.so carries a constructor that does nothing unless the
+// environment variable PROFIL_RUN_DIR is set (libprofil is also linked by
+// ordinary programs, which must not be affected). When it is set, the
+// constructor creates a pc table and starts sampling every thread, and every
+// way the process can end writes `<PROFIL_RUN_DIR>/<progname>.<pid>.profraw`
+// exactly once: exit() (a destructor), _exit()/_Exit() (interposed),
+// terminating signals and crashes (crash.h), and exec (the old image's
+// samples, reason "exec").
+#ifndef PROFIL_RUNTIME_PRELOAD_H
+#define PROFIL_RUNTIME_PRELOAD_H
+
+#include "format/profraw.h"
+
+namespace profiling::runtime {
+
+// True in a process the preload runtime is profiling.
+bool preload_active();
+
+// Writes the profile now, once per process; later calls return at once.
+// A call from another thread while one is writing waits for it (bounded).
+// true when the profile was written. ASYNC-SIGNAL-SAFE.
+bool preload_dump(format::profraw::EndReason reason, int signo);
+
+// Called by the exec wrappers (process_hooks.cc) after the clocks stopped:
+// the old image's samples are written (reason exec), since exec would
+// discard them. If the exec fails, the next dump writes the file again with
+// everything sampled up to then.
+void preload_before_exec();
+void preload_after_failed_exec();
+
+}  // namespace profiling::runtime
+
+#endif  // PROFIL_RUNTIME_PRELOAD_H

@@ -1,0 +1,146 @@
+// ASYNC-SIGNAL-SAFE (see profraw_writer.h): every call here is on the list in
+// signal-safety(7) (readlink, clock_gettime, open, read, write, pwrite are);
+// buffers are on the stack.
+#include "runtime/profraw_writer.h"
+
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+
+#include "base/errno_saver.h"
+#include "base/io.h"
+
+namespace profiling::runtime {
+namespace {
+
+using format::profraw::Header;
+using format::profraw::Pair;
+
+int64_t clock_ns(clockid_t clock) {
+  timespec ts{};
+  ::clock_gettime(clock, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Streams the pairs through a stack buffer; counts what it wrote.
+class PairWriter {
+ public:
+  explicit PairWriter(base::AtomicFile& file) : file_(file) {}
+  void add(uint64_t pc, uint64_t count) {
+    buffer_[used_++] = Pair{pc, count};
+    ++written_;
+    if (used_ == kCapacity) flush();
+  }
+  void flush() {
+    if (used_ > 0) file_.write(buffer_, used_ * sizeof(Pair));
+    used_ = 0;
+  }
+  uint64_t written() const { return written_; }
+
+ private:
+  static constexpr size_t kCapacity = 128;  // 2 KiB of stack
+  base::AtomicFile& file_;
+  Pair buffer_[kCapacity];
+  size_t used_ = 0;
+  uint64_t written_ = 0;
+};
+
+// Copies /proc/self/maps as it is now (dlopen'ed objects included).
+// Returns the bytes copied, or -1 (errno set).
+int64_t copy_maps(base::AtomicFile& file) {
+  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buffer[4096];
+  int64_t total = 0;
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      base::ErrnoSaver keep;
+      ::close(fd);
+      return -1;
+    }
+    if (n == 0) break;
+    if (!file.write(buffer, static_cast<size_t>(n))) {
+      base::ErrnoSaver keep;
+      ::close(fd);
+      return -1;
+    }
+    total += n;
+  }
+  ::close(fd);
+  return total;
+}
+
+}  // namespace
+
+bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
+                   const sampler::PcTable& table) {
+  int dirfd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) return false;
+  bool ok = false;
+  int error = 0;
+  {
+    base::AtomicFile file;
+    if (file.open(dirfd, name)) {
+      Header header{};
+      std::memcpy(header.magic, format::profraw::kMagic, sizeof header.magic);
+      header.version = format::profraw::kVersion;
+      header.header_size = sizeof(Header);
+      header.pid = ::getpid();
+      header.ppid = ::getppid();
+      header.clock = info.clock;
+      header.hz = info.hz;
+      header.period_ns = info.hz ? 1'000'000'000ull / info.hz : 0;
+      header.start_ns = info.start_ns;
+      header.end_reason = static_cast<uint32_t>(info.end_reason);
+      header.signal = info.signal;
+      header.signals = info.signals;
+      for (size_t i = 0; i < sizeof header.run_id && info.run_id[i] != '\0'; ++i)
+        header.run_id[i] = info.run_id[i];
+
+      char program[4096];
+      ssize_t length = ::readlink("/proc/self/exe", program, sizeof program);
+      if (length < 0) length = 0;
+      header.program_length = static_cast<uint32_t>(length);
+
+      // The header goes first with the lengths still zero, and is rewritten
+      // in place once the variable parts are known (other threads may add
+      // samples while the table is walked).
+      file.write(&header, sizeof header);
+      file.write(program, static_cast<size_t>(length));
+      PairWriter pairs(file);
+      table.for_each([&pairs](uint64_t pc, uint64_t count) { pairs.add(pc, count); });
+      pairs.flush();
+      header.sample_count = pairs.written();
+      header.dropped = table.dropped();
+      const int64_t maps = copy_maps(file);
+      if (maps >= 0) {
+        header.maps_length = static_cast<uint64_t>(maps);
+        header.end_ns = clock_ns(CLOCK_REALTIME);
+        header.cpu_ns = static_cast<uint64_t>(clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+        ssize_t n;
+        do {
+          n = ::pwrite(file.fd(), &header, sizeof header, 0);
+        } while (n < 0 && errno == EINTR);
+        if (n == static_cast<ssize_t>(sizeof header)) {
+          ok = file.commit();
+        } else if (n >= 0) {
+          errno = EIO;
+        }
+      }
+      if (!ok) error = errno;
+    } else {
+      error = errno;
+    }
+  }  // an uncommitted file removes its temporary here
+  ::close(dirfd);
+  if (!ok) errno = error;
+  return ok;
+}
+
+}  // namespace profiling::runtime
