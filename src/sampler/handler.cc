@@ -27,14 +27,14 @@ void on_sampling_signal(int, siginfo_t* info, void* context) {
   base::ErrnoSaver errno_saver;
   uint32_t weight;
   if (info->si_code == SI_TIMER) {
-    ThreadClock* clock = clock_from_timer_value(info->si_value.sival_ptr);
-    if (clock == nullptr) return;  // not one of our timers
+    if (clock_from_timer_value(info->si_value.sival_ptr) == nullptr) return;  // not our timer
     // The kernel tick limits CPU-time timers (CONFIG_HZ): a signal that
-    // stands for several periods says so in its overrun count, and is
-    // weighted by it so counts measure CPU time at the requested rate.
+    // stands for several periods is weighted by them (its overrun, checked
+    // against the thread's CPU clock), so counts measure CPU time at the
+    // requested rate.
     const int overrun = info->si_overrun > 0 ? info->si_overrun : 0;
-    weight = 1 + static_cast<uint32_t>(overrun > 1'000'000 ? 1'000'000 : overrun);
-    jitter_timer(clock);
+    weight = timer_sample_weight(overrun > 1'000'000 ? 1'000'000 : overrun);
+    if (weight == 0) return;  // less than half a period since the last one
   } else if (info->si_code > 0 && info->si_code <= POLL_HUP && is_our_perf_fd(info->si_fd)) {
     weight = perf_sample_weight(info->si_fd);
     if (weight == 0) return;  // an early signal after a period change

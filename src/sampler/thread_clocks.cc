@@ -1,7 +1,7 @@
 // Per-thread sampling clocks (see thread_clocks.h).
 //
-// ASYNC-SIGNAL-SAFE: clock_from_timer_value, is_our_perf_fd, jitter_timer,
-// jitter_perf. Everything else runs under the sampler's control lock.
+// ASYNC-SIGNAL-SAFE: clock_from_timer_value, is_our_perf_fd,
+// timer_sample_weight, perf_sample_weight. Everything else runs under the sampler's control lock.
 #include "sampler/thread_clocks.h"
 
 #include <dirent.h>
@@ -47,10 +47,17 @@ struct PerfThreadState {
   int64_t remainder;    // ns not yet counted (may be negative)
 };
 __thread PerfThreadState t_perf_state __attribute__((tls_model("initial-exec")));
+
+// The CPU-time timer's bookkeeping for the thread the signal interrupted
+// (SIGEV_THREAD_ID: each timer signals only its own thread).
+struct TimerThreadState {
+  uint64_t generation;  // which start_all_threads() the numbers belong to
+  uint64_t last_ns;     // the thread's CPU time at its previous sample
+  int64_t remainder;    // ns not yet counted (may be negative)
+};
+__thread TimerThreadState t_timer_state __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_perf_generation{1};
 constexpr uint64_t kPerfJitterEvery = 512;
-constexpr uint32_t kTimerJitterEvery = 16;
-__thread uint32_t t_timer_samples __attribute__((tls_model("initial-exec")));
 
 pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
@@ -78,12 +85,6 @@ uint32_t next_random() {
   x ^= x << 5;
   t_jitter_state = x;
   return x;
-}
-
-// A zero-mean offset of at most 1/4 of the period.
-int64_t jitter_offset(uint64_t period) {
-  const uint64_t span = period / 2 + 1;
-  return static_cast<int64_t>(next_random() % span) - static_cast<int64_t>(span / 2);
 }
 
 timespec to_timespec(uint64_t ns) {
@@ -219,25 +220,31 @@ bool is_our_perf_fd(int fd) {
   return (g_perf_fd_bits[fd / 64].load(std::memory_order_acquire) >> (fd % 64)) & 1;
 }
 
-void jitter_timer(ThreadClock* clock) {
-  // Every 16th sample of a thread: moving the phase now and then is enough to
-  // keep sampling from locking onto a loop of the same period, and it costs
-  // two system calls, which would dominate the handler if done each time.
-  if (++t_timer_samples % kTimerJitterEvery != 0) return;
-  if (!clock->has_timer) return;
+uint32_t timer_sample_weight(int overrun) {
+  // The thread's CPU clock says how much CPU time ran since its previous
+  // sample; the weight is that in periods, rounded, the signed remainder
+  // carried. This equals 1 + the timer's overrun when every signal arrives,
+  // and stays exact when one does not arrive (the kernel drops a timer
+  // signal that went stale, e.g. when the timer was re-armed meanwhile).
+  timespec ts{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 1 + static_cast<uint32_t>(overrun);
+  const uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
   const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
-  itimerspec now{};
-  if (::timer_gettime(clock->timer, &now) != 0) return;
-  if (now.it_interval.tv_sec == 0 && now.it_interval.tv_nsec == 0) return;  // disarmed
-  // Keep the phase: the next expiry stays where the periodic timer put it,
-  // moved by a zero-mean offset, so the average rate is exactly the period's.
-  int64_t remaining = static_cast<int64_t>(now.it_value.tv_sec) * 1'000'000'000 + now.it_value.tv_nsec;
-  int64_t next = remaining + jitter_offset(period);
-  if (next < 1000) next = 1000;
-  itimerspec spec{};
-  spec.it_interval = to_timespec(period);
-  spec.it_value = to_timespec(static_cast<uint64_t>(next));
-  ::timer_settime(clock->timer, 0, &spec, nullptr);
+  const uint64_t generation = g_perf_generation.load(std::memory_order_relaxed);
+  TimerThreadState& st = t_timer_state;
+  if (st.generation != generation || now < st.last_ns) {
+    // First sample of this thread since sampling started: the overrun says
+    // how many periods it stands for.
+    st.generation = generation;
+    st.last_ns = now - period * (1 + static_cast<uint64_t>(overrun));
+    st.remainder = 0;
+  }
+  const int64_t elapsed = static_cast<int64_t>(now - st.last_ns) + st.remainder;
+  int64_t periods = (elapsed + static_cast<int64_t>(period / 2)) / static_cast<int64_t>(period);
+  if (periods < 0) periods = 0;
+  st.remainder = elapsed - periods * static_cast<int64_t>(period);
+  st.last_ns = now;
+  return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
 }
 
 uint32_t perf_sample_weight(int fd) {
