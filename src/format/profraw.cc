@@ -4,17 +4,8 @@
 #include <charconv>
 #include <cstring>
 
-#if __has_include("format/format_error.h")
 #include "format/format_error.h"
-#else
-#include <stdexcept>
-namespace profiling::format {
-// Until the format layer's format_error.h lands (format-api.md).
-struct FormatError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-}  // namespace profiling::format
-#endif
+
 
 namespace profiling::format {
 namespace {

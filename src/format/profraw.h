@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "format/profile.h"
+#include "format/format_error.h"
 
 namespace profiling::format {
 

@@ -1,0 +1,140 @@
+#include "format/profraw.h"
+
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "format/format_error.h"
+
+
+namespace profiling::format {
+namespace {
+
+const char kMaps[] =
+    "55d0c0a00000-55d0c0a01000 r--p 00000000 08:01 1234                       /usr/bin/prog\n"
+    "55d0c0a01000-55d0c0a05000 r-xp 00001000 08:01 1234                       /usr/bin/prog\n"
+    "7f0000000000-7f0000010000 r-xp 00002000 08:01 99                         /usr/lib/lib with space.so\n"
+    "7f0000100000-7f0000101000 rwxp 00000000 00:00 0 \n"
+    "7ffd1d3f0000-7ffd1d3f2000 r-xp 00000000 00:00 0                          [vdso]\n";
+
+std::string make_raw(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps) {
+  profraw::Header h{};
+  std::memcpy(h.magic, profraw::kMagic, 8);
+  h.version = profraw::kVersion;
+  h.header_size = sizeof h;
+  h.pid = 42;
+  h.ppid = 7;
+  h.clock = 1;
+  h.hz = 1000;
+  h.period_ns = 1'000'000;
+  h.start_ns = 1'000'000'000;
+  h.end_ns = 3'500'000'000;
+  h.dropped = 5;
+  h.end_reason = static_cast<uint32_t>(profraw::EndReason::signal);
+  h.signal = 11;
+  h.sample_count = pairs.size();
+  h.program_length = static_cast<uint32_t>(program.size());
+  h.maps_length = maps.size();
+  h.cpu_ns = 2'000'000'000;
+  h.signals = 1999;
+  std::strcpy(h.run_id, "run-1");
+  std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
+  bytes += program;
+  bytes.append(reinterpret_cast<const char*>(pairs.data()), pairs.size() * sizeof(profraw::Pair));
+  bytes += maps;
+  return bytes;
+}
+
+TEST(Profraw, ReadsEveryField) {
+  const std::string bytes = make_raw("/usr/bin/prog", {{0x55d0c0a01010, 7}, {0x7f0000000100, 3}, {0x55d0c0a01000, 2}}, kMaps);
+  ProfrawData data = read_profraw(bytes);
+  const Profile& p = data.profile;
+  EXPECT_EQ(p.program, "/usr/bin/prog");
+  EXPECT_EQ(p.pid, 42);
+  EXPECT_EQ(data.ppid, 7);
+  EXPECT_EQ(p.clock, "perf");
+  EXPECT_EQ(data.hz, 1000u);
+  EXPECT_EQ(p.period_ns, 1'000'000u);
+  EXPECT_EQ(p.time_nanos, 1'000'000'000);
+  EXPECT_EQ(p.duration_ns, 2'500'000'000u);
+  EXPECT_EQ(p.dropped, 5u);
+  EXPECT_EQ(data.end_reason, profraw::EndReason::signal);
+  EXPECT_EQ(data.signal, 11u);
+  EXPECT_EQ(data.cpu_ns, 2'000'000'000u);
+  EXPECT_EQ(data.signals, 1999u);
+  EXPECT_EQ(data.run_id, "run-1");
+  EXPECT_EQ(data.maps, kMaps);
+  // Samples sorted by address.
+  ASSERT_EQ(p.samples.size(), 3u);
+  EXPECT_EQ(p.samples[0], (Sample{0x55d0c0a01000, 2}));
+  EXPECT_EQ(p.samples[1], (Sample{0x55d0c0a01010, 7}));
+  EXPECT_EQ(p.samples[2], (Sample{0x7f0000000100, 3}));
+  EXPECT_EQ(p.total_count(), 12u);
+  // Executable mappings only, the program first.
+  ASSERT_EQ(p.mappings.size(), 4u);
+  EXPECT_EQ(p.mappings[0].path, "/usr/bin/prog");
+  EXPECT_EQ(p.mappings[0].start, 0x55d0c0a01000u);
+  EXPECT_EQ(p.mappings[0].limit, 0x55d0c0a05000u);
+  EXPECT_EQ(p.mappings[0].file_offset, 0x1000u);
+  EXPECT_EQ(p.mappings[1].path, "/usr/lib/lib with space.so");
+  EXPECT_EQ(p.mappings[1].file_offset, 0x2000u);
+  EXPECT_EQ(p.mappings[2].path, "[anon]");
+  EXPECT_EQ(p.mappings[3].path, "[vdso]");
+  EXPECT_EQ(p.mapping_for(0x7f0000000100)->path, "/usr/lib/lib with space.so");
+  EXPECT_EQ(decode_profraw(bytes), p);
+}
+
+TEST(Profraw, EveryTruncationIsAnError) {
+  const std::string bytes = make_raw("/usr/bin/prog", {{0x55d0c0a01010, 7}}, kMaps);
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, n)), FormatError) << n;
+  EXPECT_NO_THROW(read_profraw(bytes));
+}
+
+TEST(Profraw, TruncationIsSaidSo) {
+  const std::string bytes = make_raw("/p", {{1, 1}, {2, 2}}, "");
+  try {
+    read_profraw(std::string_view(bytes).substr(0, bytes.size() - 3));
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Profraw, ForeignAndCorruptBytesAreErrors) {
+  EXPECT_THROW(read_profraw("not a profile at all, just text"), FormatError);
+  std::string bytes = make_raw("/p", {{1, 1}}, "");
+  std::string trailing = bytes + "x";
+  EXPECT_THROW(read_profraw(trailing), FormatError);
+  std::string version = bytes;
+  version[8] = 9;
+  EXPECT_THROW(read_profraw(version), FormatError);
+  // A sample count so large its byte size would wrap 64 bits.
+  std::string huge = bytes;
+  const uint64_t count = UINT64_MAX / 8;
+  std::memcpy(huge.data() + offsetof(profraw::Header, sample_count), &count, 8);
+  EXPECT_THROW(read_profraw(huge), FormatError);
+  std::string reason = bytes;
+  const uint32_t bad = 99;
+  std::memcpy(reason.data() + offsetof(profraw::Header, end_reason), &bad, 4);
+  EXPECT_THROW(read_profraw(reason), FormatError);
+  // maps text that is not maps
+  EXPECT_THROW(read_profraw(make_raw("/p", {}, "hello world\n")), FormatError);
+}
+
+TEST(Profraw, HeaderAloneGivesTheRunId) {
+  const std::string bytes = make_raw("/p", {{1, 1}}, "");
+  profraw::Header h = read_profraw_header(bytes.substr(0, sizeof(profraw::Header)));
+  EXPECT_STREQ(h.run_id, "run-1");
+  EXPECT_THROW(read_profraw_header(bytes.substr(0, 100)), FormatError);
+}
+
+TEST(Profraw, DuplicatePcsAreMerged) {
+  ProfrawData data = read_profraw(make_raw("/p", {{5, 1}, {5, 2}, {4, 0}}, ""));
+  ASSERT_EQ(data.profile.samples.size(), 1u);
+  EXPECT_EQ(data.profile.samples[0], (Sample{5, 3}));
+}
+
+}  // namespace
+}  // namespace profiling::format

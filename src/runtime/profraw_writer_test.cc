@@ -1,0 +1,77 @@
+// The async-signal-safe writer against the reader: what write_profraw puts
+// in a file is what read_profraw takes out.
+#include "runtime/profraw_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "format/profraw.h"
+
+namespace profiling::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ProfrawWriter, WritesWhatTheReaderReads) {
+  char pattern[] = "/tmp/profraw-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  sampler::PcTable* table = sampler::PcTable::create(64);
+  ASSERT_NE(table, nullptr);
+  const uint64_t here = reinterpret_cast<uint64_t>(&write_profraw);
+  table->add(here, 5);
+  table->add(here + 16, 2);
+  table->add(here, 1);
+
+  ProfrawInfo info;
+  info.clock = 1;
+  info.hz = 4000;
+  info.start_ns = 123;
+  info.end_reason = format::profraw::EndReason::quick;
+  info.signals = 8;
+  info.run_id = "the-run";
+  ASSERT_TRUE(write_profraw(dir.c_str(), "x.1.profraw", info, *table));
+  std::ifstream in(dir / "x.1.profraw", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const format::ProfrawData data = format::read_profraw(ss.str());
+  EXPECT_EQ(data.profile.pid, getpid());
+  EXPECT_EQ(data.profile.clock, "perf");
+  EXPECT_EQ(data.hz, 4000u);
+  EXPECT_EQ(data.profile.period_ns, 250'000u);
+  EXPECT_EQ(data.end_reason, format::profraw::EndReason::quick);
+  EXPECT_EQ(data.run_id, "the-run");
+  EXPECT_EQ(data.signals, 8u);
+  EXPECT_GT(data.cpu_ns, 0u);
+  EXPECT_EQ(data.profile.program, fs::read_symlink("/proc/self/exe").string());
+  ASSERT_EQ(data.profile.samples.size(), 2u);
+  EXPECT_EQ(data.profile.samples[0].count, 6u);
+  EXPECT_EQ(data.profile.samples[1].count, 2u);
+  // The maps were read at dump time: this test's own code is in them.
+  const format::Mapping* mapping = data.profile.mapping_for(here);
+  ASSERT_NE(mapping, nullptr);
+  EXPECT_EQ(mapping->path, data.profile.program);
+  EXPECT_EQ(&data.profile.mappings.front(), mapping);
+  // No temporary is left.
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 1);
+
+  // An unwritable directory: false with errno, and no file.
+  EXPECT_FALSE(write_profraw((dir / "missing").c_str(), "y.profraw", info, *table));
+  EXPECT_EQ(errno, ENOENT);
+  sampler::PcTable::destroy(table);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace profiling::runtime

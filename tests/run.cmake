@@ -1,0 +1,24 @@
+# profil run: unmodified programs profiled through LD_PRELOAD, end to end
+# (tests/run_test.cc), and the profraw reader's unit tests.
+profil_add_gtest(profraw_test
+  SOURCES ${PROJECT_SOURCE_DIR}/src/format/profraw_test.cc
+  LIBS profil_format)
+
+# The workload: an ordinary PIE program with a shared library of its own,
+# built normally (no -pg, not linked with libprofil).
+add_library(run_lib SHARED ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_lib.c)
+set_target_properties(run_lib PROPERTIES OUTPUT_NAME runtestlib)
+add_executable(run_workload ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_workload.c)
+target_link_libraries(run_workload PRIVATE run_lib Threads::Threads)
+target_link_options(run_workload PRIVATE -pie)
+add_executable(run_exec_target ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_exec_target.c)
+target_link_options(run_exec_target PRIVATE -pie)
+
+if(TARGET profil_pprof AND TARGET profil_cli)
+  profil_add_gtest(run_test
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_test.cc
+    LIBS profil_pprof profil_format)
+  if(TARGET run_test)
+    add_dependencies(run_test profil_cli libprofil run_workload run_exec_target)
+  endif()
+endif()
