@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
-# make demo: profile the bundled example and print its report.
-# (Until `profil run` lands, the example profiles itself through the API.)
+# make demo: profile the bundled example program (examples/run_demo.cc: hot
+# functions, a worker thread, a shared library) with `profil run`, unmodified,
+# and print `profil report` of what it wrote. Builds nothing: the Makefile did.
 set -euo pipefail
 build=${1:-build}
-"$build/bin/api_demo"
+profil=$build/bin/profil
+out=$(mktemp -d "${TMPDIR:-/tmp}/profil-demo.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+echo "\$ profil run -o $out -- $build/bin/run_demo"
+"$profil" run -o "$out" -- "$build/bin/run_demo"
+echo
+echo "\$ profil report $out/*.pb.gz"
+"$profil" report "$out"/*.pb.gz
