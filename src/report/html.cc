@@ -1,0 +1,308 @@
+// The HTML report: one file, inline CSS, inline SVG charts and a few lines of
+// script for sorting; it fetches nothing, so it opens offline and can be
+// attached to a bug report.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "report/render.h"
+
+namespace profiling::report {
+namespace {
+
+std::string escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string shorten(const std::string& text, size_t max) {
+  return text.size() <= max ? text : text.substr(0, max - 1) + "\u2026";
+}
+
+constexpr const char* kStyle = R"(
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222;background:#fff}
+h1{font-size:1.4em;margin:0 0 .3em} h2{font-size:1.15em;margin:1.6em 0 .4em}
+.summary{background:#f4f6f8;border:1px solid #dde;padding:.6em 1em;border-radius:6px}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums}
+th,td{padding:2px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
+th{background:#eef;cursor:pointer;user-select:none;position:sticky;top:0}
+th.sorted-asc::after{content:" \25b2"} th.sorted-desc::after{content:" \25bc"}
+td.num{text-align:right} td.fn{font-family:ui-monospace,monospace;word-break:break-all}
+tr:hover td{background:#fafae0}
+.bar{fill:#d9534f} .whisker{stroke:#333;stroke-width:1.2} .axis{stroke:#999}
+.col{fill:#4a78c2} .col:hover{fill:#d9534f}
+svg text{font:12px system-ui,sans-serif} .mono{font-family:ui-monospace,monospace}
+pre.src{margin:0;font:12px/1.35 ui-monospace,monospace}
+.src .hot{background:#ffe0e0} .cnt{color:#b00;display:inline-block;width:7em;text-align:right;margin-right:1em}
+.lineno{color:#888;display:inline-block;width:5em;text-align:right;margin-right:1em}
+details{margin:.4em 0} summary{cursor:pointer}
+)";
+
+constexpr const char* kScript = R"(
+(function(){
+  var table=document.getElementById('profile-table');
+  if(!table) return;
+  var heads=table.tHead.rows[0].cells;
+  for(var i=0;i<heads.length;i++)(function(col){
+    heads[col].addEventListener('click',function(){
+      var asc=!this.classList.contains('sorted-asc');
+      for(var j=0;j<heads.length;j++) heads[j].classList.remove('sorted-asc','sorted-desc');
+      this.classList.add(asc?'sorted-asc':'sorted-desc');
+      var body=table.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+      rows.sort(function(a,b){
+        var x=a.cells[col].getAttribute('data-v')||a.cells[col].textContent;
+        var y=b.cells[col].getAttribute('data-v')||b.cells[col].textContent;
+        var nx=parseFloat(x), ny=parseFloat(y);
+        var c=(!isNaN(nx)&&!isNaN(ny))?nx-ny:x.localeCompare(y);
+        return asc?c:-c;
+      });
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  })(i);
+})();
+)";
+
+std::string bar_chart(const Report& report) {
+  size_t n = std::min<size_t>(report.rows.size(), 20);
+  const int label_width = 360, bar_width = 480, row_height = 22, top = 8;
+  int height = top + static_cast<int>(n) * row_height + 24;
+  double max_percent = 0;
+  for (size_t i = 0; i < n; ++i) max_percent = std::max(max_percent, report.rows[i].interval.high);
+  if (max_percent <= 0) max_percent = 1;
+  std::string svg = fmt::format(
+      "<svg id=\"chart-hottest\" class=\"chart\" role=\"img\" aria-label=\"hottest rows\" width=\"{}\" height=\"{}\" "
+      "xmlns=\"http://www.w3.org/2000/svg\">\n",
+      label_width + bar_width + 90, height);
+  for (size_t i = 0; i < n; ++i) {
+    const Row& row = report.rows[i];
+    std::string label = report.view == View::object ? row.object
+                        : report.view == View::line ? fmt::format("{}:{}", object_basename(row.file), row.line)
+                                                    : row.function;
+    int y = top + static_cast<int>(i) * row_height;
+    double w = bar_width * row.percent / max_percent;
+    double lo = label_width + bar_width * row.interval.low / max_percent;
+    double hi = label_width + bar_width * row.interval.high / max_percent;
+    svg += fmt::format(
+        "<g><title>{} ({}): {} samples, {:.2f}% (95% {:.2f}-{:.2f}%)</title>"
+        "<text x=\"{}\" y=\"{}\" text-anchor=\"end\" class=\"mono\">{}</text>"
+        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"/>"
+        "<line class=\"whisker\" x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{}\" y2=\"{}\"/>"
+        "<text x=\"{:.1f}\" y=\"{}\">{:.1f}%</text></g>\n",
+        escape(label), escape(row.object), row.samples, row.percent, row.interval.low, row.interval.high,
+        label_width - 6, y + 15, escape(shorten(label, 48)), label_width, y + 3, w, row_height - 6, lo, hi,
+        y + row_height / 2, y + row_height / 2, std::max(hi, label_width + w) + 6, y + 15, row.percent);
+  }
+  svg += fmt::format("<line class=\"axis\" x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\n", label_width, label_width, top,
+                     height - 20);
+  return svg + "</svg>\n";
+}
+
+// Samples over each object's address space: columns of link-time address
+// ranges, each titled with the hottest function it holds.
+std::string address_space_charts(const SymbolizedProfile& symbolized) {
+  struct ObjectSamples {
+    uint64_t total = 0;
+    std::vector<const SymbolizedSample*> samples;
+  };
+  std::map<std::string, ObjectSamples> objects;
+  for (const SymbolizedSample& s : symbolized.samples) {
+    if (!s.mapping) continue;
+    auto& o = objects[s.symbol.object];
+    o.total += s.count;
+    o.samples.push_back(&s);
+  }
+  std::vector<std::pair<std::string, ObjectSamples*>> order;
+  for (auto& [name, o] : objects) order.emplace_back(name, &o);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
+  if (order.size() > 8) order.resize(8);
+  std::string out = "<div id=\"chart-address-space\">\n";
+  const int columns = 120, width = 840, height = 140;
+  for (const auto& [name, o] : order) {
+    auto address_of = [](const SymbolizedSample* s) {
+      return s->symbol.file_address ? s->symbol.file_address : s->address - s->mapping->start;
+    };
+    uint64_t low = UINT64_MAX, high = 0;
+    for (const SymbolizedSample* s : o->samples) {
+      low = std::min(low, address_of(s));
+      high = std::max(high, address_of(s));
+    }
+    uint64_t span = high - low + 1;
+    std::vector<uint64_t> counts(columns);
+    std::vector<std::map<std::string, uint64_t>> functions(columns);
+    for (const SymbolizedSample* s : o->samples) {
+      size_t c = static_cast<size_t>((address_of(s) - low) * columns / span);
+      counts[c] += s->count;
+      functions[c][s->symbol.function] += s->count;
+    }
+    uint64_t max_count = *std::max_element(counts.begin(), counts.end());
+    out += fmt::format("<h3 class=\"mono\">{} <small>({} samples, {:#x}-{:#x})</small></h3>\n",
+                       escape(object_basename(name)), o->total, low, high);
+    out += fmt::format(
+        "<svg class=\"chart address-space\" width=\"{}\" height=\"{}\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+        width + 20, height + 20);
+    double column_width = static_cast<double>(width) / columns;
+    for (int c = 0; c < columns; ++c) {
+      if (!counts[c]) continue;
+      double h = std::max(1.0, static_cast<double>(height) * static_cast<double>(counts[c]) / static_cast<double>(max_count));
+      auto hottest = std::max_element(functions[c].begin(), functions[c].end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+      out += fmt::format(
+          "<rect class=\"col\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>{:#x}: {} samples, "
+          "mostly {}</title></rect>\n",
+          10 + c * column_width, height - h, std::max(1.0, column_width - 1), h, low + c * span / columns, counts[c],
+          escape(hottest->first));
+    }
+    out += fmt::format("<line class=\"axis\" x1=\"10\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\n", width + 10, height, height);
+    out += fmt::format("<text x=\"10\" y=\"{}\">{:#x}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:#x}</text>\n",
+                       height + 15, low, width + 10, height + 15, high);
+    out += "</svg>\n";
+  }
+  return out + "</div>\n";
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  std::string line;
+  while (in && std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+// The hottest functions' sampled source lines, with the source text around
+// them when the file is readable here.
+std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  struct FunctionLines {
+    uint64_t total = 0;
+    std::string object;
+    std::map<std::pair<std::string, int>, uint64_t> lines;
+  };
+  std::map<std::string, FunctionLines> functions;
+  for (const SymbolizedSample& s : symbolized.samples) {
+    if (!s.symbol.known) continue;
+    auto& f = functions[s.symbol.function + '\0' + s.symbol.object];
+    f.total += s.count;
+    f.object = s.symbol.object;
+    SourceLine line = s.line.line ? s.line : symbolizer.source_line(s.mapping, s.symbol);
+    f.lines[{line.file, line.line}] += s.count;
+  }
+  std::vector<std::pair<std::string, FunctionLines*>> order;
+  for (auto& [key, f] : functions) order.emplace_back(key.substr(0, key.find('\0')), &f);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
+  if (order.size() > 10) order.resize(10);
+  std::string out = "<div id=\"source-lines\">\n";
+  std::map<std::string, std::vector<std::string>> sources;
+  double n = static_cast<double>(std::max<uint64_t>(symbolized.total, 1));
+  for (const auto& [function, f] : order) {
+    out += fmt::format("<details open><summary class=\"mono\">{} <small>({}, {} samples, {:.2f}%)</small></summary>\n",
+                       escape(function), escape(object_basename(f->object)), f->total, 100.0 * f->total / n);
+    // Lines grouped per file; each file shows its sampled lines +-2.
+    std::map<std::string, std::map<int, uint64_t>> by_file;
+    for (const auto& [where, count] : f->lines) by_file[where.first][where.second] += count;
+    out += "<table class=\"lines\"><thead><tr><th>line</th><th>samples</th><th>percent</th></tr></thead><tbody>\n";
+    for (const auto& [file, lines] : by_file)
+      for (const auto& [line, count] : lines)
+        out += fmt::format("<tr><td class=\"mono\">{}:{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2f}%</td></tr>\n",
+                           escape(file.empty() ? "??" : file), line ? std::to_string(line) : "?", count,
+                           100.0 * count / n);
+    out += "</tbody></table>\n";
+    for (const auto& [file, lines] : by_file) {
+      if (file.empty()) continue;
+      auto it = sources.find(file);
+      if (it == sources.end()) it = sources.emplace(file, read_lines(file)).first;
+      const auto& text = it->second;
+      if (text.empty()) continue;
+      std::set<int> shown;
+      for (const auto& [line, count] : lines)
+        for (int l = line - 2; l <= line + 2; ++l)
+          if (l >= 1 && l <= static_cast<int>(text.size())) shown.insert(l);
+      if (shown.size() > 80) continue;
+      out += "<pre class=\"src\">";
+      int previous = 0;
+      for (int l : shown) {
+        if (previous && l != previous + 1) out += "<span class=\"lineno\">\u22ee</span>\n";
+        previous = l;
+        auto hit = lines.find(l);
+        std::string count = hit != lines.end() ? std::to_string(hit->second) : "";
+        out += fmt::format("<span class=\"{}\"><span class=\"cnt\">{}</span><span class=\"lineno\">{}</span>{}</span>\n",
+                           hit != lines.end() ? "hot" : "", count, l, escape(text[l - 1]));
+      }
+      out += "</pre>\n";
+    }
+    out += "</details>\n";
+  }
+  return out + "</div>\n";
+}
+
+}  // namespace
+
+std::string render_html(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  const Summary& s = report.summary;
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  out += fmt::format("<title>profil report: {}</title>\n", escape(s.program.empty() ? "profile" : object_basename(s.program)));
+  out += "<style>" + std::string(kStyle) + "</style></head><body>\n";
+  out += fmt::format("<h1>profil report by {}</h1>\n<div id=\"summary\" class=\"summary\">\n", view_name(report.view));
+  out += fmt::format("<p><b>{}</b> samples", s.samples);
+  if (s.period_ns)
+    out += fmt::format(" at <b>{:.6g} Hz</b> ({} ns each): <b>{:.3f} s</b> of CPU time", s.rate_hz, s.period_ns, s.cpu_seconds);
+  if (!s.clock.empty()) out += fmt::format(", {} clock", escape(s.clock));
+  if (s.wall_seconds > 0) out += fmt::format(", over {:.3f} s", s.wall_seconds);
+  if (s.dropped) out += fmt::format(", {} dropped", s.dropped);
+  out += fmt::format(", {} objects.</p>\n", s.objects);
+  if (!s.program.empty()) out += "<p>program: <code>" + escape(s.program) + "</code></p>\n";
+  if (!s.files.empty()) {
+    out += "<p>files:";
+    for (const std::string& f : s.files) out += " <code>" + escape(f) + "</code>";
+    out += "</p>\n";
+  }
+  out += "<p>Each share carries its 95 % Wilson score interval: the samples are a random draw from the "
+         "program's CPU time.</p>\n</div>\n";
+
+  out += "<h2>Hottest</h2>\n" + bar_chart(report);
+
+  out += "<h2>All rows</h2>\n<table id=\"profile-table\" class=\"sortable\"><thead><tr>"
+         "<th>samples</th><th>percent</th><th>95% low</th><th>95% high</th>";
+  if (report.view == View::address) out += "<th>address</th>";
+  if (report.view == View::line) out += "<th>location</th>";
+  if (report.view != View::object) out += "<th>function</th>";
+  if (report.view == View::address) out += "<th>instruction</th>";
+  out += "<th>object</th></tr></thead><tbody>\n";
+  for (const Row& row : report.rows) {
+    out += fmt::format(
+        "<tr><td class=\"num\">{}</td><td class=\"num\" data-v=\"{:.6f}\">{:.2f}%</td><td class=\"num\" "
+        "data-v=\"{:.6f}\">{:.2f}%</td><td class=\"num\" data-v=\"{:.6f}\">{:.2f}%</td>",
+        row.samples, row.percent, row.percent, row.interval.low, row.interval.low, row.interval.high, row.interval.high);
+    if (report.view == View::address) out += fmt::format("<td class=\"fn\">{:#x}</td>", row.address);
+    if (report.view == View::line)
+      out += fmt::format("<td class=\"fn\">{}:{}</td>", escape(row.file.empty() ? "??" : row.file), row.line);
+    if (report.view != View::object) out += "<td class=\"fn\">" + escape(row.function) + "</td>";
+    if (report.view == View::address) out += "<td class=\"fn\">" + escape(row.instruction) + "</td>";
+    out += "<td class=\"fn\" title=\"" + escape(row.object_path) + "\">" + escape(row.object) + "</td></tr>\n";
+  }
+  out += "</tbody></table>\n";
+  if (report.rows.size() < report.rows_before_filter)
+    out += fmt::format("<p>{} of {} rows shown.</p>\n", report.rows.size(), report.rows_before_filter);
+
+  out += "<h2>Samples over each object's address space</h2>\n" + address_space_charts(symbolized);
+  out += "<h2>Source lines of the hottest functions</h2>\n" + source_sections(symbolized, symbolizer);
+  out += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
+  return out;
+}
+
+}  // namespace profiling::report

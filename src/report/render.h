@@ -1,0 +1,38 @@
+// Reports as text people read (aligned columns, colour only on a terminal),
+// as data programs read (CSV with a header row, JSON of the schema in
+// docs/report.md, folded stacks for flame graph tools), and as one
+// self-contained HTML page.
+#ifndef PROFIL_REPORT_RENDER_H
+#define PROFIL_REPORT_RENDER_H
+
+#include <string>
+
+#include "report/report.h"
+
+namespace profiling::report {
+
+std::string render_text(const Report& report, bool colour);
+std::string render_csv(const Report& report);
+std::string render_json(const Report& report);
+// "object;function count" lines, hottest first (Brendan Gregg's
+// stackcollapse format: frames separated by ';', a space, the count).
+std::string render_folded(const Report& report);
+
+// The HTML page: summary, sortable table, bar chart of the hottest rows,
+// samples over each object's address space, and the source lines of the
+// hottest functions. Needs the symbolized profile for the last two.
+std::string render_html(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer);
+
+std::string render_diff_text(const Diff& diff, const std::string& base_name, const std::string& new_name,
+                             bool colour);
+std::string render_diff_csv(const Diff& diff);
+std::string render_diff_json(const Diff& diff);
+
+// The one-line summary every format opens with.
+std::string describe_summary(const Summary& summary);
+// RFC 8259 string escaping (without the quotes).
+std::string json_escape(const std::string& text);
+
+}  // namespace profiling::report
+
+#endif  // PROFIL_REPORT_RENDER_H

@@ -1,0 +1,286 @@
+#include "report/report.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace profiling::report {
+
+const char* view_name(View view) {
+  switch (view) {
+    case View::function: return "function";
+    case View::line: return "line";
+    case View::object: return "object";
+    case View::address: return "address";
+  }
+  return "?";
+}
+
+bool parse_view(const std::string& text, View* view) {
+  for (View v : {View::function, View::line, View::object, View::address})
+    if (text == view_name(v)) {
+      *view = v;
+      return true;
+    }
+  return false;
+}
+
+Interval wilson_interval(uint64_t k, uint64_t n, double z) {
+  if (n == 0) return {0, 0};
+  double nn = static_cast<double>(n), p = static_cast<double>(k) / nn, z2 = z * z;
+  double denominator = 1 + z2 / nn;
+  double center = (p + z2 / (2 * nn)) / denominator;
+  double half = z / denominator * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn));
+  return {std::max(0.0, center - half) * 100, std::min(1.0, center + half) * 100};
+}
+
+SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& symbolizer, bool with_lines) {
+  SymbolizedProfile out;
+  out.profile = &profile;
+  // Samples may repeat an address (merged inputs); each distinct address is
+  // symbolized once.
+  std::map<uint64_t, uint64_t> counts;
+  for (const format::Sample& sample : profile.samples) counts[sample.address] += sample.count;
+  // Mappings sorted by start: one binary search per address instead of
+  // Profile::mapping_for's linear scan (thousands of libraries).
+  std::vector<const format::Mapping*> mappings;
+  for (const format::Mapping& m : profile.mappings) mappings.push_back(&m);
+  std::sort(mappings.begin(), mappings.end(),
+            [](const format::Mapping* a, const format::Mapping* b) { return a->start < b->start; });
+  out.samples.reserve(counts.size());
+  for (const auto& [address, count] : counts) {
+    if (count == 0) continue;
+    SymbolizedSample s;
+    s.address = address;
+    s.count = count;
+    auto it = std::upper_bound(mappings.begin(), mappings.end(), address,
+                               [](uint64_t a, const format::Mapping* m) { return a < m->start; });
+    if (it != mappings.begin() && (*(it - 1))->contains(address)) s.mapping = *(it - 1);
+    if (!s.mapping) s.mapping = profile.mapping_for(address);  // overlapping mappings
+    s.symbol = symbolizer.symbolize(s.mapping, address);
+    if (with_lines) s.line = symbolizer.source_line(s.mapping, s.symbol);
+    out.total += count;
+    out.samples.push_back(std::move(s));
+  }
+  return out;
+}
+
+Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::string>& files) {
+  Summary summary;
+  const format::Profile& p = *symbolized.profile;
+  summary.samples = symbolized.total;
+  summary.period_ns = p.period_ns;
+  summary.rate_hz = p.period_ns ? 1e9 / static_cast<double>(p.period_ns) : 0;
+  summary.cpu_seconds = static_cast<double>(symbolized.total) * static_cast<double>(p.period_ns) / 1e9;
+  summary.wall_seconds = static_cast<double>(p.duration_ns) / 1e9;
+  summary.dropped = p.dropped;
+  summary.clock = p.clock;
+  summary.program = p.program;
+  summary.files = files;
+  std::set<std::string> objects;
+  for (const SymbolizedSample& s : symbolized.samples) objects.insert(s.symbol.object);
+  summary.objects = objects.size();
+  return summary;
+}
+
+std::vector<std::pair<uint64_t, std::string>> disassemble(const std::string& objdump, const std::string& file,
+                                                          uint64_t start, uint64_t end) {
+  std::vector<std::pair<uint64_t, std::string>> out;
+  std::vector<std::string> args = {objdump, "-d", "-w", "-C", "--no-show-raw-insn",
+                                   fmt::format("--start-address={:#x}", start),
+                                   fmt::format("--stop-address={:#x}", end), file};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return out;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(pipe_fds[1]);
+  std::string text;
+  if (spawned == 0) {
+    char buffer[8192];
+    ssize_t got;
+    while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
+      if (got > 0) text.append(buffer, static_cast<size_t>(got));
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  close(pipe_fds[0]);
+  // Instruction lines are "  401136:\tpush   %rbp" (binutils objdump.c).
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    std::string line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    size_t colon = line.find(":\t");
+    if (colon == std::string::npos) continue;
+    size_t first = line.find_first_not_of(' ');
+    if (first >= colon) continue;
+    uint64_t address = 0;
+    auto [ptr, error] = std::from_chars(line.data() + first, line.data() + colon, address, 16);
+    if (error != std::errc() || ptr != line.data() + colon) continue;
+    std::string instruction = line.substr(colon + 2);
+    // objdump pads mnemonics with spaces; one space reads as well.
+    std::string squeezed;
+    for (char c : instruction) {
+      if (c == '\t') c = ' ';
+      if (c == ' ' && !squeezed.empty() && squeezed.back() == ' ') continue;
+      squeezed += c;
+    }
+    while (!squeezed.empty() && squeezed.back() == ' ') squeezed.pop_back();
+    out.emplace_back(address, squeezed);
+  }
+  return out;
+}
+
+namespace {
+
+struct RowKey {
+  std::string object, function, file;
+  int line = 0;
+  uint64_t address = 0;
+  auto operator<=>(const RowKey&) const = default;
+};
+
+RowKey key_for(View view, const SymbolizedSample& s) {
+  RowKey key;
+  key.object = s.symbol.object;
+  if (view == View::object) return key;
+  key.function = s.symbol.function;
+  if (view == View::line) {
+    key.file = s.line.file;
+    key.line = s.line.line;
+  } else if (view == View::address) {
+    key.address = s.symbol.file_address;
+  }
+  return key;
+}
+
+}  // namespace
+
+Report build_report(const SymbolizedProfile& symbolized, Symbolizer& symbolizer, const ReportOptions& options,
+                    const std::vector<std::string>& files) {
+  Report report;
+  report.view = options.view;
+  report.summary = summarize(symbolized, files);
+  std::map<RowKey, uint64_t> groups;
+  std::map<RowKey, const SymbolizedSample*> example;
+  for (const SymbolizedSample& s : symbolized.samples) {
+    RowKey key = key_for(options.view, s);
+    groups[key] += s.count;
+    example.try_emplace(key, &s);
+  }
+  std::vector<std::pair<RowKey, uint64_t>> sorted(groups.begin(), groups.end());
+  // Hottest first; ties in name order so that output is deterministic.
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  report.rows_before_filter = sorted.size();
+  uint64_t n = symbolized.total;
+  for (const auto& [key, count] : sorted) {
+    Row row;
+    row.samples = count;
+    row.percent = n ? 100.0 * static_cast<double>(count) / static_cast<double>(n) : 0;
+    row.interval = wilson_interval(count, n);
+    row.function = key.function;
+    row.object_path = key.object;
+    row.object = object_basename(key.object);
+    row.file = key.file;
+    row.line = key.line;
+    row.address = key.address;
+    if (options.min_percent > 0 && row.percent < options.min_percent) continue;
+    if (options.focus) {
+      const std::string& subject = options.view == View::object ? row.object_path : row.function;
+      if (!std::regex_search(subject, *options.focus)) continue;
+    }
+    report.rows.push_back(std::move(row));
+    if (options.top && report.rows.size() >= options.top) break;
+  }
+  if (options.view == View::address) {
+    // One objdump run per function shown, over just that function's bytes.
+    std::map<std::pair<std::string, uint64_t>, std::map<uint64_t, std::string>> listings;
+    for (Row& row : report.rows) {
+      RowKey key{row.object_path, row.function, row.file, row.line, row.address};
+      const SymbolizedSample* s = example[key];
+      if (!s || !s->symbol.known || !s->mapping) continue;
+      auto id = std::make_pair(row.object_path, s->symbol.function_address);
+      auto it = listings.find(id);
+      if (it == listings.end()) {
+        std::map<uint64_t, std::string> listing;
+        for (auto& [address, text] : disassemble(options.objdump, s->mapping->path, s->symbol.function_address,
+                                                 s->symbol.function_address + s->symbol.function_size))
+          listing[address] = std::move(text);
+        it = listings.emplace(id, std::move(listing)).first;
+      }
+      // A sample taken between instruction boundaries (gmon bins) reads as
+      // the instruction it falls into.
+      auto ins = it->second.upper_bound(row.address);
+      if (ins != it->second.begin()) row.instruction = std::prev(ins)->second;
+    }
+  }
+  (void)symbolizer;
+  for (const Row& row : report.rows) report.samples_shown += row.samples;
+  return report;
+}
+
+Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed) {
+  Diff diff;
+  diff.base = summarize(base, {});
+  diff.changed = summarize(changed, {});
+  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
+  for (const SymbolizedSample& s : base.samples)
+    counts[{object_basename(s.symbol.object), s.symbol.function}].first += s.count;
+  for (const SymbolizedSample& s : changed.samples)
+    counts[{object_basename(s.symbol.object), s.symbol.function}].second += s.count;
+  double n1 = static_cast<double>(base.total), n2 = static_cast<double>(changed.total);
+  for (const auto& [key, c] : counts) {
+    DiffRow row;
+    row.object = key.first;
+    row.function = key.second;
+    row.base_samples = c.first;
+    row.new_samples = c.second;
+    double p1 = n1 > 0 ? static_cast<double>(c.first) / n1 : 0;
+    double p2 = n2 > 0 ? static_cast<double>(c.second) / n2 : 0;
+    row.base_percent = 100 * p1;
+    row.new_percent = 100 * p2;
+    row.delta = 100 * (p2 - p1);
+    if (n1 > 0 && n2 > 0) {
+      row.delta_error = 100 * 1.959963984540054 * std::sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2);
+      double pooled = (static_cast<double>(c.first) + static_cast<double>(c.second)) / (n1 + n2);
+      double se = std::sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2));
+      row.z = se > 0 ? (p2 - p1) / se : 0;
+      row.p_value = std::erfc(std::fabs(row.z) / std::sqrt(2.0));
+    }
+    diff.rows.push_back(std::move(row));
+  }
+  std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const DiffRow& a, const DiffRow& b) {
+    bool a_gain = a.z > 0, b_gain = b.z > 0;
+    if (a_gain != b_gain) return a_gain;
+    return a_gain ? a.z > b.z : a.z < b.z;
+  });
+  return diff;
+}
+
+}  // namespace profiling::report

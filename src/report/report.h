@@ -1,0 +1,118 @@
+// A flat profile: symbolized samples grouped into rows (by function, source
+// line, object or instruction address), each with its share of all samples
+// and the 95 % Wilson score interval of that share — the samples are a
+// binomial draw from the program's time, so a share of k in n has an error
+// (E. B. Wilson, "Probable inference...", JASA 22, 1927).
+#ifndef PROFIL_REPORT_REPORT_H
+#define PROFIL_REPORT_REPORT_H
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "format/profile.h"
+#include "report/symbolizer.h"
+
+namespace profiling::report {
+
+enum class View { function, line, object, address };
+const char* view_name(View view);
+// "function", "line", "object", "address"; false for anything else.
+bool parse_view(const std::string& text, View* view);
+
+struct Interval {
+  double low = 0, high = 0;  // percent
+};
+// The 95 % Wilson score interval of k successes in n trials, in percent.
+Interval wilson_interval(uint64_t k, uint64_t n, double z = 1.959963984540054);
+
+// One distinct sampled address, symbolized.
+struct SymbolizedSample {
+  uint64_t address = 0;  // runtime
+  uint64_t count = 0;
+  const format::Mapping* mapping = nullptr;
+  Symbol symbol;
+  SourceLine line;  // filled only when lines were asked for
+};
+
+// The profile with every distinct address symbolized once.
+struct SymbolizedProfile {
+  const format::Profile* profile = nullptr;
+  uint64_t total = 0;
+  std::vector<SymbolizedSample> samples;  // by address
+};
+SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& symbolizer, bool with_lines);
+
+struct Row {
+  uint64_t samples = 0;
+  double percent = 0;
+  Interval interval;
+  std::string function;     // empty in the object view
+  std::string object;       // basename of the object
+  std::string object_path;  // as the mapping names it
+  std::string file;         // line view: source file
+  int line = 0;             // line view: source line (0 unknown)
+  uint64_t address = 0;     // address view: link-time address in the object
+  std::string instruction;  // address view: disassembled instruction
+};
+
+struct Summary {
+  uint64_t samples = 0;     // in all files
+  uint64_t period_ns = 0;   // CPU time one sample stands for
+  double rate_hz = 0;       // 1e9 / period_ns
+  double cpu_seconds = 0;   // samples * period
+  double wall_seconds = 0;  // duration of the profiles, 0 when unknown
+  uint64_t dropped = 0;
+  std::string clock;
+  std::string program;
+  std::vector<std::string> files;
+  size_t objects = 0;       // distinct objects sampled
+};
+
+struct ReportOptions {
+  View view = View::function;
+  size_t top = 0;            // 0: all rows
+  double min_percent = 0;    // rows below are left out
+  std::optional<std::regex> focus;  // rows whose function (or object in the object view) matches
+  std::string focus_text;
+  std::string objdump = "objdump";  // for the address view
+};
+
+struct Report {
+  View view = View::function;
+  Summary summary;
+  std::vector<Row> rows;  // hottest first, after top/min-percent/focus
+  size_t rows_before_filter = 0;
+  uint64_t samples_shown = 0;
+};
+
+Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::string>& files);
+Report build_report(const SymbolizedProfile& symbolized, Symbolizer& symbolizer, const ReportOptions& options,
+                    const std::vector<std::string>& files);
+
+// The instructions of [start, end) of an object, disassembled by objdump(1)
+// as perf annotate does: link-time address -> instruction text.
+std::vector<std::pair<uint64_t, std::string>> disassemble(const std::string& objdump, const std::string& file,
+                                                          uint64_t start, uint64_t end);
+
+// `profil diff`: the change of each function's share between two profiles.
+struct DiffRow {
+  std::string function, object;
+  uint64_t base_samples = 0, new_samples = 0;
+  double base_percent = 0, new_percent = 0;
+  double delta = 0;          // new - base, percentage points
+  double delta_error = 0;    // 95 % half-width of delta (normal approximation)
+  double z = 0;              // two-proportion z statistic (pooled)
+  double p_value = 1;        // two-sided
+};
+struct Diff {
+  Summary base, changed;
+  std::vector<DiffRow> rows;  // gainers by decreasing z, then losers by increasing z
+};
+Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed);
+
+}  // namespace profiling::report
+
+#endif  // PROFIL_REPORT_REPORT_H

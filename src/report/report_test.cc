@@ -1,0 +1,175 @@
+// Aggregation, statistics, merging, diffing, input detection and rendering on
+// in-memory profiles (no ELF needed: addresses outside every object).
+#include "report/report.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "report/input.h"
+#include "report/render.h"
+
+namespace profiling::report {
+namespace {
+
+TEST(Wilson, MatchesPublishedValues) {
+  // 50 of 100: 95 % Wilson interval 40.38 % - 59.62 % (Newcombe 1998, method 3).
+  Interval half = wilson_interval(50, 100);
+  EXPECT_NEAR(half.low, 40.383, 0.01);
+  EXPECT_NEAR(half.high, 59.617, 0.01);
+  // 0 of 10: the interval is not degenerate, [0, 27.75 %].
+  Interval none = wilson_interval(0, 10);
+  EXPECT_DOUBLE_EQ(none.low, 0);
+  EXPECT_NEAR(none.high, 27.75, 0.01);
+  Interval all = wilson_interval(10, 10);
+  EXPECT_NEAR(all.low, 72.25, 0.01);
+  EXPECT_DOUBLE_EQ(all.high, 100);
+  // The interval narrows as 1/sqrt(n).
+  Interval big = wilson_interval(5000, 10000);
+  EXPECT_NEAR((big.high - big.low) / (half.high - half.low), 0.1, 0.005);
+}
+
+format::Profile profile_at(uint64_t base, uint64_t period_ns, std::vector<std::pair<uint64_t, uint64_t>> offsets) {
+  format::Profile p;
+  p.period_ns = period_ns;
+  p.mappings.push_back({base, base + 0x10000, 0x1000, "/nonexistent/prog", "abcd"});
+  for (auto [offset, count] : offsets) p.samples.push_back({base + offset, count});
+  return p;
+}
+
+TEST(Merge, SumsObjectsMatchedByBuildIdWhereverTheyWereLoaded) {
+  LoadedProfile a{"a", InputKind::pprof, profile_at(0x555500000000, 1000, {{0x10, 5}, {0x20, 1}})};
+  LoadedProfile b{"b", InputKind::pprof, profile_at(0x7f0000000000, 1000, {{0x10, 7}})};
+  b.profile.mappings[0].path = "/elsewhere/prog";  // same build id: same object
+  format::Profile merged = merge_profiles({a, b});
+  ASSERT_EQ(merged.mappings.size(), 1u);
+  EXPECT_EQ(merged.period_ns, 1000u);
+  EXPECT_EQ(merged.total_count(), 13u);
+  ASSERT_EQ(merged.samples.size(), 2u);
+  EXPECT_EQ(merged.samples[0].address, 0x555500000010u);
+  EXPECT_EQ(merged.samples[0].count, 12u);
+}
+
+TEST(Merge, MovesAnOtherObjectThatOverlaps) {
+  LoadedProfile a{"a", InputKind::pprof, profile_at(0x1000000, 1000, {{0x10, 5}})};
+  LoadedProfile b{"b", InputKind::pprof, profile_at(0x1000000, 1000, {{0x10, 7}})};
+  b.profile.mappings[0].build_id = "ef01";  // another object at the same place
+  format::Profile merged = merge_profiles({a, b});
+  ASSERT_EQ(merged.mappings.size(), 2u);
+  EXPECT_GE(merged.mappings[1].start, merged.mappings[0].limit);
+  ASSERT_EQ(merged.samples.size(), 2u);
+  EXPECT_TRUE(merged.mappings[0].contains(merged.samples[0].address));
+  EXPECT_TRUE(merged.mappings[1].contains(merged.samples[1].address));
+  EXPECT_EQ(merged.samples[1].count, 7u);
+}
+
+TEST(Merge, RefusesDifferentSamplingPeriods) {
+  LoadedProfile a{"fast.pb.gz", InputKind::pprof, profile_at(0x1000, 100000, {{0x10, 5}})};
+  LoadedProfile b{"slow.pb.gz", InputKind::pprof, profile_at(0x1000, 1000000, {{0x10, 5}})};
+  try {
+    merge_profiles({a, b});
+    FAIL() << "merged profiles of different rates";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "slow.pb.gz");
+    EXPECT_NE(std::string(e.what()).find("fast.pb.gz"), std::string::npos);
+  }
+}
+
+TEST(Input, DetectsTypesByContentAndRefusesForeignBytes) {
+  EXPECT_EQ(detect_input_kind(std::string("\x1f\x8b\x08\x00", 4), "x"), InputKind::pprof);
+  EXPECT_EQ(detect_input_kind("gmon\x01\0\0\0", "x"), InputKind::gmon);
+  EXPECT_EQ(detect_input_kind(std::string("PROFRAW\n\1\0\0\0", 12), "x"), InputKind::profraw);
+  try {
+    decode_profile("#!/bin/sh\necho hello\n", "script.sh");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "script.sh");
+    EXPECT_NE(std::string(e.what()).find("not a profile"), std::string::npos);
+  }
+  EXPECT_THROW(decode_profile("", "empty"), InputError);
+  // A gzip header cut short is a truncated pprof, not a crash.
+  EXPECT_THROW(decode_profile(std::string("\x1f\x8b\x08\x00\x00", 5), "cut.pb.gz"), InputError);
+}
+
+// Profiles of no readable object: every address is [unknown] in its mapping.
+SymbolizedProfile symbolized_of(const format::Profile& p, Symbolizer& symbolizer) {
+  return symbolize_profile(p, symbolizer, false);
+}
+
+TEST(Report, ObjectViewTopMinPercentAndFocus) {
+  format::Profile p;
+  p.period_ns = 1'000'000;
+  p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/liba.so", ""});
+  p.mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/libb.so", ""});
+  p.mappings.push_back({0x5000, 0x6000, 0, "[vdso]", ""});
+  p.samples = {{0x1100, 60}, {0x1200, 10}, {0x3100, 25}, {0x5100, 5}};
+  Symbolizer symbolizer;
+  SymbolizedProfile s = symbolized_of(p, symbolizer);
+  ReportOptions options;
+  options.view = View::object;
+  Report all = build_report(s, symbolizer, options, {"x"});
+  ASSERT_EQ(all.rows.size(), 3u);
+  EXPECT_EQ(all.rows[0].object, "liba.so");
+  EXPECT_EQ(all.rows[0].samples, 70u);
+  EXPECT_DOUBLE_EQ(all.summary.cpu_seconds, 0.1);
+  EXPECT_DOUBLE_EQ(all.summary.rate_hz, 1000);
+  options.min_percent = 10;
+  EXPECT_EQ(build_report(s, symbolizer, options, {}).rows.size(), 2u);
+  options.min_percent = 0;
+  options.top = 1;
+  EXPECT_EQ(build_report(s, symbolizer, options, {}).rows.size(), 1u);
+  options.top = 0;
+  options.focus.emplace("libb");
+  Report focused = build_report(s, symbolizer, options, {});
+  ASSERT_EQ(focused.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(focused.rows[0].percent, 25);  // still a share of all samples
+}
+
+TEST(Render, CsvJsonFoldedAndText) {
+  format::Profile p;
+  p.period_ns = 1'000'000;
+  p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/lib,a.so", ""});
+  p.samples = {{0x1100, 3}, {0x1200, 1}};
+  Symbolizer symbolizer;
+  SymbolizedProfile s = symbolized_of(p, symbolizer);
+  Report r = build_report(s, symbolizer, {}, {"in.pb.gz"});
+  EXPECT_EQ(render_csv(r),
+            "samples,percent,percent_low,percent_high,function,object\n"
+            "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\"\n");
+  EXPECT_EQ(render_folded(r), "lib,a.so;[unknown] 4\n");
+  std::string json = render_json(r);
+  EXPECT_NE(json.find("\"schema\":\"profil-report/1\""), std::string::npos);
+  EXPECT_NE(json.find("\"percent_low\":51.0109"), std::string::npos);
+  std::string text = render_text(r, false);
+  EXPECT_NE(text.find("4 samples at 1000 Hz (1000000 ns each) = 0.004 s of CPU time"), std::string::npos);
+  EXPECT_EQ(text.find("\x1b["), std::string::npos);
+  EXPECT_NE(render_text(r, true).find("\x1b["), std::string::npos);
+}
+
+TEST(Diff, TheFunctionThatGainedShareComesFirst) {
+  format::Profile base, changed;
+  for (format::Profile* p : {&base, &changed}) {
+    p->period_ns = 1000;
+    p->mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/a", ""});
+    p->mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/b", ""});
+    p->mappings.push_back({0x5000, 0x6000, 0, "/nonexistent/c", ""});
+  }
+  base.samples = {{0x1100, 400}, {0x3100, 300}, {0x5100, 300}};
+  changed.samples = {{0x1100, 400}, {0x3100, 900}, {0x5100, 300}};
+  Symbolizer symbolizer;
+  Diff d = diff_profiles(symbolized_of(base, symbolizer), symbolized_of(changed, symbolizer));
+  ASSERT_EQ(d.rows.size(), 3u);
+  EXPECT_EQ(d.rows[0].object, "b");
+  EXPECT_GT(d.rows[0].z, 10);
+  EXPECT_NEAR(d.rows[0].delta, 100.0 * 900 / 1600 - 30, 1e-9);
+  EXPECT_LT(d.rows[0].p_value, 1e-9);
+  // Then the losers, the most significant loss first: a fell from 40 % to
+  // 25 %, c from 30 % to 18.75 %.
+  EXPECT_EQ(d.rows[1].object, "a");
+  EXPECT_EQ(d.rows[2].object, "c");
+  EXPECT_LT(d.rows[1].z, d.rows[2].z);
+  EXPECT_LT(d.rows[2].z, 0);
+}
+
+}  // namespace
+}  // namespace profiling::report

@@ -1,0 +1,92 @@
+// Runtime addresses -> (object, function, source line), the way perf and
+// heaptrack do it: every object is opened once (cached by path + build id),
+// its ELF symbol table (.symtab, else .dynsym) is sorted once, and each
+// address is one binary search. The runtime address is turned into the
+// object's link-time address through the mapping (start, file_offset) and the
+// object's PT_LOAD program headers (elf(5)), which is correct for non-PIE
+// executables, PIE and shared libraries alike.
+//
+// Separate debug files are found as gdb documents them ("Separate Debug
+// Files"): /usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink next
+// to the object, in its .debug/ directory, and under /usr/lib/debug.
+#ifndef PROFIL_REPORT_SYMBOLIZER_H
+#define PROFIL_REPORT_SYMBOLIZER_H
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/profile.h"
+
+namespace profiling::report {
+
+inline constexpr const char* kUnknownFunction = "[unknown]";
+
+struct Symbol {
+  std::string object;             // the mapping's path ("[unknown]" without a mapping)
+  std::string function;           // demangled; kUnknownFunction when not found
+  uint64_t file_address = 0;      // link-time address in the object (0 when unknown)
+  uint64_t function_address = 0;  // link-time start of the function
+  uint64_t function_size = 0;     // bytes (to the next symbol for zero-size ones)
+  bool known = false;             // function was found in a symbol table
+};
+
+struct SourceLine {
+  std::string file;  // as DWARF names it (absolute when the CU said so)
+  int line = 0;      // 0: no line information
+};
+
+// One loaded ELF object (and its separate debug file, if any).
+class ElfObject;
+
+// A load segment of an object (elf(5) PT_LOAD).
+struct LoadSegment {
+  uint64_t file_offset, file_size, vaddr, mem_size;
+  bool executable;
+};
+
+class Symbolizer {
+ public:
+  // debug_root: where distribution debug files live (/usr/lib/debug).
+  explicit Symbolizer(std::string debug_root = "/usr/lib/debug");
+  ~Symbolizer();
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // mapping may be nullptr (address outside every mapping).
+  Symbol symbolize(const format::Mapping* mapping, uint64_t address);
+  // The source line of a symbolized address (DWARF .debug_line via libdw).
+  SourceLine source_line(const format::Mapping* mapping, const Symbol& symbol);
+  // Runtime address -> link-time address of mapping's object; false when the
+  // object cannot be read or the address is in none of its PT_LOAD segments.
+  bool file_address(const format::Mapping& mapping, uint64_t address, uint64_t* out);
+  // The PT_LOAD segments of the object behind mapping (empty when unreadable).
+  std::vector<LoadSegment> segments(const format::Mapping& mapping);
+  // Path of the file that holds the object's symbols/DWARF (the object or its
+  // debug file); empty when unreadable.
+  std::string symbol_file(const format::Mapping& mapping);
+
+  // Problems met so far (missing file, build id mismatch), each said once.
+  std::vector<std::string> take_warnings();
+  size_t objects_loaded() const { return objects_.size(); }
+
+ private:
+  ElfObject* object_for(const format::Mapping& mapping);
+
+  std::string debug_root_;
+  std::map<std::string, std::unique_ptr<ElfObject>> objects_;  // key: path + '\0' + build id
+  std::vector<std::string> warnings_;
+};
+
+// "_ZN3foo3barEv" -> "foo::bar()"; other names are returned as they are.
+std::string demangle(const std::string& name);
+// The last path component ("/usr/lib/libc.so.6" -> "libc.so.6").
+std::string object_basename(const std::string& path);
+// Lowercase hex GNU build id of an ELF file, "" when it has none or cannot be read.
+std::string read_build_id(const std::string& path);
+
+}  // namespace profiling::report
+
+#endif  // PROFIL_REPORT_SYMBOLIZER_H

@@ -1,0 +1,56 @@
+# profil report / merge / diff: real ELF objects built here (a PIE, a
+# non-PIE, a shared library, stripped copies with and without a debug link,
+# a C++ program), symbolized at their real runtime addresses; golden reports.
+if(NOT TARGET profil_report)
+  return()
+endif()
+
+set(REPORT_FIXTURE_DIR ${CMAKE_BINARY_DIR}/tests/report_fixtures)
+set(REPORT_FIXTURE_SRC ${CMAKE_CURRENT_SOURCE_DIR}/report_fixtures)
+
+add_library(report_fixture_lib SHARED ${REPORT_FIXTURE_SRC}/lib.c)
+set_target_properties(report_fixture_lib PROPERTIES OUTPUT_NAME report_fixture
+  LIBRARY_OUTPUT_DIRECTORY ${REPORT_FIXTURE_DIR})
+target_compile_options(report_fixture_lib PRIVATE -O1 -g)
+
+add_executable(report_fixture_pie ${REPORT_FIXTURE_SRC}/prog.c)
+target_compile_options(report_fixture_pie PRIVATE -O1 -g -fPIE)
+target_link_options(report_fixture_pie PRIVATE -pie)
+
+add_executable(report_fixture_nopie ${REPORT_FIXTURE_SRC}/prog.c)
+set_target_properties(report_fixture_nopie PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+target_compile_options(report_fixture_nopie PRIVATE -O1 -g -fno-pie)
+target_link_options(report_fixture_nopie PRIVATE -no-pie)
+
+add_executable(report_fixture_cxx ${REPORT_FIXTURE_SRC}/cxx.cc)
+target_compile_options(report_fixture_cxx PRIVATE -O1 -g)
+
+foreach(fixture report_fixture_pie report_fixture_nopie)
+  target_link_libraries(${fixture} PRIVATE report_fixture_lib)
+endforeach()
+foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx)
+  set_target_properties(${fixture} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${REPORT_FIXTURE_DIR})
+endforeach()
+
+# Stripped copies of the PIE: one whose symbols and DWARF are in a separate
+# file named by .gnu_debuglink (objcopy(1) "--only-keep-debug"), one with
+# nothing left at all.
+add_custom_command(TARGET report_fixture_pie POST_BUILD
+  COMMAND ${CMAKE_OBJCOPY} --only-keep-debug report_fixture_pie report_fixture_pie_linked.debug
+  COMMAND ${CMAKE_OBJCOPY} --strip-all --add-gnu-debuglink=report_fixture_pie_linked.debug
+          report_fixture_pie report_fixture_pie_linked
+  COMMAND ${CMAKE_OBJCOPY} --strip-all report_fixture_pie report_fixture_pie_stripped
+  WORKING_DIRECTORY ${REPORT_FIXTURE_DIR}
+  BYPRODUCTS ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked ${REPORT_FIXTURE_DIR}/report_fixture_pie_stripped
+             ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked.debug)
+
+add_custom_target(report_fixtures DEPENDS report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_lib)
+
+profil_add_gtest(report_symbolizer_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_symbolizer_test.cc
+  LIBS profil_report)
+if(TARGET report_symbolizer_test)
+  add_dependencies(report_symbolizer_test report_fixtures)
+  target_compile_definitions(report_symbolizer_test PRIVATE
+    REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}" REPORT_FIXTURE_SRC="${REPORT_FIXTURE_SRC}")
+endif()

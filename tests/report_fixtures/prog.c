@@ -1,0 +1,63 @@
+/* A program whose functions the report tests look up: built as a PIE, a
+ * non-PIE, and stripped copies. "addresses" prints where its functions are
+ * and its executable mappings, so a test can symbolize real runtime
+ * addresses the way a profile records them. "burn N" spins N million
+ * iterations in hot_outer/hot_inner (for golden profiles). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int fixture_library_work(int n);
+
+/* A function without a .size directive (hand-written assembly does this):
+ * the symbolizer must extend it to the next symbol. */
+__asm__(".text\n"
+        ".globl zero_size_first\n"
+        ".type zero_size_first, @function\n"
+        "zero_size_first:\n"
+        "  nop\n  nop\n  nop\n  nop\n  nop\n  nop\n  nop\n"
+        "  ret\n"
+        ".globl zero_size_second\n"
+        ".type zero_size_second, @function\n"
+        "zero_size_second:\n"
+        "  ret\n");
+void zero_size_first(void);
+void zero_size_second(void);
+
+volatile unsigned long sink;
+
+__attribute__((noinline)) unsigned long hot_inner(unsigned long x) {
+  for (int i = 0; i < 64; ++i) x = x * 6364136223846793005ul + 1442695040888963407ul;
+  return x;
+}
+
+__attribute__((noinline)) unsigned long hot_outer(unsigned long rounds) {
+  unsigned long x = 1;
+  for (unsigned long i = 0; i < rounds; ++i) {
+    x ^= hot_inner(x);
+    x += i * 3;
+  }
+  return x;
+}
+
+static __attribute__((noinline)) int local_helper(int v) { return v * 7 + (int)sink; }
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "addresses") == 0) {
+    printf("sym hot_inner %p\n", (void*)hot_inner);
+    printf("sym hot_outer %p\n", (void*)hot_outer);
+    printf("sym local_helper %p\n", (void*)local_helper);
+    printf("sym main %p\n", (void*)main);
+    printf("sym zero_size_first %p\n", (void*)zero_size_first);
+    printf("sym zero_size_second %p\n", (void*)zero_size_second);
+    printf("sym fixture_library_work %p\n", (void*)fixture_library_work);
+    FILE* maps = fopen("/proc/self/maps", "r");
+    char line[4096];
+    while (maps && fgets(line, sizeof line, maps)) printf("map %s", line);
+    if (maps) fclose(maps);
+    return 0;
+  }
+  unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 10) * 1000000ul : 1000;
+  sink = hot_outer(rounds) + (unsigned long)local_helper(fixture_library_work(3));
+  return 0;
+}

@@ -1,0 +1,217 @@
+// The symbolizer on real objects at their real runtime addresses: each
+// fixture program prints where its functions are and its /proc/self/maps,
+// and the test symbolizes those addresses as a profile would record them.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "format/profile.h"
+#include "report/report.h"
+#include "report/symbolizer.h"
+
+namespace profiling::report {
+namespace {
+
+const std::string kDir = REPORT_FIXTURE_DIR;
+
+struct FixtureRun {
+  std::map<std::string, uint64_t> functions;  // name -> runtime address
+  format::Profile profile;                    // executable mappings, no samples
+};
+
+std::string run(const std::string& command) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, got);
+  pclose(pipe);
+  return out;
+}
+
+// "map 5555-5556 r-xp 00001000 08:01 1234 /path" lines -> executable mappings.
+FixtureRun run_fixture(const std::string& program) {
+  FixtureRun result;
+  std::istringstream lines(run(kDir + "/" + program + " addresses"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("sym ", 0) == 0) {
+      size_t space = line.rfind(' ');
+      result.functions[line.substr(4, space - 4)] = std::stoull(line.substr(space + 1), nullptr, 16);
+    } else if (line.rfind("map ", 0) == 0) {
+      std::istringstream fields(line.substr(4));
+      std::string range, perms, offset, device, inode, path;
+      fields >> range >> perms >> offset >> device >> inode;
+      std::getline(fields >> std::ws, path);
+      if (perms.size() < 3 || perms[2] != 'x') continue;
+      format::Mapping m;
+      m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+      m.limit = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+      m.file_offset = std::stoull(offset, nullptr, 16);
+      m.path = path.empty() ? "[anon]" : path;
+      result.profile.mappings.push_back(m);
+    }
+  }
+  return result;
+}
+
+Symbol symbolize(Symbolizer& symbolizer, const format::Profile& profile, uint64_t address) {
+  return symbolizer.symbolize(profile.mapping_for(address), address);
+}
+
+// A non-PIE's pointer to a library function is the canonical PLT entry in
+// the executable (System V x86-64 ABI), so the library is checked only for
+// position-independent programs.
+void expect_own_functions(const std::string& program, bool check_library = true) {
+  FixtureRun fixture = run_fixture(program);
+  ASSERT_EQ(fixture.functions.size(), 7u) << "fixture " << program << " did not run";
+  Symbolizer symbolizer;
+  for (std::string name : {"hot_inner", "hot_outer", "local_helper", "main", "fixture_library_work"}) {
+    if (name == "fixture_library_work" && !check_library) continue;
+    uint64_t address = fixture.functions.at(name);
+    // An address inside the function, not only its first byte.
+    Symbol symbol = symbolize(symbolizer, fixture.profile, address + 2);
+    EXPECT_TRUE(symbol.known) << name;
+    EXPECT_EQ(symbol.function, name);
+    EXPECT_EQ(symbol.file_address - symbol.function_address, 2u) << name;
+  }
+  EXPECT_EQ(object_basename(symbolize(symbolizer, fixture.profile, fixture.functions.at("main")).object), program);
+  if (check_library) {
+    EXPECT_EQ(object_basename(symbolize(symbolizer, fixture.profile, fixture.functions.at("fixture_library_work")).object),
+              "libreport_fixture.so");
+  }
+  // Each object was read once, however many lookups.
+  size_t loaded = symbolizer.objects_loaded();
+  for (int i = 0; i < 100; ++i) symbolize(symbolizer, fixture.profile, fixture.functions.at("hot_inner") + i % 8);
+  EXPECT_EQ(symbolizer.objects_loaded(), loaded);
+  EXPECT_TRUE(symbolizer.take_warnings().empty());
+}
+
+TEST(Symbolizer, PositionIndependentExecutableAndSharedLibrary) { expect_own_functions("report_fixture_pie"); }
+
+TEST(Symbolizer, FixedAddressExecutable) {
+  FixtureRun fixture = run_fixture("report_fixture_nopie");
+  ASSERT_FALSE(fixture.functions.empty());
+  // A non-PIE is linked at 0x400000: its runtime address is its file address.
+  EXPECT_LT(fixture.functions.at("main"), 0x1000000u);
+  expect_own_functions("report_fixture_nopie", false);
+}
+
+TEST(Symbolizer, StrippedWithDebugLinkFindsTheSeparateDebugFile) {
+  expect_own_functions("report_fixture_pie_linked");
+  FixtureRun fixture = run_fixture("report_fixture_pie_linked");
+  Symbolizer symbolizer;
+  uint64_t address = fixture.functions.at("hot_inner");
+  const format::Mapping* mapping = fixture.profile.mapping_for(address);
+  Symbol symbol = symbolizer.symbolize(mapping, address);
+  SourceLine line = symbolizer.source_line(mapping, symbol);
+  EXPECT_EQ(object_basename(line.file), "prog.c");
+  EXPECT_GT(line.line, 0);
+}
+
+TEST(Symbolizer, FullyStrippedGroupsAddressesAsUnknownInTheObject) {
+  FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
+  ASSERT_FALSE(fixture.functions.empty());
+  Symbolizer symbolizer;
+  Symbol symbol = symbolize(symbolizer, fixture.profile, fixture.functions.at("hot_inner"));
+  EXPECT_FALSE(symbol.known);
+  EXPECT_EQ(symbol.function, kUnknownFunction);
+  EXPECT_EQ(object_basename(symbol.object), "report_fixture_pie_stripped");
+  // The library keeps its symbols.
+  EXPECT_EQ(symbolize(symbolizer, fixture.profile, fixture.functions.at("fixture_library_work")).function,
+            "fixture_library_work");
+}
+
+TEST(Symbolizer, ZeroSizeSymbolsExtendToTheNextSymbol) {
+  FixtureRun fixture = run_fixture("report_fixture_pie");
+  Symbolizer symbolizer;
+  uint64_t first = fixture.functions.at("zero_size_first"), second = fixture.functions.at("zero_size_second");
+  ASSERT_EQ(second - first, 8u);  // seven nops and a ret
+  EXPECT_EQ(symbolize(symbolizer, fixture.profile, first + 7).function, "zero_size_first");
+  EXPECT_EQ(symbolize(symbolizer, fixture.profile, second).function, "zero_size_second");
+}
+
+TEST(Symbolizer, DemanglesCxxNames) {
+  FixtureRun fixture = run_fixture("report_fixture_cxx");
+  ASSERT_EQ(fixture.functions.size(), 2u);
+  Symbolizer symbolizer;
+  for (const auto& [name, address] : fixture.functions)
+    EXPECT_EQ(symbolize(symbolizer, fixture.profile, address + 1).function, name);
+}
+
+TEST(Symbolizer, SourceLinesFromDwarf) {
+  FixtureRun fixture = run_fixture("report_fixture_pie");
+  Symbolizer symbolizer;
+  uint64_t address = fixture.functions.at("hot_outer");
+  const format::Mapping* mapping = fixture.profile.mapping_for(address);
+  SourceLine line = symbolizer.source_line(mapping, symbolizer.symbolize(mapping, address));
+  EXPECT_EQ(object_basename(line.file), "prog.c");
+  // hot_outer's definition line in prog.c.
+  EXPECT_EQ(line.line, 34);
+}
+
+TEST(Symbolizer, BuildIdMismatchWarnsOnceAndGroupsAsUnknown) {
+  FixtureRun fixture = run_fixture("report_fixture_pie");
+  std::string real_id = read_build_id(kDir + "/report_fixture_pie");
+  ASSERT_EQ(real_id.size(), 40u);  // GNU ld's default sha1 build id
+  for (format::Mapping& m : fixture.profile.mappings) {
+    if (object_basename(m.path) == "report_fixture_pie") m.build_id = "00112233";
+    if (object_basename(m.path) == "libreport_fixture.so") m.build_id = read_build_id(m.path);
+  }
+  Symbolizer symbolizer;
+  Symbol a = symbolize(symbolizer, fixture.profile, fixture.functions.at("hot_inner"));
+  Symbol b = symbolize(symbolizer, fixture.profile, fixture.functions.at("main"));
+  EXPECT_FALSE(a.known);
+  EXPECT_FALSE(b.known);
+  EXPECT_EQ(object_basename(a.object), "report_fixture_pie");
+  // The library's build id matches: it symbolizes.
+  EXPECT_TRUE(symbolize(symbolizer, fixture.profile, fixture.functions.at("fixture_library_work")).known);
+  std::vector<std::string> warnings = symbolizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("build id"), std::string::npos);
+}
+
+TEST(Symbolizer, MissingFilesAndPseudoMappingsAreUnknownInTheirObject) {
+  format::Profile profile;
+  profile.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/libgone.so", ""});
+  profile.mappings.push_back({0x7000, 0x8000, 0, "[vdso]", ""});
+  Symbolizer symbolizer;
+  Symbol gone = symbolize(symbolizer, profile, 0x1234);
+  Symbol vdso = symbolize(symbolizer, profile, 0x7010);
+  Symbol nowhere = symbolize(symbolizer, profile, 0x9999);
+  EXPECT_EQ(gone.function, kUnknownFunction);
+  EXPECT_EQ(gone.object, "/nonexistent/libgone.so");
+  EXPECT_EQ(vdso.object, "[vdso]");
+  EXPECT_EQ(nowhere.object, kUnknownFunction);
+  symbolize(symbolizer, profile, 0x1235);
+  std::vector<std::string> warnings = symbolizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);  // the missing file, once; the vDSO is not a problem
+  EXPECT_NE(warnings[0].find("libgone.so"), std::string::npos);
+}
+
+TEST(Report, UnknownAddressesAreGroupedPerObjectNeverDropped) {
+  FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
+  format::Profile& profile = fixture.profile;
+  profile.period_ns = 1'000'000;
+  uint64_t inner = fixture.functions.at("hot_inner"), outer = fixture.functions.at("hot_outer");
+  uint64_t library = fixture.functions.at("fixture_library_work");
+  profile.samples = {{inner, 30}, {outer, 20}, {library, 10}, {0x10, 5}};
+  Symbolizer symbolizer;
+  SymbolizedProfile symbolized = symbolize_profile(profile, symbolizer, false);
+  Report report = build_report(symbolized, symbolizer, {}, {});
+  ASSERT_EQ(report.rows.size(), 3u);
+  EXPECT_EQ(report.rows[0].function, "[unknown]");
+  EXPECT_EQ(report.rows[0].object, "report_fixture_pie_stripped");
+  EXPECT_EQ(report.rows[0].samples, 50u);
+  EXPECT_EQ(report.rows[1].function, "fixture_library_work");
+  EXPECT_EQ(report.rows[2].object, "[unknown]");
+  EXPECT_EQ(report.summary.samples, 65u);
+  EXPECT_NEAR(report.rows[0].percent, 100.0 * 50 / 65, 1e-9);
+}
+
+}  // namespace
+}  // namespace profiling::report

@@ -1,0 +1,63 @@
+// `profil diff BASE NEW`: which functions gained or lost share of the
+// samples, most significant first (two-proportion z test): what got slower.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "command.h"
+#include "report/input.h"
+#include "report/render.h"
+#include "report/report.h"
+
+namespace profiling::cli {
+namespace {
+
+struct DiffArgs {
+  std::string base, changed;
+  std::string format = "text";
+  std::string exe;
+  size_t top = 0;
+  std::string color = "auto";
+};
+
+int run_diff(const DiffArgs& args) {
+  report::LoadedProfile base, changed;
+  try {
+    base = report::load_profile(args.base, args.exe);
+    changed = report::load_profile(args.changed, args.exe);
+  } catch (const report::InputError& e) {
+    return fail(e.file(), e.what());
+  }
+  report::Symbolizer symbolizer;
+  auto base_symbolized = report::symbolize_profile(base.profile, symbolizer, false);
+  auto new_symbolized = report::symbolize_profile(changed.profile, symbolizer, false);
+  report::Diff diff = report::diff_profiles(base_symbolized, new_symbolized);
+  if (args.top && diff.rows.size() > args.top) diff.rows.resize(args.top);
+  for (const std::string& w : symbolizer.take_warnings()) std::fprintf(stderr, "profil: warning: %s\n", w.c_str());
+  bool colour = args.color == "always" ||
+                (args.color == "auto" && isatty(STDOUT_FILENO) && !(std::getenv("NO_COLOR") && *std::getenv("NO_COLOR")));
+  std::string text = args.format == "csv"    ? report::render_diff_csv(diff)
+                     : args.format == "json" ? report::render_diff_json(diff)
+                                             : report::render_diff_text(diff, args.base, args.changed, colour);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : fail("stdout", "write failed");
+}
+
+RegisterCommand register_diff(
+    "diff", "Compare two profiles: which functions gained or lost share (what got slower)",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<DiffArgs>();
+      app.add_option("base", args->base, "The profile before")->required();
+      app.add_option("new", args->changed, "The profile after")->required();
+      app.add_option("--format,-f", args->format, "text, csv or json")->check(CLI::IsMember({"text", "csv", "json"}));
+      app.add_option("--top", args->top, "Show only the first N rows");
+      app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
+      app.add_option("--color", args->color, "auto, always or never")
+          ->check(CLI::IsMember({"auto", "always", "never"}));
+      return [args] { return run_diff(*args); };
+    },
+    40);
+
+}  // namespace
+}  // namespace profiling::cli

@@ -1,0 +1,74 @@
+// `profil merge -o OUT FILE...`: sums profiles as `gprof -s` does (objects
+// matched by build id, inputs of different sampling periods refused).
+#include <cstdio>
+
+#include "command.h"
+#include "report/export.h"
+#include "report/input.h"
+
+namespace profiling::cli {
+namespace {
+
+struct MergeArgs {
+  std::vector<std::string> files;
+  std::string output;
+  std::string format;
+  std::string exe;
+};
+
+int run_merge(const MergeArgs& args) {
+  std::vector<report::LoadedProfile> inputs;
+  format::Profile merged;
+  try {
+    for (const std::string& file : args.files) inputs.push_back(report::load_profile(file, args.exe));
+    merged = report::merge_profiles(inputs);
+  } catch (const report::InputError& e) {
+    return fail(e.file(), e.what());
+  }
+  // The output type: asked for, else pprof, else (all inputs gmon, or no
+  // pprof writer in this build) gmon.
+  std::string format = args.format;
+  if (format.empty()) {
+    bool all_gmon = true;
+    for (const auto& input : inputs) all_gmon = all_gmon && input.kind == report::InputKind::gmon;
+    format = all_gmon || !report::pprof_supported() ? "gmon" : "pprof";
+  }
+  report::Symbolizer symbolizer;
+  std::string bytes;
+  try {
+    if (format == "pprof") {
+      bytes = report::export_pprof(merged, symbolizer);
+    } else {
+      uint64_t left_out = 0;
+      bytes = report::export_gmon(merged, symbolizer, &left_out);
+      if (left_out)
+        std::fprintf(stderr, "profil: warning: %llu samples outside the main executable are not in %s\n",
+                     static_cast<unsigned long long>(left_out), args.output.c_str());
+    }
+  } catch (const std::exception& e) {
+    return fail(args.output, e.what());
+  }
+  for (const std::string& w : symbolizer.take_warnings()) std::fprintf(stderr, "profil: warning: %s\n", w.c_str());
+  try {
+    report::write_file_atomically(args.output, bytes);
+  } catch (const std::exception& e) {
+    return fail(args.output, e.what());
+  }
+  return 0;
+}
+
+RegisterCommand register_merge(
+    "merge", "Sum profiles into one (as gprof -s does)",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<MergeArgs>();
+      app.add_option("files", args->files, "Profiles to sum")->required();
+      app.add_option("--output,-o", args->output, "The summed profile")->required();
+      app.add_option("--format,-f", args->format, "pprof or gmon (default: gmon when every input is gmon, else pprof)")
+          ->check(CLI::IsMember({"pprof", "gmon"}));
+      app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
+      return [args] { return run_merge(*args); };
+    },
+    30);
+
+}  // namespace
+}  // namespace profiling::cli
