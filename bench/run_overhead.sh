@@ -9,7 +9,7 @@
 # of every process of the run.
 set -euo pipefail
 build=${1:-build}
-profil=$build/bin/profil
+profil=${PROFIL_TOOL:-$build/bin/profil}
 work=$build/bin/run_overhead_work
 steps=${BENCH_RUN_STEPS:-300}      # millions of steps: ~0.6 s of CPU
 reps=${BENCH_RUN_REPS:-5}
