@@ -211,8 +211,9 @@ std::string encode_bsd(const GmonData& data) {
   for (const GmonArc& arc : data.arcs) {
     put_u64(out, arc.from_pc);
     put_u64(out, arc.self_pc);
-    // struct rawarc's raw_count is a long.
-    put_u64(out, std::min<uint64_t>(arc.count, std::numeric_limits<int64_t>::max()));
+    // struct rawarc's raw_count: a long, which gprof reads back as an
+    // unsigned 64-bit number (gmon_io.c, gmon_read_raw_arc).
+    put_u64(out, arc.count);
   }
   return out;
 }

@@ -57,7 +57,7 @@ struct GmonHistogram {
 
 struct GmonArc {
   uint64_t from_pc = 0, self_pc = 0;
-  uint64_t count = 0;  // saturates at the field's maximum when written
+  uint64_t count = 0;  // saturates at 2^32-1 in the GNU flavour
   friend bool operator==(const GmonArc&, const GmonArc&) = default;
 };
 
@@ -81,7 +81,7 @@ struct GmonData {
 // differ in dimension, abbreviation, rate or scale (bytes per bin), that have
 // no bins or an empty range; a dimension longer than 15 bytes. The BSD flavour
 // holds at most one histogram in seconds and no basic-block counts.
-// Arc counts saturate: at 2^32-1 (GNU, u32 field) or 2^63-1 (BSD, long).
+// GNU arc counts saturate at 2^32-1 (a u32 field); BSD ones are 64-bit.
 std::string encode_gmon(const GmonData& data, GmonFlavor flavor = GmonFlavor::gnu);
 
 // Detects the flavor; throws FormatError on truncated / corrupt / foreign
