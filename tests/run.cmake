@@ -11,6 +11,10 @@ set_target_properties(run_lib PROPERTIES OUTPUT_NAME runtestlib)
 add_executable(run_workload ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_workload.c)
 target_link_libraries(run_workload PRIVATE run_lib Threads::Threads)
 target_link_options(run_workload PRIVATE -pie)
+add_library(run_plugin MODULE ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_plugin.c)
+set_target_properties(run_plugin PROPERTIES OUTPUT_NAME runtestplugin PREFIX lib
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+target_link_libraries(run_workload PRIVATE ${CMAKE_DL_LIBS})
 add_executable(run_exec_target ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_exec_target.c)
 target_link_options(run_exec_target PRIVATE -pie)
 
@@ -19,6 +23,6 @@ if(TARGET profil_pprof AND TARGET profil_cli)
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_test.cc
     LIBS profil_pprof profil_format)
   if(TARGET run_test)
-    add_dependencies(run_test profil_cli libprofil run_workload run_exec_target)
+    add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin)
   endif()
 endif()

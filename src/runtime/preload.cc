@@ -52,6 +52,7 @@ uint64_t g_signals_at_start = 0;
 using exit_fn = void (*)(int);
 exit_fn g_real_exit = nullptr;
 exit_fn g_real_Exit = nullptr;
+exit_fn g_real_quick_exit = nullptr;
 
 pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
@@ -153,6 +154,7 @@ size_t table_capacity() {
 void start() {
   g_real_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_exit"));
   g_real_Exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_Exit"));
+  g_real_quick_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "quick_exit"));
   prepare_signal_interposition();
   const char* dir = std::getenv("PROFIL_RUN_DIR");
   if (dir == nullptr || *dir == '\0') return;
@@ -250,6 +252,7 @@ void preload_after_failed_exec() {
 
 using profiling::runtime::g_real_exit;
 using profiling::runtime::g_real_Exit;
+using profiling::runtime::g_real_quick_exit;
 
 // _exit() and _Exit() end the process without exit handlers: interposed so
 // the profile is written first. glibc's own exit() reaches _exit through an
@@ -263,5 +266,14 @@ extern "C" PROFIL_EXPORT void _exit(int status) {
 extern "C" PROFIL_EXPORT void _Exit(int status) {
   profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
   if (g_real_Exit != nullptr) g_real_Exit(status);
+  for (;;) ::syscall(SYS_exit_group, status);
+}
+
+// quick_exit() reaches _exit inside glibc, past the interposed symbol, so
+// it is interposed itself. The profile is written before the program's
+// at_quick_exit handlers run (they are for flushing, not work).
+extern "C" PROFIL_EXPORT void quick_exit(int status) noexcept {
+  profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
+  if (g_real_quick_exit != nullptr) g_real_quick_exit(status);
   for (;;) ::syscall(SYS_exit_group, status);
 }

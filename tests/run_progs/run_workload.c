@@ -7,7 +7,8 @@
  * range of its function, for the test to compare with the profile:
  *   range <name> <pid> <low> <high>
  *   cpu <name> <pid> <seconds>
- * Modes (argv[1]): all, segv, term, handler, quick, exec. */
+ * Modes (argv[1]): all, segv, term, handler, quick, exec, dlopen. */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +102,23 @@ int main(int argc, char** argv) {
       return 5;
     } else if (strcmp(mode, "quick") == 0) {
       _exit(3);
+    } else if (strcmp(mode, "dlopen") == 0) {
+      char plugin[4096];
+      ssize_t n = readlink("/proc/self/exe", plugin, sizeof plugin - 64);
+      if (n < 0) return 30;
+      plugin[n] = '\0';
+      strcpy(strrchr(plugin, '/'), "/../lib/libruntestplugin.so");
+      void* handle = dlopen(plugin, RTLD_NOW);
+      if (handle == NULL) {
+        fprintf(stderr, "%s\n", dlerror());
+        return 31;
+      }
+      double (*work)(long) = (double (*)(long))dlsym(handle, "plugin_work");
+      void (*range)(void**, void**) = (void (*)(void**, void**))dlsym(handle, "plugin_work_range");
+      if (work == NULL || range == NULL) return 32;
+      void *low, *high;
+      range(&low, &high);
+      report("plugin_work", burn(0.3, work), low, high);
     } else if (strcmp(mode, "exec") == 0) {
       char target[4096];
       ssize_t n = readlink("/proc/self/exe", target, sizeof target - 32);

@@ -1,0 +1,362 @@
+// `profil run` end to end: the unmodified workload (tests/run_progs) is run
+// under the real tool; the pprof files it leaves are read back with
+// decode_pprof, the gmon.out files with GNU gprof, and compared with the CPU
+// time each part of the workload measured for itself.
+//
+// Tolerances. A count is a sum of weighted ticks: with the perf clock each
+// signal is one period (w = 1); with CPU-time timers the kernel tick limits
+// the signals and each stands for up to w = hz / CONFIG_HZ periods (the
+// lowest CONFIG_HZ, 100, bounds w). For k signals falling into a part with
+// probability p, the count is w·Binomial(k, p), so its standard deviation is
+// sqrt(w · n · p(1-p)) for n = k·w counts. Shares are asserted within 4.5
+// standard deviations plus one signal; absolute counts against CPU time
+// also allow the 5 % the sampler may lose at the ends of a thread's life.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "format/file_io.h"
+#include "format/pprof.h"
+#include "format/profile.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using profiling::format::Profile;
+
+std::string build_dir() {
+  const char* dir = std::getenv("PROFIL_BUILD_DIR");
+  return dir ? dir : ".";
+}
+std::string bin(const std::string& name) { return build_dir() + "/bin/" + name; }
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Result {
+  int status = -1;  // exit status, 128+N for a signal
+  std::string out, err;
+};
+
+// Runs argv with stdout and stderr captured in files of dir.
+Result run(const std::vector<std::string>& argv, const fs::path& dir,
+           const std::vector<std::string>& extra_env = {}) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    for (const auto& kv : extra_env) putenv(strdup(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(126);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "profil-run-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// What the workload printed: "range NAME PID LOW HIGH" and "cpu NAME PID S".
+struct Part {
+  int pid = 0;
+  uint64_t low = 0, high = 0;
+  double cpu = 0;
+};
+std::map<std::string, Part> parse_parts(const std::string& out) {
+  std::map<std::string, Part> parts;
+  std::istringstream in(out);
+  std::string kind, name;
+  while (in >> kind >> name) {
+    Part& part = parts[name];
+    if (kind == "range") {
+      std::string low, high;
+      in >> part.pid >> low >> high;
+      part.low = std::stoull(low, nullptr, 16);
+      part.high = std::stoull(high, nullptr, 16);
+    } else {
+      in >> part.pid >> part.cpu;
+    }
+  }
+  return parts;
+}
+
+uint64_t count_in(const Profile& profile, const Part& part) {
+  uint64_t n = 0;
+  for (const auto& s : profile.samples)
+    if (s.address >= part.low && s.address < part.high) n += s.count;
+  return n;
+}
+
+Profile load_pprof(const fs::path& path) {
+  return profiling::format::decode_pprof(profiling::format::read_file(path.string()));
+}
+
+// The weight bound for a process, from the tool's line about it:
+// "profil: NAME (pid N): M samples (S s, CLOCK clock at H Hz...".
+double weight_bound(const std::string& err, int pid) {
+  std::regex line("\\(pid " + std::to_string(pid) + "\\): [0-9]+ samples \\([0-9.]+ s, ([a-z]+) clock at ([0-9]+) Hz");
+  std::smatch m;
+  if (!std::regex_search(err, m, line)) {
+    ADD_FAILURE() << "no line for pid " << pid << " in:\n" << err;
+    return 1;
+  }
+  const double hz = std::stod(m[2]);
+  return m[1] == "perf" ? 1.0 : std::max(1.0, hz / 100.0);
+}
+
+// |count - cpu·hz| within 4.5σ + 5 % + one signal.
+void expect_accounts_for(uint64_t count, double cpu, double hz, double w, const std::string& what) {
+  const double expected = cpu * hz;
+  const double tolerance = 4.5 * std::sqrt(w * expected) + 0.05 * expected + w;
+  EXPECT_NEAR(static_cast<double>(count), expected, tolerance)
+      << what << ": " << count << " counts for " << cpu << " s of CPU at " << hz << " Hz (w " << w << ")";
+}
+
+constexpr int kHz = 1000;
+
+std::vector<std::string> profil_run(const fs::path& dir, const std::vector<std::string>& program) {
+  std::vector<std::string> argv = {bin("profil"), "run", "-o", dir.string(), "--hz", std::to_string(kHz), "--"};
+  argv.insert(argv.end(), program.begin(), program.end());
+  return argv;
+}
+
+std::string stem(int pid, const std::string& name = "run_workload") { return name + "." + std::to_string(pid); }
+
+TEST(Run, ProgramLibraryThreadAndForkedChildEachGetTheirShare) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_workload"), "all"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto parts = parse_parts(r.out);
+  ASSERT_EQ(parts.size(), 4u) << r.out;
+  const int parent = parts["main_work"].pid, child = parts["child_work"].pid;
+  ASSERT_NE(parent, child);
+
+  // The parent: executable, library and second thread, in proportion to the
+  // CPU time each measured.
+  const Profile top = load_pprof(dir.path() / (stem(parent) + ".pb.gz"));
+  const double w = weight_bound(r.err, parent);
+  const char* names[] = {"main_work", "lib_work", "thread_work"};
+  double cpu_total = 0;
+  uint64_t n = 0;
+  for (const char* name : names) {
+    cpu_total += parts[name].cpu;
+    n += count_in(top, parts[name]);
+  }
+  ASSERT_GT(n, 300u);
+  for (const char* name : names) {
+    const double p = parts[name].cpu / cpu_total;
+    const double sigma = std::sqrt(w * n * p * (1 - p));
+    EXPECT_NEAR(static_cast<double>(count_in(top, parts[name])), n * p, 4.5 * sigma + w)
+        << name << " of " << n << " counts; expected share " << p;
+    expect_accounts_for(count_in(top, parts[name]), parts[name].cpu, kHz, w, name);
+  }
+  // The child's work is the child's alone.
+  EXPECT_EQ(count_in(top, parts["child_work"]), 0u);
+
+  // Mappings: the executable first, the library too, with build ids.
+  ASSERT_FALSE(top.mappings.empty());
+  EXPECT_EQ(fs::path(top.mappings.front().path).filename(), "run_workload");
+  EXPECT_FALSE(top.mappings.front().build_id.empty());
+  auto lib = std::find_if(top.mappings.begin(), top.mappings.end(), [](const auto& m) {
+    return fs::path(m.path).filename() == "libruntestlib.so";
+  });
+  ASSERT_NE(lib, top.mappings.end());
+  EXPECT_FALSE(lib->build_id.empty());
+  EXPECT_TRUE(lib->contains(parts["lib_work"].low));
+
+  // The forked child: its own file, only what it did after the fork.
+  const Profile forked = load_pprof(dir.path() / (stem(child) + ".pb.gz"));
+  const double wc = weight_bound(r.err, child);
+  expect_accounts_for(count_in(forked, parts["child_work"]), parts["child_work"].cpu, kHz, wc, "child_work");
+  EXPECT_EQ(count_in(forked, parts["main_work"]), 0u) << "the parent's samples leaked into the child";
+  EXPECT_EQ(count_in(forked, parts["lib_work"]), 0u);
+
+  // No raw dump is left behind.
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    EXPECT_NE(entry.path().extension(), ".profraw") << entry.path();
+
+  // gprof reads the gmon.out files and names the hot functions, with the
+  // CPU time they had.
+  for (auto [pid, name] : {std::pair{parent, "main_work"}, std::pair{parent, "thread_work"},
+                           std::pair{child, "child_work"}}) {
+    const fs::path gmon = dir.path() / ("gmon." + stem(pid) + ".out");
+    ASSERT_TRUE(fs::exists(gmon)) << gmon;
+    Result g = run({"/usr/bin/gprof", "-b", "-p", bin("run_workload"), gmon.string()}, dir.path());
+    ASSERT_EQ(g.status, 0) << g.err;
+    std::smatch m;
+    // flat profile line: "%time cumulative self [calls ...] name"
+    std::regex row("\\n\\s*[0-9.]+\\s+[0-9.]+\\s+([0-9.]+)\\s+(?:[0-9.]+\\s+)*" + std::string(name) + "\\n");
+    ASSERT_TRUE(std::regex_search(g.out, m, row)) << name << " missing from\n" << g.out;
+    expect_accounts_for(static_cast<uint64_t>(std::lround(std::stod(m[1]) * kHz)), parts[name].cpu, kHz,
+                        weight_bound(r.err, pid) + 10 /* gprof prints 0.01 s */, std::string("gprof ") + name);
+  }
+  {
+    Result g = run({"/usr/bin/gprof", "-b", "-p", bin("run_workload"),
+                    (dir.path() / ("gmon." + stem(child) + ".out")).string()},
+                   dir.path());
+    std::istringstream in(g.out);
+    std::string line;
+    while (std::getline(in, line) && line.find("name") == std::string::npos) {
+    }
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_NE(line.find("child_work"), std::string::npos) << "the child's hottest function\n" << g.out;
+  }
+
+  // protoc decodes the pprof file against pprof's profile.proto.
+  const std::string proto_dir = "/usr/share/gocode/src/github.com/google/pprof/proto";
+  if (fs::exists(proto_dir + "/profile.proto")) {
+    Result p = run({"/bin/sh", "-c",
+                    "gzip -dc " + (dir.path() / (stem(parent) + ".pb.gz")).string() +
+                        " | protoc --decode=perftools.profiles.Profile --proto_path=" + proto_dir +
+                        " profile.proto"},
+                   dir.path());
+    EXPECT_EQ(p.status, 0) << p.err;
+    EXPECT_NE(p.out.find("sample_type"), std::string::npos);
+    EXPECT_NE(p.out.find("libruntestlib.so"), std::string::npos);
+    EXPECT_NE(p.out.find("main_work"), std::string::npos) << "function names in the pprof file";
+  }
+}
+
+// One ending of the process: the work before it is in the profile and the
+// tool exits as the program did.
+void expect_ending_keeps_samples(const std::string& mode, int expected_status) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_workload"), mode}), dir.path());
+  EXPECT_EQ(r.status, expected_status) << r.err;
+  auto parts = parse_parts(r.out);
+  ASSERT_TRUE(parts.count("main_work")) << r.out;
+  const Part& work = parts["main_work"];
+  const fs::path file = dir.path() / (stem(work.pid) + ".pb.gz");
+  ASSERT_TRUE(fs::exists(file)) << r.err;
+  expect_accounts_for(count_in(load_pprof(file), work), work.cpu, kHz, weight_bound(r.err, work.pid), mode);
+}
+
+TEST(Run, CrashKeepsTheWorkDoneAndExits139) { expect_ending_keeps_samples("segv", 139); }
+TEST(Run, SigtermKeepsSamplesAndExits143) { expect_ending_keeps_samples("term", 143); }
+TEST(Run, QuickExitKeepsSamples) { expect_ending_keeps_samples("quick", 3); }
+TEST(Run, ProgramsOwnSignalHandlerStillRuns) { expect_ending_keeps_samples("handler", 5); }
+
+TEST(Run, ExecdProgramGetsItsOwnProfile) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_workload"), "exec"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto parts = parse_parts(r.out);
+  ASSERT_TRUE(parts.count("exec_work") && parts.count("main_work")) << r.out;
+  const Part& exec_work = parts["exec_work"];
+  const Part& main_work = parts["main_work"];
+  EXPECT_EQ(exec_work.pid, main_work.pid);  // exec keeps the pid
+  const Profile after = load_pprof(dir.path() / (stem(exec_work.pid, "run_exec_target") + ".pb.gz"));
+  expect_accounts_for(count_in(after, exec_work), exec_work.cpu, kHz, weight_bound(r.err, exec_work.pid),
+                      "exec_work");
+  // The old image's samples are written before the exec.
+  const Profile before = load_pprof(dir.path() / (stem(main_work.pid) + ".pb.gz"));
+  expect_accounts_for(count_in(before, main_work), main_work.cpu, kHz, weight_bound(r.err, main_work.pid),
+                      "main_work before exec");
+  EXPECT_NE(r.err.find("then exec'd"), std::string::npos) << r.err;
+}
+
+TEST(Run, DlopenedLibraryIsCovered) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_workload"), "dlopen"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto parts = parse_parts(r.out);
+  ASSERT_TRUE(parts.count("plugin_work")) << r.out;
+  const Part& plugin = parts["plugin_work"];
+  const Profile profile = load_pprof(dir.path() / (stem(plugin.pid) + ".pb.gz"));
+  expect_accounts_for(count_in(profile, plugin), plugin.cpu, kHz, weight_bound(r.err, plugin.pid), "plugin_work");
+  const auto* mapping = profile.mapping_for(plugin.low);
+  ASSERT_NE(mapping, nullptr);
+  EXPECT_EQ(fs::path(mapping->path).filename(), "libruntestplugin.so");
+  EXPECT_FALSE(mapping->build_id.empty());
+}
+
+int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST(Run, MissingProgramIsOneLineAndStatus127) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {"profil-no-such-program-xyz"}), dir.path());
+  EXPECT_EQ(r.status, 127);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_EQ(r.err.rfind("profil: profil-no-such-program-xyz: ", 0), 0u) << r.err;
+}
+
+TEST(Run, NonExecutableProgramIsOneLineAndStatus126) {
+  TempDir dir;
+  const fs::path script = dir.path() / "not-executable";
+  std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+  chmod(script.c_str(), 0644);
+  Result r = run(profil_run(dir.path(), {script.string()}), dir.path());
+  EXPECT_EQ(r.status, 126);
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("ermission denied"), std::string::npos) << r.err;
+}
+
+TEST(Run, TruncatedProfrawIsOneLineAndFailure) {
+  TempDir dir;
+  // A real dump, written by the preloaded runtime without the tool.
+  Result direct = run({bin("run_workload"), "quick"}, dir.path(),
+                      {"LD_PRELOAD=" + build_dir() + "/lib/libprofil.so", "PROFIL_RUN_DIR=" + dir.path().string()});
+  ASSERT_EQ(direct.status, 3) << direct.err;
+  fs::path raw;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    if (entry.path().extension() == ".profraw") raw = entry.path();
+  ASSERT_FALSE(raw.empty());
+  // Intact, it converts.
+  const fs::path copy = dir.path() / "copy.1.profraw";
+  fs::copy_file(raw, copy);
+  Result good = run({bin("profil"), "run", "--convert", copy.string()}, dir.path());
+  EXPECT_EQ(good.status, 0) << good.err;
+  EXPECT_TRUE(fs::exists(dir.path() / "copy.1.pb.gz"));
+  // Cut short, it is one clear line and a failure.
+  fs::resize_file(raw, fs::file_size(raw) - 7);
+  Result bad = run({bin("profil"), "run", "--convert", raw.string()}, dir.path());
+  EXPECT_NE(bad.status, 0);
+  EXPECT_EQ(line_count(bad.err), 1) << bad.err;
+  EXPECT_EQ(bad.err.rfind("profil: " + raw.string() + ": ", 0), 0u) << bad.err;
+  EXPECT_NE(bad.err.find("truncated"), std::string::npos) << bad.err;
+  EXPECT_TRUE(fs::exists(raw)) << "a dump that failed to convert is kept";
+}
+
+}  // namespace
