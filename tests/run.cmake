@@ -1,8 +1,7 @@
 # profil run: unmodified programs profiled through LD_PRELOAD, end to end
-# (tests/run_test.cc), and the profraw reader's unit tests.
-profil_add_gtest(profraw_test
-  SOURCES ${PROJECT_SOURCE_DIR}/src/format/profraw_test.cc
-  LIBS profil_format)
+# (tests/run_test.cc). The profraw reader's unit tests
+# (src/format/profraw_test.cc) are registered by src/format/CMakeLists.txt
+# as format_profraw_test.
 
 # The workload: an ordinary PIE program with a shared library of its own,
 # built normally (no -pg, not linked with libprofil).

@@ -309,9 +309,14 @@ class Converter {
   std::map<std::string, std::string> build_ids_;
 };
 
-std::string program_label(const format::ProfrawData& data) {
-  std::string name = fs::path(data.profile.program).filename().string();
-  if (name.empty()) name = "?";
+// "<progname> (pid N)", progname as in the file names (argv[0]'s, which
+// for a link like sh -> dash is the name the program was called by).
+std::string program_label(const fs::path& raw, const format::ProfrawData& data) {
+  const std::string stem = raw.stem().string();
+  const std::string pid = "." + std::to_string(data.profile.pid);
+  size_t at = stem.rfind(pid);
+  std::string name = at != std::string::npos && at > 0 ? stem.substr(0, at)
+                                                       : fs::path(data.profile.program).filename().string();
   return name + " (pid " + std::to_string(data.profile.pid) + ")";
 }
 
@@ -361,7 +366,7 @@ int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id,
       char cpu[32];
       std::snprintf(cpu, sizeof cpu, "%.3f", static_cast<double>(samples) * data.profile.period_ns * 1e-9);
       std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
-                   program_label(data).c_str(), static_cast<unsigned long long>(samples), cpu,
+                   program_label(raw, data).c_str(), static_cast<unsigned long long>(samples), cpu,
                    data.profile.clock.c_str(), data.hz,
                    data.profile.dropped ? (", " + std::to_string(data.profile.dropped) + " dropped").c_str() : "",
                    ending(data).c_str(), written.c_str());
