@@ -32,6 +32,12 @@ foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx)
   set_target_properties(${fixture} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${REPORT_FIXTURE_DIR})
 endforeach()
 
+# Functions start on 16-byte boundaries, so a 4-byte gmon bin never holds
+# the end of one function and the start of the next (gprof would split it).
+foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie report_fixture_cxx)
+  target_compile_options(${fixture} PRIVATE -falign-functions=16)
+endforeach()
+
 # Stripped copies of the PIE: one whose symbols and DWARF are in a separate
 # file named by .gnu_debuglink (objcopy(1) "--only-keep-debug"), one with
 # nothing left at all.
@@ -53,4 +59,19 @@ if(TARGET report_symbolizer_test)
   add_dependencies(report_symbolizer_test report_fixtures)
   target_compile_definitions(report_symbolizer_test PRIVATE
     REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}" REPORT_FIXTURE_SRC="${REPORT_FIXTURE_SRC}")
+endif()
+
+# Golden reports: exact profiles of the fixtures (report_make_profile), the
+# transcript of profil's answers compared with report_golden/<case>.expected.
+add_executable(report_make_profile ${CMAKE_CURRENT_SOURCE_DIR}/report_make_profile.cc)
+target_link_libraries(report_make_profile PRIVATE profil_report)
+add_dependencies(report_make_profile report_fixtures)
+file(GLOB REPORT_GOLDEN_CASES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/report_golden/*.case)
+if(TARGET profil_cli)
+  foreach(case_file ${REPORT_GOLDEN_CASES})
+    get_filename_component(case_name ${case_file} NAME_WE)
+    add_test(NAME report_golden_${case_name}
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_golden.sh $<TARGET_FILE:profil_cli>
+              $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR} ${PROJECT_SOURCE_DIR} ${case_file})
+  endforeach()
 endif()

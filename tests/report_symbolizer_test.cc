@@ -151,7 +151,7 @@ TEST(Symbolizer, SourceLinesFromDwarf) {
   SourceLine line = symbolizer.source_line(mapping, symbolizer.symbolize(mapping, address));
   EXPECT_EQ(object_basename(line.file), "prog.c");
   // hot_outer's definition line in prog.c.
-  EXPECT_EQ(line.line, 34);
+  EXPECT_EQ(line.line, 36);
 }
 
 TEST(Symbolizer, BuildIdMismatchWarnsOnceAndGroupsAsUnknown) {

@@ -41,9 +41,12 @@ std::string csv_field(const std::string& text) {
 
 std::string percent_text(double percent) { return fmt::format("{:.2f}%", percent); }
 std::string interval_text(const Interval& i) { return fmt::format("{:.2f}-{:.2f}%", i.low, i.high); }
+// Text shows the file's name only (the full path is in CSV and JSON): the
+// column stays narrow and reads the same wherever the tree was built.
 std::string location_text(const Row& row) {
-  if (row.line == 0) return row.file.empty() ? "??" : row.file + ":?";
-  return fmt::format("{}:{}", row.file, row.line);
+  std::string file = row.file.empty() ? "??" : object_basename(row.file);
+  if (row.line == 0) return file + ":?";
+  return fmt::format("{}:{}", file, row.line);
 }
 
 // Display width of UTF-8 text: code points (no wide characters expected in

@@ -12,6 +12,7 @@ int fixture_library_work(int n);
 /* A function without a .size directive (hand-written assembly does this):
  * the symbolizer must extend it to the next symbol. */
 __asm__(".text\n"
+        ".p2align 4\n"
         ".globl zero_size_first\n"
         ".type zero_size_first, @function\n"
         "zero_size_first:\n"
@@ -20,7 +21,8 @@ __asm__(".text\n"
         ".globl zero_size_second\n"
         ".type zero_size_second, @function\n"
         "zero_size_second:\n"
-        "  ret\n");
+        "  ret\n"
+        ".p2align 4\n");
 void zero_size_first(void);
 void zero_size_second(void);
 

@@ -1,0 +1,130 @@
+// Writes a profile with exact, chosen counts for the golden report tests:
+// runs a fixture program with "addresses" (it prints its functions' runtime
+// addresses and its /proc/self/maps), then records `count` samples at each
+// named function (plus an optional byte offset) as a profraw file (the
+// layout of src/format/profraw.h), or as pprof / gmon through the report
+// library's writers. The addresses and maps are real; only the counts are
+// chosen, so the expected report is exact.
+//
+//   report_make_profile [--as profraw|pprof|gmon] [--period NS] OUT PROGRAM SPEC...
+//   SPEC: name=count | name+offset=count | @nowhere=count (no mapping)
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/profile.h"
+#include "format/profraw.h"
+#include "report/export.h"
+
+using namespace profiling;
+
+int main(int argc, char** argv) {
+  std::string as = "profraw";
+  uint64_t period_ns = 1'000'000;
+  int i = 1;
+  for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
+    if (std::strcmp(argv[i], "--as") == 0) as = argv[i + 1];
+    else if (std::strcmp(argv[i], "--period") == 0) period_ns = std::stoull(argv[i + 1]);
+  }
+  if (argc - i < 2) {
+    std::fprintf(stderr, "usage: report_make_profile [--as KIND] [--period NS] OUT PROGRAM SPEC...\n");
+    return 2;
+  }
+  std::string out = argv[i], program = argv[i + 1];
+  std::string command = "'" + program + "' addresses";
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return 1;
+  std::string text;
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, pipe)) > 0) text.append(buffer, got);
+  if (pclose(pipe) != 0) {
+    std::fprintf(stderr, "report_make_profile: %s failed\n", command.c_str());
+    return 1;
+  }
+  std::map<std::string, uint64_t> functions;
+  std::string maps;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("sym ", 0) == 0) {
+      size_t space = line.rfind(' ');
+      functions[line.substr(4, space - 4)] = std::stoull(line.substr(space + 1), nullptr, 16);
+    } else if (line.rfind("map ", 0) == 0) {
+      maps += line.substr(4) + "\n";
+    }
+  }
+  std::vector<format::Sample> samples;
+  for (int s = i + 2; s < argc; ++s) {
+    std::string spec = argv[s];
+    size_t equals = spec.rfind('=');
+    if (equals == std::string::npos) return 2;
+    std::string name = spec.substr(0, equals);
+    uint64_t count = std::stoull(spec.substr(equals + 1)), offset = 0;
+    size_t plus = name.rfind('+');
+    if (plus != std::string::npos && plus > 0 && name.find('(') == std::string::npos) {
+      offset = std::stoull(name.substr(plus + 1), nullptr, 0);
+      name = name.substr(0, plus);
+    }
+    uint64_t address;
+    if (name == "@nowhere") {
+      address = 0x10 + offset;
+    } else if (functions.count(name)) {
+      address = functions[name] + offset;
+    } else {
+      std::fprintf(stderr, "report_make_profile: %s prints no address for %s\n", program.c_str(), name.c_str());
+      return 1;
+    }
+    samples.push_back({address, count});
+  }
+  // The executable's path as the process saw it (the maps entry holding main).
+  std::string program_path = program;
+  for (const format::Mapping& m : format::executable_mappings(maps))
+    if (functions.count("main") && m.contains(functions["main"])) program_path = m.path;
+
+  std::string bytes;
+  if (as == "profraw") {
+    format::profraw::Header header{};
+    std::memcpy(header.magic, format::profraw::kMagic, sizeof header.magic);
+    header.version = format::profraw::kVersion;
+    header.header_size = sizeof header;
+    header.pid = 4242;
+    header.ppid = 1;
+    header.clock = 0;
+    header.period_ns = period_ns;
+    header.hz = static_cast<uint32_t>(1'000'000'000 / period_ns);
+    header.start_ns = 1'700'000'000'000'000'000;
+    header.end_ns = header.start_ns + 2'000'000'000;
+    header.end_reason = static_cast<uint32_t>(format::profraw::EndReason::exit);
+    header.sample_count = samples.size();
+    header.program_length = static_cast<uint32_t>(program_path.size());
+    header.maps_length = maps.size();
+    bytes.append(reinterpret_cast<const char*>(&header), sizeof header);
+    bytes += program_path;
+    for (const format::Sample& s : samples) {
+      format::profraw::Pair pair{s.address, s.count};
+      bytes.append(reinterpret_cast<const char*>(&pair), sizeof pair);
+    }
+    bytes += maps;
+  } else {
+    format::Profile profile;
+    profile.program = program_path;
+    profile.period_ns = period_ns;
+    profile.clock = "cpu";
+    profile.duration_ns = 2'000'000'000;
+    profile.mappings = format::executable_mappings(maps, program_path);
+    profile.samples = samples;
+    report::Symbolizer symbolizer;
+    try {
+      bytes = as == "pprof" ? report::export_pprof(profile, symbolizer) : report::export_gmon(profile, symbolizer);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "report_make_profile: %s\n", e.what());
+      return 1;
+    }
+  }
+  report::write_file_atomically(out, bytes);
+  return 0;
+}
