@@ -1,0 +1,324 @@
+#include "format/pprof.h"
+
+#include <zlib.h>
+
+#include <charconv>
+#include <limits>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include <google/protobuf/stubs/logging.h>
+
+#include "profile.pb.h"
+
+namespace profiling::format {
+namespace {
+
+namespace pb = perftools::profiles;
+
+// The most a gzip'd profile may inflate to: far above any real profile,
+// low enough that a small "gzip bomb" cannot exhaust memory.
+constexpr size_t kMaxInflatedSize = size_t{1} << 30;
+
+[[noreturn]] void fail(const std::string& what) { throw FormatError(what); }
+
+// protobuf logs to stderr (e.g. on invalid UTF-8) before a parse fails; the
+// reader reports failures itself, in one line, so the log is muted meanwhile.
+class QuietProtobuf {
+ public:
+  QuietProtobuf() : previous_(google::protobuf::SetLogHandler(nullptr)) {}
+  ~QuietProtobuf() { google::protobuf::SetLogHandler(previous_); }
+
+ private:
+  google::protobuf::LogHandler* previous_;
+};
+
+// profile.proto's strings are proto3 `string`s, which must be UTF-8 (the Go
+// and C++ parsers refuse anything else); a path that is not is written with
+// each stray byte as U+FFFD.
+std::string valid_utf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool ok = length > 0 && i + length <= s.size();
+    for (size_t k = 1; ok && k < length; ++k) ok = (static_cast<unsigned char>(s[i + k]) >> 6) == 0x2;
+    if (ok && length > 1) {
+      // No overlong forms, surrogates or code points past U+10FFFF.
+      uint32_t cp = c & (0xff >> (length + 1));
+      for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+      static const uint32_t kMinimum[] = {0, 0, 0x80, 0x800, 0x10000};
+      ok = cp >= kMinimum[length] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (ok) {
+      out.append(s, i, length);
+      i += length;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+// profile.proto keeps every string once, in string_table; index 0 is "".
+class StringTable {
+ public:
+  explicit StringTable(pb::Profile* profile) : profile_(profile) { intern(""); }
+  int64_t intern(const std::string& s) {
+    auto [it, inserted] = index_.emplace(s, static_cast<int64_t>(profile_->string_table_size()));
+    if (inserted) profile_->add_string_table(valid_utf8(s));
+    return it->second;
+  }
+
+ private:
+  pb::Profile* profile_;
+  std::unordered_map<std::string, int64_t> index_;
+};
+
+std::string gzip(const std::string& raw) {
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip wrapper, as `go tool pprof` expects.
+  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+    fail("cannot initialize zlib");
+  std::string out(deflateBound(&stream, raw.size()), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  stream.avail_in = static_cast<uInt>(raw.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  int result = deflate(&stream, Z_FINISH);
+  size_t written = stream.total_out;
+  deflateEnd(&stream);
+  if (result != Z_STREAM_END) fail("gzip compression failed");
+  out.resize(written);
+  return out;
+}
+
+std::string gunzip(std::string_view compressed) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) fail("cannot initialize zlib");
+  struct End {
+    z_stream* s;
+    ~End() { inflateEnd(s); }
+  } end{&stream};
+  std::string out;
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
+  char buffer[65536];
+  for (;;) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer);
+    stream.avail_out = sizeof buffer;
+    int result = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer, sizeof buffer - stream.avail_out);
+    if (out.size() > kMaxInflatedSize) fail("gzip data inflates to more than 1 GiB");
+    if (result == Z_STREAM_END) {
+      // Several gzip members are one stream to gunzip; anything else after
+      // the end is damage.
+      if (stream.avail_in == 0) return out;
+      if (stream.avail_in < 2 || stream.next_in[0] != 0x1f || stream.next_in[1] != 0x8b)
+        fail("bytes after the end of the gzip stream");
+      inflateReset(&stream);
+      continue;
+    }
+    if (result == Z_BUF_ERROR && stream.avail_in == 0) fail("truncated gzip data");
+    if (result != Z_OK) fail(std::string("corrupt gzip data") + (stream.msg ? std::string(": ") + stream.msg : ""));
+  }
+}
+
+int64_t checked_int64(uint64_t v, const char* what) {
+  if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(std::string(what) + " too large for profile.proto's int64");
+  return static_cast<int64_t>(v);
+}
+
+void add_comment(pb::Profile& out, StringTable& strings, const char* key, const std::string& value) {
+  out.add_comment(strings.intern(std::string("profil.") + key + "=" + value));
+}
+
+}  // namespace
+
+bool looks_like_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f &&
+         static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
+std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize) {
+  pb::Profile out;
+  StringTable strings(&out);
+  auto value_type = [&](pb::ValueType* type, const char* name, const char* unit) {
+    type->set_type(strings.intern(name));
+    type->set_unit(strings.intern(unit));
+  };
+  value_type(out.add_sample_type(), "samples", "count");
+  value_type(out.add_sample_type(), "cpu", "nanoseconds");
+  value_type(out.mutable_period_type(), "cpu", "nanoseconds");
+  out.set_period(checked_int64(profile.period_ns, "period"));
+  out.set_duration_nanos(checked_int64(profile.duration_ns, "duration"));
+  out.set_time_nanos(profile.time_nanos);
+  if (!profile.program.empty()) add_comment(out, strings, "program", profile.program);
+  if (profile.pid) add_comment(out, strings, "pid", std::to_string(profile.pid));
+  if (!profile.clock.empty()) add_comment(out, strings, "clock", profile.clock);
+  if (profile.dropped) add_comment(out, strings, "dropped", std::to_string(profile.dropped));
+
+  for (size_t i = 0; i < profile.mappings.size(); ++i) {
+    const Mapping& m = profile.mappings[i];
+    pb::Mapping* mapping = out.add_mapping();
+    mapping->set_id(i + 1);
+    mapping->set_memory_start(m.start);
+    mapping->set_memory_limit(m.limit);
+    mapping->set_file_offset(m.file_offset);
+    mapping->set_filename(strings.intern(m.path));
+    mapping->set_build_id(strings.intern(m.build_id));
+  }
+
+  // One location per distinct address, in address order.
+  std::map<uint64_t, uint64_t> counts;
+  for (const Sample& s : profile.samples) {
+    uint64_t& total = counts[s.address];
+    if (__builtin_add_overflow(total, s.count, &total)) fail("sample count overflows 64 bits");
+  }
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> function_ids;
+  uint64_t location_id = 0;
+  for (const auto& [address, count] : counts) {
+    if (count == 0) continue;  // as the reader drops them: nothing was sampled there
+    pb::Location* location = out.add_location();
+    location->set_id(++location_id);
+    location->set_address(address);
+    const Mapping* m = profile.mapping_for(address);
+    if (m) {
+      size_t mapping_index = static_cast<size_t>(m - profile.mappings.data());
+      location->set_mapping_id(mapping_index + 1);
+      if (symbolize) {
+        std::vector<PprofFrame> frames = symbolize(*m, address);
+        pb::Mapping* mapping = out.mutable_mapping(static_cast<int>(mapping_index));
+        if (frames.size() > 1) mapping->set_has_inline_frames(true);
+        for (const PprofFrame& frame : frames) {
+          if (frame.function.empty() && frame.system_name.empty() && frame.file.empty()) continue;
+          auto key = std::make_tuple(frame.function, frame.system_name, frame.file);
+          auto [it, inserted] = function_ids.emplace(key, function_ids.size() + 1);
+          if (inserted) {
+            pb::Function* function = out.add_function();
+            function->set_id(it->second);
+            function->set_name(strings.intern(frame.function.empty() ? frame.system_name : frame.function));
+            function->set_system_name(strings.intern(frame.system_name.empty() ? frame.function : frame.system_name));
+            function->set_filename(strings.intern(frame.file));
+          }
+          pb::Line* line = location->add_line();
+          line->set_function_id(it->second);
+          line->set_line(frame.line);
+          if (!frame.function.empty() || !frame.system_name.empty()) mapping->set_has_functions(true);
+          if (!frame.file.empty()) mapping->set_has_filenames(true);
+          if (frame.line > 0) mapping->set_has_line_numbers(true);
+        }
+      }
+    }
+    pb::Sample* sample = out.add_sample();
+    sample->add_location_id(location->id());
+    sample->add_value(checked_int64(count, "sample count"));
+    uint64_t nanoseconds = 0;
+    if (__builtin_mul_overflow(count, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
+    sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
+  }
+
+  std::string raw;
+  if (!out.SerializeToString(&raw)) fail("cannot serialize the profile (larger than 2 GiB?)");
+  return gzip(raw);
+}
+
+Profile decode_pprof(std::string_view bytes) {
+  std::string inflated;
+  if (looks_like_gzip(bytes)) {
+    inflated = gunzip(bytes);
+    bytes = inflated;
+  }
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    fail("profile larger than 2 GiB");
+  pb::Profile in;
+  QuietProtobuf quiet;
+  if (!in.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    fail("not a pprof profile (profile.proto does not parse)");
+
+  auto string_at = [&](int64_t index, const char* what) -> const std::string& {
+    if (index < 0 || index >= in.string_table_size())
+      fail(std::string(what) + " refers to string " + std::to_string(index) + " of " +
+           std::to_string(in.string_table_size()));
+    return in.string_table(static_cast<int>(index));
+  };
+  if (in.string_table_size() == 0 || !in.string_table(0).empty())
+    fail("string table does not begin with the empty string");
+
+  Profile profile;
+  for (int i = 0; i < in.comment_size(); ++i) {
+    const std::string& comment = string_at(in.comment(i), "comment");
+    if (comment.rfind("profil.", 0) != 0) continue;
+    size_t equals = comment.find('=');
+    if (equals == std::string::npos) continue;
+    std::string key = comment.substr(7, equals - 7), value = comment.substr(equals + 1);
+    if (key == "program") profile.program = value;
+    if (key == "clock") profile.clock = value;
+    if (key == "pid") std::from_chars(value.data(), value.data() + value.size(), profile.pid);
+    if (key == "dropped") std::from_chars(value.data(), value.data() + value.size(), profile.dropped);
+  }
+  if (in.has_period_type() && string_at(in.period_type().unit(), "period unit") == "nanoseconds" &&
+      in.period() > 0)
+    profile.period_ns = static_cast<uint64_t>(in.period());
+  if (in.duration_nanos() > 0) profile.duration_ns = static_cast<uint64_t>(in.duration_nanos());
+  profile.time_nanos = in.time_nanos();
+
+  std::unordered_map<uint64_t, size_t> mapping_index;
+  for (const pb::Mapping& m : in.mapping()) {
+    Mapping mapping;
+    mapping.start = m.memory_start();
+    mapping.limit = m.memory_limit();
+    mapping.file_offset = m.file_offset();
+    mapping.path = string_at(m.filename(), "mapping filename");
+    mapping.build_id = string_at(m.build_id(), "mapping build_id");
+    if (m.id() == 0) fail("mapping with id 0");
+    if (!mapping_index.emplace(m.id(), profile.mappings.size()).second)
+      fail("two mappings with id " + std::to_string(m.id()));
+    profile.mappings.push_back(std::move(mapping));
+  }
+  if (profile.program.empty() && !profile.mappings.empty()) profile.program = profile.mappings.front().path;
+
+  std::unordered_map<uint64_t, uint64_t> location_address;
+  for (const pb::Location& l : in.location()) {
+    if (l.id() == 0) fail("location with id 0");
+    if (l.mapping_id() != 0 && !mapping_index.count(l.mapping_id()))
+      fail("location " + std::to_string(l.id()) + " refers to missing mapping " + std::to_string(l.mapping_id()));
+    if (!location_address.emplace(l.id(), l.address()).second)
+      fail("two locations with id " + std::to_string(l.id()));
+  }
+
+  // The value to read: the sample type counted in "count" (pprof's CPU
+  // profiles call it samples/count), else the first.
+  int value_index = 0;
+  for (int i = 0; i < in.sample_type_size(); ++i)
+    if (string_at(in.sample_type(i).unit(), "sample type unit") == "count") {
+      value_index = i;
+      break;
+    }
+  for (int i = 0; i < in.sample_type_size(); ++i) string_at(in.sample_type(i).type(), "sample type");
+
+  std::map<uint64_t, uint64_t> counts;
+  for (const pb::Sample& s : in.sample()) {
+    if (s.value_size() != in.sample_type_size())
+      fail("sample has " + std::to_string(s.value_size()) + " values for " + std::to_string(in.sample_type_size()) +
+           " sample types");
+    for (uint64_t id : s.location_id())
+      if (!location_address.count(id)) fail("sample refers to missing location " + std::to_string(id));
+    if (s.location_id_size() == 0 || s.value_size() == 0) continue;
+    int64_t value = s.value(value_index);
+    if (value < 0) fail("negative sample value " + std::to_string(value));
+    uint64_t& total = counts[location_address[s.location_id(0)]];
+    if (__builtin_add_overflow(total, static_cast<uint64_t>(value), &total)) fail("sample counts overflow 64 bits");
+  }
+  profile.samples.reserve(counts.size());
+  for (const auto& [address, count] : counts)
+    if (count) profile.samples.push_back({address, count});
+  return profile;
+}
+
+}  // namespace profiling::format

@@ -1,0 +1,53 @@
+// pprof's profile.proto (perftools.profiles.Profile, from
+// github.com/google/pprof/proto/profile.proto), read and written: the format
+// google pprof, Parca, Pyroscope and speedscope read. The layout we write is
+// in docs/formats/pprof.md.
+//
+// Library target profil_pprof (protobuf + zlib); kept out of profil_format so
+// that libprofil.so never links protobuf.
+#ifndef PROFIL_FORMAT_PPROF_H
+#define PROFIL_FORMAT_PPROF_H
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "format/format_error.h"
+#include "format/profile.h"
+
+namespace profiling::format {
+
+struct PprofFrame {
+  std::string function;     // display name (demangled), empty when unknown
+  std::string system_name;  // linker name (mangled)
+  std::string file;
+  int64_t line = 0;
+};
+
+// Innermost frame first (inlined frames before their caller); empty = unknown.
+using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& mapping, uint64_t address)>;
+
+// gzip-compressed serialized Profile: sample types [samples/count,
+// cpu/nanoseconds], period_type cpu/nanoseconds, period = period_ns,
+// duration_nanos, time_nanos; one Mapping per Profile::mappings (filename,
+// build_id, memory_start/limit, file_offset, has_functions when the
+// symbolizer named something in it); one Location per distinct sampled
+// address; one Sample per address with values [count, count * period_ns].
+// The program, pid, clock and dropped count travel as "profil.<key>=<value>"
+// comments. Throws FormatError (e.g. a count too large for int64).
+std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize = {});
+
+// Accepts gzip'd or plain bytes; throws FormatError on anything that is not a
+// well-formed Profile (bad string or id references included). Fills samples
+// (address of each sample's first location — the leaf — summed per address,
+// value of the "count"-unit sample type or else the first), mappings,
+// period (when its unit is nanoseconds), duration and time.
+Profile decode_pprof(std::string_view bytes);
+
+bool looks_like_gzip(std::string_view bytes);
+
+}  // namespace profiling::format
+
+#endif  // PROFIL_FORMAT_PPROF_H

@@ -1,0 +1,291 @@
+// pprof profile.proto writer and reader: round trips, the message layout the
+// pprof tools rely on (checked through the generated protobuf classes), and
+// robustness against truncated, corrupt and random input.
+#include "format/pprof.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <random>
+
+#include "profile.pb.h"
+
+namespace profiling::format {
+namespace {
+
+namespace pb = perftools::profiles;
+
+Profile sample_profile() {
+  Profile profile;
+  profile.program = "/usr/bin/prog";
+  profile.pid = 4242;
+  profile.clock = "perf";
+  profile.period_ns = 1'000'000;
+  profile.duration_ns = 2'500'000'000;
+  profile.time_nanos = 1'700'000'000'123'456'789;
+  profile.dropped = 3;
+  profile.mappings.push_back({0x555555554000, 0x555555556000, 0x1000, "/usr/bin/prog", "0123456789abcdef"});
+  profile.mappings.push_back({0x7ffff7dd0000, 0x7ffff7f00000, 0x28000, "/lib/x86_64-linux-gnu/libc.so.6", ""});
+  profile.samples = {{0x555555554100, 7}, {0x555555554200, 1}, {0x7ffff7dd1000, 12}, {0x10, 2}};
+  return profile;
+}
+
+std::string gunzip_for_test(const std::string& compressed) {
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  std::string out(1 << 20, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  stream.avail_in = static_cast<uInt>(compressed.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  inflateEnd(&stream);
+  return out;
+}
+
+std::string gzip_for_test(const std::string& raw) {
+  z_stream stream{};
+  EXPECT_EQ(deflateInit2(&stream, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&stream, raw.size()), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(raw.data()));
+  stream.avail_in = static_cast<uInt>(raw.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+pb::Profile parse(const std::string& gzipped) {
+  pb::Profile message;
+  EXPECT_TRUE(message.ParseFromString(gunzip_for_test(gzipped)));
+  return message;
+}
+
+TEST(Pprof, RoundTripKeepsSamplesMappingsAndTimes) {
+  Profile profile = sample_profile();
+  std::string bytes = encode_pprof(profile);
+  EXPECT_TRUE(looks_like_gzip(bytes));
+  Profile back = decode_pprof(bytes);
+  Profile expected = profile;
+  std::sort(expected.samples.begin(), expected.samples.end(),
+            [](const Sample& a, const Sample& b) { return a.address < b.address; });
+  EXPECT_EQ(back, expected);
+}
+
+TEST(Pprof, SameAddressIsOneLocationAndOneSample) {
+  Profile profile = sample_profile();
+  profile.samples = {{0x555555554100, 7}, {0x555555554100, 5}};
+  pb::Profile message = parse(encode_pprof(profile));
+  ASSERT_EQ(message.location_size(), 1);
+  ASSERT_EQ(message.sample_size(), 1);
+  EXPECT_EQ(message.sample(0).value(0), 12);
+  EXPECT_EQ(decode_pprof(encode_pprof(profile)).samples, (std::vector<Sample>{{0x555555554100, 12}}));
+}
+
+TEST(Pprof, MessageLayoutFollowsProfileProto) {
+  Profile profile = sample_profile();
+  pb::Profile message = parse(encode_pprof(profile));
+  auto str = [&](int64_t i) { return message.string_table(static_cast<int>(i)); };
+  EXPECT_EQ(message.string_table(0), "");
+  ASSERT_EQ(message.sample_type_size(), 2);
+  EXPECT_EQ(str(message.sample_type(0).type()), "samples");
+  EXPECT_EQ(str(message.sample_type(0).unit()), "count");
+  EXPECT_EQ(str(message.sample_type(1).type()), "cpu");
+  EXPECT_EQ(str(message.sample_type(1).unit()), "nanoseconds");
+  EXPECT_EQ(str(message.period_type().type()), "cpu");
+  EXPECT_EQ(str(message.period_type().unit()), "nanoseconds");
+  EXPECT_EQ(message.period(), 1'000'000);
+  EXPECT_EQ(message.duration_nanos(), 2'500'000'000);
+  EXPECT_EQ(message.time_nanos(), 1'700'000'000'123'456'789);
+  ASSERT_EQ(message.mapping_size(), 2);
+  EXPECT_EQ(message.mapping(0).id(), 1u);
+  EXPECT_EQ(message.mapping(0).memory_start(), 0x555555554000u);
+  EXPECT_EQ(message.mapping(0).memory_limit(), 0x555555556000u);
+  EXPECT_EQ(message.mapping(0).file_offset(), 0x1000u);
+  EXPECT_EQ(str(message.mapping(0).filename()), "/usr/bin/prog");
+  EXPECT_EQ(str(message.mapping(0).build_id()), "0123456789abcdef");
+  EXPECT_FALSE(message.mapping(0).has_functions());
+  ASSERT_EQ(message.location_size(), 4);
+  ASSERT_EQ(message.sample_size(), 4);
+  for (const pb::Sample& sample : message.sample()) {
+    ASSERT_EQ(sample.location_id_size(), 1);
+    ASSERT_EQ(sample.value_size(), 2);
+    EXPECT_EQ(sample.value(1), sample.value(0) * 1'000'000);
+    const pb::Location& location = message.location(static_cast<int>(sample.location_id(0) - 1));
+    EXPECT_EQ(location.id(), sample.location_id(0));
+    if (location.address() == 0x7ffff7dd1000) {
+      EXPECT_EQ(location.mapping_id(), 2u);
+      EXPECT_EQ(sample.value(0), 12);
+    }
+    if (location.address() == 0x10) {
+      EXPECT_EQ(location.mapping_id(), 0u);  // in no mapping
+    }
+  }
+}
+
+TEST(Pprof, SymbolizerFramesBecomeFunctionsAndLinesInnermostFirst) {
+  Profile profile = sample_profile();
+  int calls = 0;
+  PprofSymbolizer symbolize = [&](const Mapping& mapping, uint64_t address) -> std::vector<PprofFrame> {
+    ++calls;
+    EXPECT_TRUE(mapping.contains(address));
+    if (address == 0x555555554100)
+      return {{"inlined_helper", "_Z14inlined_helperv", "helper.h", 12}, {"caller", "_Z6callerv", "main.cc", 40}};
+    if (address == 0x555555554200) return {{"caller", "_Z6callerv", "main.cc", 41}};
+    return {};
+  };
+  pb::Profile message = parse(encode_pprof(profile, symbolize));
+  EXPECT_EQ(calls, 3);  // each sampled address in a mapping, once
+  auto str = [&](int64_t i) { return message.string_table(static_cast<int>(i)); };
+  ASSERT_EQ(message.function_size(), 2);
+  EXPECT_TRUE(message.mapping(0).has_functions());
+  EXPECT_TRUE(message.mapping(0).has_filenames());
+  EXPECT_TRUE(message.mapping(0).has_line_numbers());
+  EXPECT_TRUE(message.mapping(0).has_inline_frames());
+  EXPECT_FALSE(message.mapping(1).has_functions());
+  for (const pb::Location& location : message.location()) {
+    if (location.address() != 0x555555554100) continue;
+    ASSERT_EQ(location.line_size(), 2);
+    const pb::Function& inner = message.function(static_cast<int>(location.line(0).function_id() - 1));
+    EXPECT_EQ(str(inner.name()), "inlined_helper");
+    EXPECT_EQ(str(inner.system_name()), "_Z14inlined_helperv");
+    EXPECT_EQ(str(inner.filename()), "helper.h");
+    EXPECT_EQ(location.line(0).line(), 12);
+    const pb::Function& outer = message.function(static_cast<int>(location.line(1).function_id() - 1));
+    EXPECT_EQ(str(outer.name()), "caller");
+    EXPECT_EQ(location.line(1).line(), 40);
+  }
+}
+
+TEST(Pprof, PlainBytesAndForeignProducersDecode) {
+  // Uncompressed, and as another producer writes it: two sample types where
+  // "count" is not first, a two-frame stack (leaf first), no comments.
+  pb::Profile message;
+  message.add_string_table("");
+  message.add_string_table("cpu");
+  message.add_string_table("nanoseconds");
+  message.add_string_table("samples");
+  message.add_string_table("count");
+  message.add_string_table("/bin/x");
+  auto* t0 = message.add_sample_type();
+  t0->set_type(1);
+  t0->set_unit(2);
+  auto* t1 = message.add_sample_type();
+  t1->set_type(3);
+  t1->set_unit(4);
+  message.mutable_period_type()->set_type(1);
+  message.mutable_period_type()->set_unit(2);
+  message.set_period(10'000'000);
+  auto* mapping = message.add_mapping();
+  mapping->set_id(9);
+  mapping->set_memory_start(0x1000);
+  mapping->set_memory_limit(0x2000);
+  mapping->set_filename(5);
+  for (uint64_t id : {1, 2}) {
+    auto* location = message.add_location();
+    location->set_id(id);
+    location->set_mapping_id(9);
+    location->set_address(0x1000 + id * 0x10);
+  }
+  auto* sample = message.add_sample();
+  sample->add_location_id(1);
+  sample->add_location_id(2);
+  sample->add_value(30'000'000);
+  sample->add_value(3);
+  Profile profile = decode_pprof(message.SerializeAsString());
+  EXPECT_EQ(profile.program, "/bin/x");
+  EXPECT_EQ(profile.period_ns, 10'000'000u);
+  EXPECT_EQ(profile.samples, (std::vector<Sample>{{0x1010, 3}}));
+  ASSERT_EQ(profile.mappings.size(), 1u);
+  EXPECT_EQ(profile.mappings[0].path, "/bin/x");
+
+  // Broken references are refused.
+  pb::Profile bad = message;
+  bad.mutable_mapping(0)->set_filename(99);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.mutable_sample(0)->set_location_id(0, 77);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.mutable_location(0)->set_mapping_id(5);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.mutable_sample(0)->set_value(1, -1);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.mutable_sample(0)->add_value(1);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.set_string_table(0, "x");
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+}
+
+TEST(Pprof, PathsThatAreNotUtf8AreWrittenAsValidStrings) {
+  Profile profile;
+  profile.mappings.push_back({0x1000, 0x2000, 0, "/tmp/caf\xe9/prog", ""});
+  profile.mappings.push_back({0x3000, 0x4000, 0, "/tmp/caf\xc3\xa9/\xe2\x82\xac", ""});
+  profile.samples = {{0x1000, 1}};
+  Profile back = decode_pprof(encode_pprof(profile));
+  ASSERT_EQ(back.mappings.size(), 2u);
+  EXPECT_EQ(back.mappings[0].path, "/tmp/caf\xef\xbf\xbd/prog");
+  EXPECT_EQ(back.mappings[1].path, profile.mappings[1].path);  // valid UTF-8 untouched
+}
+
+TEST(Pprof, CountsTooLargeForInt64AreRefused) {
+  Profile profile;
+  profile.period_ns = 2;
+  profile.samples = {{1, uint64_t{1} << 62}};
+  EXPECT_THROW(encode_pprof(profile), FormatError);  // count * period overflows int64
+  profile.period_ns = 1;
+  EXPECT_NO_THROW(encode_pprof(profile));
+}
+
+TEST(Pprof, TruncatedGzipAtEveryOffsetIsAFormatError) {
+  std::string bytes = encode_pprof(sample_profile());
+  for (size_t n = 0; n < bytes.size(); ++n)
+    EXPECT_THROW(decode_pprof(std::string_view(bytes.data(), n)), FormatError) << "prefix of " << n << " bytes";
+  EXPECT_THROW(decode_pprof(bytes + "junk"), FormatError);
+  // A profile split over two gzip members reads as gunzip reads it.
+  std::string plain = gunzip_for_test(bytes);
+  size_t half = plain.size() / 2;
+  EXPECT_EQ(decode_pprof(gzip_for_test(plain.substr(0, half)) + gzip_for_test(plain.substr(half))),
+            decode_pprof(bytes));
+}
+
+TEST(Pprof, RandomBytesAndMutationsNeverCrash) {
+  std::mt19937_64 random(7);
+  std::string gzipped = encode_pprof(sample_profile());
+  std::string plain = gunzip_for_test(gzipped);
+  int refused = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string bytes;
+    if (round % 3 == 0) {
+      bytes.resize(random() % 300);
+      for (char& c : bytes) c = static_cast<char>(random());
+      if (round % 6 == 0 && bytes.size() >= 2) bytes[0] = '\x1f', bytes[1] = '\x8b';
+    } else {
+      bytes = round % 3 == 1 ? gzipped : plain;
+      int edits = 1 + static_cast<int>(random() % 4);
+      for (int e = 0; e < edits && !bytes.empty(); ++e) {
+        size_t at = random() % bytes.size();
+        switch (random() % 3) {
+          case 0: bytes[at] = static_cast<char>(random()); break;
+          case 1: bytes.insert(at, 1, static_cast<char>(random())); break;
+          case 2: bytes.resize(at); break;
+        }
+      }
+    }
+    try {
+      decode_pprof(bytes);
+    } catch (const FormatError&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 1000);
+}
+
+}  // namespace
+}  // namespace profiling::format
