@@ -9,6 +9,7 @@ packages=(
   libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   valgrind bc linux-perf
+  chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -75,3 +75,12 @@ if(TARGET profil_cli)
               $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR} ${PROJECT_SOURCE_DIR} ${case_file})
   endforeach()
 endif()
+
+# The HTML page in headless Chromium (skipped when chromium is missing).
+profil_add_gtest(report_html_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_html_test.cc)
+if(TARGET report_html_test)
+  add_dependencies(report_html_test report_make_profile)
+  if(TARGET profil_cli)
+    add_dependencies(report_html_test profil_cli)
+  endif()
+endif()

@@ -57,6 +57,7 @@ constexpr const char* kScript = R"(
 (function(){
   var table=document.getElementById('profile-table');
   if(!table) return;
+  table.setAttribute('data-sortable','ready');
   var heads=table.tHead.rows[0].cells;
   for(var i=0;i<heads.length;i++)(function(col){
     heads[col].addEventListener('click',function(){
@@ -114,7 +115,7 @@ std::string bar_chart(const Report& report) {
 
 // Samples over each object's address space: columns of link-time address
 // ranges, each titled with the hottest function it holds.
-std::string address_space_charts(const SymbolizedProfile& symbolized) {
+std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
   struct ObjectSamples {
     uint64_t total = 0;
     std::vector<const SymbolizedSample*> samples;
@@ -142,6 +143,15 @@ std::string address_space_charts(const SymbolizedProfile& symbolized) {
       low = std::min(low, address_of(s));
       high = std::max(high, address_of(s));
     }
+    // The whole executable part of the object when its program headers are
+    // readable, so that the chart shows where in the object the time goes.
+    if (o->samples.front()->symbol.file_address) {
+      for (const LoadSegment& segment : symbolizer.segments(*o->samples.front()->mapping)) {
+        if (!segment.executable) continue;
+        low = std::min(low, segment.vaddr);
+        high = std::max(high, segment.vaddr + segment.mem_size - 1);
+      }
+    }
     uint64_t span = high - low + 1;
     std::vector<uint64_t> counts(columns);
     std::vector<std::map<std::string, uint64_t>> functions(columns);
@@ -167,6 +177,22 @@ std::string address_space_charts(const SymbolizedProfile& symbolized) {
           "mostly {}</title></rect>\n",
           10 + c * column_width, height - h, std::max(1.0, column_width - 1), h, low + c * span / columns, counts[c],
           escape(hottest->first));
+    }
+    // The three hottest columns are labelled with their hottest function.
+    std::vector<int> hottest_columns;
+    for (int c = 0; c < columns; ++c)
+      if (counts[c]) hottest_columns.push_back(c);
+    std::stable_sort(hottest_columns.begin(), hottest_columns.end(),
+                     [&counts](int a, int b) { return counts[a] > counts[b]; });
+    if (hottest_columns.size() > 3) hottest_columns.resize(3);
+    for (int c : hottest_columns) {
+      auto hottest = std::max_element(functions[c].begin(), functions[c].end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+      double h = static_cast<double>(height) * static_cast<double>(counts[c]) / static_cast<double>(max_count);
+      bool right_half = c > columns / 2;  // labels grow away from the edge
+      out += fmt::format("<text class=\"mono label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n",
+                         right_half ? 6 + c * column_width : 14 + c * column_width, std::max(12.0, height - h + 12),
+                         right_half ? "end" : "start", escape(shorten(hottest->first, 40)));
     }
     out += fmt::format("<line class=\"axis\" x1=\"10\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\n", width + 10, height, height);
     out += fmt::format("<text x=\"10\" y=\"{}\">{:#x}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:#x}</text>\n",
@@ -299,7 +325,7 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   if (report.rows.size() < report.rows_before_filter)
     out += fmt::format("<p>{} of {} rows shown.</p>\n", report.rows.size(), report.rows_before_filter);
 
-  out += "<h2>Samples over each object's address space</h2>\n" + address_space_charts(symbolized);
+  out += "<h2>Samples over each object's address space</h2>\n" + address_space_charts(symbolized, symbolizer);
   out += "<h2>Source lines of the hottest functions</h2>\n" + source_sections(symbolized, symbolizer);
   out += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return out;
