@@ -9,7 +9,10 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/profil-demo.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
 echo "\$ profil run -o $out -- $build/bin/run_demo"
-"$profil" run -o "$out" -- "$build/bin/run_demo"
+"$profil" run -o "$out" -- "$build/bin/run_demo" 2>&1
 echo
 echo "\$ profil report $out/*.pb.gz"
 "$profil" report "$out"/*.pb.gz
+echo
+echo "\$ profil report --by object $out/*.pb.gz"
+"$profil" report --by object "$out"/*.pb.gz
