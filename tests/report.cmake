@@ -84,3 +84,10 @@ if(TARGET report_html_test)
     add_dependencies(report_html_test profil_cli)
   endif()
 endif()
+
+# profil diff on two real profiles: the function made slower comes first.
+if(TARGET profil_cli)
+  add_test(NAME report_diff_names_the_slower_function
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_diff_real.sh $<TARGET_FILE:profil_cli>
+            ${REPORT_FIXTURE_DIR}/report_fixture_pie)
+endif()

@@ -1,8 +1,8 @@
 /* A program whose functions the report tests look up: built as a PIE, a
  * non-PIE, and stripped copies. "addresses" prints where its functions are
  * and its executable mappings, so a test can symbolize real runtime
- * addresses the way a profile records them. "burn N" spins N million
- * iterations in hot_outer/hot_inner (for golden profiles). */
+ * addresses the way a profile records them. "burn N M" spends CPU time in
+ * hot_inner (N thousand calls) and hot_outer's own loop (M thousand). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,12 +33,14 @@ __attribute__((noinline)) unsigned long hot_inner(unsigned long x) {
   return x;
 }
 
-__attribute__((noinline)) unsigned long hot_outer(unsigned long rounds) {
+__attribute__((noinline)) unsigned long hot_outer(unsigned long rounds, unsigned long extra) {
   unsigned long x = 1;
   for (unsigned long i = 0; i < rounds; ++i) {
     x ^= hot_inner(x);
     x += i * 3;
   }
+  /* Work of hot_outer's own, for "made slower" profiles. */
+  for (unsigned long i = 0; i < extra; ++i) x = (x >> 3) + i * 2654435761ul;
   return x;
 }
 
@@ -59,7 +61,10 @@ int main(int argc, char** argv) {
     if (maps) fclose(maps);
     return 0;
   }
-  unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 10) * 1000000ul : 1000;
-  sink = hot_outer(rounds) + (unsigned long)local_helper(fixture_library_work(3));
+  /* burn ROUNDS [EXTRA]: thousands of hot_inner calls, thousands of
+   * iterations of hot_outer's own loop. */
+  unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 10) * 1000ul : 1000;
+  unsigned long extra = argc > 3 ? strtoul(argv[3], NULL, 10) * 1000ul : 0;
+  sink = hot_outer(rounds, extra) + (unsigned long)local_helper(fixture_library_work(3));
   return 0;
 }
