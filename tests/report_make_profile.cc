@@ -6,7 +6,7 @@
 // library's writers. The addresses and maps are real; only the counts are
 // chosen, so the expected report is exact.
 //
-//   report_make_profile [--as profraw|pprof|gmon] [--period NS] OUT PROGRAM SPEC...
+//   report_make_profile [--as profraw|pprof|gmon|bsd-gmon] [--period NS] OUT PROGRAM SPEC...
 //   SPEC: name=count | name+offset=count | @nowhere=count (no mapping)
 #include <cstdio>
 #include <cstring>
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "format/gmon.h"
 #include "format/profile.h"
 #include "format/profraw.h"
 #include "report/export.h"
@@ -120,6 +121,8 @@ int main(int argc, char** argv) {
     report::Symbolizer symbolizer;
     try {
       bytes = as == "pprof" ? report::export_pprof(profile, symbolizer) : report::export_gmon(profile, symbolizer);
+      // The 4.4BSD layout (NetBSD's gmonhdr) of the same histogram.
+      if (as == "bsd-gmon") bytes = format::encode_gmon(format::decode_gmon(bytes), format::GmonFlavor::bsd);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "report_make_profile: %s\n", e.what());
       return 1;

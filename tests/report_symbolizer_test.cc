@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 #include <string>
@@ -111,6 +112,29 @@ TEST(Symbolizer, StrippedWithDebugLinkFindsTheSeparateDebugFile) {
   SourceLine line = symbolizer.source_line(mapping, symbol);
   EXPECT_EQ(object_basename(line.file), "prog.c");
   EXPECT_GT(line.line, 0);
+}
+
+TEST(Symbolizer, StrippedFindsItsDebugFileByBuildId) {
+  // A debug tree laid out as Debian's -dbgsym packages install it:
+  // <root>/.build-id/xx/yyyy.debug (gdb manual, "Separate Debug Files").
+  std::string id = read_build_id(kDir + "/report_fixture_pie_stripped");
+  ASSERT_EQ(id.size(), 40u);
+  char pattern[] = "/tmp/profil-debug-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::string root = pattern;
+  std::string dir = root + "/.build-id/" + id.substr(0, 2);
+  ASSERT_EQ(std::system(("mkdir -p " + dir + " && cp " + kDir + "/report_fixture_pie_linked.debug " + dir + "/" +
+                         id.substr(2) + ".debug").c_str()),
+            0);
+  FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
+  Symbolizer with_debug(root), without_debug("/nonexistent");
+  uint64_t address = fixture.functions.at("hot_outer") + 3;
+  const format::Mapping* mapping = fixture.profile.mapping_for(address);
+  Symbol symbol = with_debug.symbolize(mapping, address);
+  EXPECT_EQ(symbol.function, "hot_outer");
+  EXPECT_EQ(object_basename(with_debug.source_line(mapping, symbol).file), "prog.c");
+  EXPECT_FALSE(without_debug.symbolize(mapping, address).known);
+  std::system(("rm -rf " + root).c_str());
 }
 
 TEST(Symbolizer, FullyStrippedGroupsAddressesAsUnknownInTheObject) {
