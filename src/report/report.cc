@@ -276,9 +276,11 @@ Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& chang
     diff.rows.push_back(std::move(row));
   }
   std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const DiffRow& a, const DiffRow& b) {
-    bool a_gain = a.z > 0, b_gain = b.z > 0;
+    bool a_gain = a.z > 0 || (a.z == 0 && a.delta > 0), b_gain = b.z > 0 || (b.z == 0 && b.delta > 0);
     if (a_gain != b_gain) return a_gain;
-    return a_gain ? a.z > b.z : a.z < b.z;
+    if (a.z != b.z) return a_gain ? a.z > b.z : a.z < b.z;
+    // No test possible (an empty profile): the larger change first.
+    return std::fabs(a.delta) > std::fabs(b.delta);
   });
   return diff;
 }
