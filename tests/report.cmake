@@ -32,10 +32,18 @@ foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx)
   set_target_properties(${fixture} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${REPORT_FIXTURE_DIR})
 endforeach()
 
-# Functions start on 16-byte boundaries, so a 4-byte gmon bin never holds
-# the end of one function and the start of the next (gprof would split it).
+# The fixtures' code must be the same in every build of the tree (the golden
+# reports print instructions and address ranges): their options replace the
+# directory's (sanitizers, coverage) rather than add to them. Functions start
+# on 16-byte boundaries, so a 4-byte gmon bin never holds the end of one
+# function and the start of the next (gprof would split it).
 foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie report_fixture_cxx)
-  target_compile_options(${fixture} PRIVATE -falign-functions=16)
+  get_target_property(fixture_options ${fixture} COMPILE_OPTIONS)
+  list(FILTER fixture_options INCLUDE REGEX "^-(O|g|f(no-)?pie|fPIE|W)")
+  set_property(TARGET ${fixture} PROPERTY COMPILE_OPTIONS ${fixture_options} -falign-functions=16)
+  get_target_property(fixture_link_options ${fixture} LINK_OPTIONS)
+  list(FILTER fixture_link_options INCLUDE REGEX "^-(no-)?pie$")
+  set_property(TARGET ${fixture} PROPERTY LINK_OPTIONS ${fixture_link_options})
 endforeach()
 
 # Stripped copies of the PIE: one whose symbols and DWARF are in a separate

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 
 #include "report/input.h"
 #include "report/render.h"
@@ -89,6 +90,27 @@ TEST(Input, DetectsTypesByContentAndRefusesForeignBytes) {
   EXPECT_THROW(decode_profile("", "empty"), InputError);
   // A gzip header cut short is a truncated pprof, not a crash.
   EXPECT_THROW(decode_profile(std::string("\x1f\x8b\x08\x00\x00", 5), "cut.pb.gz"), InputError);
+}
+
+TEST(Input, RandomBytesAreRefusedNeverCrash) {
+  // Foreign bytes behind each magic: every reader must answer with an
+  // InputError naming the file (the fuzzers go further; this runs in ctest).
+  std::mt19937 random(12345);
+  const std::string prefixes[] = {"", std::string("\x1f\x8b\x08\x00", 4), "gmon\x01\0\0\0",
+                                  std::string("PROFRAW\n\1\0\0\0\xb0\0\0\0", 16), std::string("\x0a\x04", 2)};
+  size_t refused = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string bytes = prefixes[round % 5];
+    size_t length = random() % 600;
+    for (size_t i = 0; i < length; ++i) bytes += static_cast<char>(random());
+    try {
+      decode_profile(bytes, "random.bin", "/nonexistent/a.out");
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.file(), "random.bin");
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 1900u);
 }
 
 // Profiles of no readable object: every address is [unknown] in its mapping.
