@@ -226,7 +226,7 @@ TEST(Report, UnknownAddressesAreGroupedPerObjectNeverDropped) {
   profile.samples = {{inner, 30}, {outer, 20}, {library, 10}, {0x10, 5}};
   Symbolizer symbolizer;
   SymbolizedProfile symbolized = symbolize_profile(profile, symbolizer, false);
-  Report report = build_report(symbolized, symbolizer, {}, {});
+  Report report = build_report(symbolized, {}, {});
   ASSERT_EQ(report.rows.size(), 3u);
   EXPECT_EQ(report.rows[0].function, "[unknown]");
   EXPECT_EQ(report.rows[0].object, "report_fixture_pie_stripped");

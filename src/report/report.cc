@@ -181,7 +181,7 @@ RowKey key_for(View view, const SymbolizedSample& s) {
 
 }  // namespace
 
-Report build_report(const SymbolizedProfile& symbolized, Symbolizer& symbolizer, const ReportOptions& options,
+Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& options,
                     const std::vector<std::string>& files) {
   Report report;
   report.view = options.view;
@@ -240,7 +240,6 @@ Report build_report(const SymbolizedProfile& symbolized, Symbolizer& symbolizer,
       if (ins != it->second.begin()) row.instruction = std::prev(ins)->second;
     }
   }
-  (void)symbolizer;
   for (const Row& row : report.rows) report.samples_shown += row.samples;
   return report;
 }

@@ -89,7 +89,7 @@ struct Report {
 };
 
 Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::string>& files);
-Report build_report(const SymbolizedProfile& symbolized, Symbolizer& symbolizer, const ReportOptions& options,
+Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& options,
                     const std::vector<std::string>& files);
 
 // The instructions of [start, end) of an object, disassembled by objdump(1)

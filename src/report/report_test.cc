@@ -129,20 +129,20 @@ TEST(Report, ObjectViewTopMinPercentAndFocus) {
   SymbolizedProfile s = symbolized_of(p, symbolizer);
   ReportOptions options;
   options.view = View::object;
-  Report all = build_report(s, symbolizer, options, {"x"});
+  Report all = build_report(s, options, {"x"});
   ASSERT_EQ(all.rows.size(), 3u);
   EXPECT_EQ(all.rows[0].object, "liba.so");
   EXPECT_EQ(all.rows[0].samples, 70u);
   EXPECT_DOUBLE_EQ(all.summary.cpu_seconds, 0.1);
   EXPECT_DOUBLE_EQ(all.summary.rate_hz, 1000);
   options.min_percent = 10;
-  EXPECT_EQ(build_report(s, symbolizer, options, {}).rows.size(), 2u);
+  EXPECT_EQ(build_report(s, options, {}).rows.size(), 2u);
   options.min_percent = 0;
   options.top = 1;
-  EXPECT_EQ(build_report(s, symbolizer, options, {}).rows.size(), 1u);
+  EXPECT_EQ(build_report(s, options, {}).rows.size(), 1u);
   options.top = 0;
   options.focus.emplace("libb");
-  Report focused = build_report(s, symbolizer, options, {});
+  Report focused = build_report(s, options, {});
   ASSERT_EQ(focused.rows.size(), 1u);
   EXPECT_DOUBLE_EQ(focused.rows[0].percent, 25);  // still a share of all samples
 }
@@ -154,7 +154,7 @@ TEST(Render, CsvJsonFoldedAndText) {
   p.samples = {{0x1100, 3}, {0x1200, 1}};
   Symbolizer symbolizer;
   SymbolizedProfile s = symbolized_of(p, symbolizer);
-  Report r = build_report(s, symbolizer, {}, {"in.pb.gz"});
+  Report r = build_report(s, {}, {"in.pb.gz"});
   EXPECT_EQ(render_csv(r),
             "samples,percent,percent_low,percent_high,function,object\n"
             "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\"\n");

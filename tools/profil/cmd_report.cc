@@ -98,7 +98,7 @@ int run_report(const ReportArgs& args) {
   }
   bool lines = options.view == report::View::line;
   report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines);
-  report::Report built = report::build_report(symbolized, symbolizer, options, args.files);
+  report::Report built = report::build_report(symbolized, options, args.files);
   std::string text;
   if (args.format == "text")
     text = report::render_text(built, use_colour(args.color, to_file));
