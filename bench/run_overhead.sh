@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Overhead of `profil run` on a CPU-bound program (run_overhead_work: a fixed
-# amount of work) at 100, 1000 and 4000 Hz on the cpu and perf clocks, as a
+# amount of work) at 100, 250, 500, 1000 and 4000 Hz on the cpu and perf clocks, as a
 # ratio to the same program run plainly. Runs alternate (plain, profiled,
 # plain, profiled...) so a change in machine load hits both sides alike;
 # each ratio is profiled / the plain run next to it, and the median of the
@@ -11,7 +11,7 @@ set -euo pipefail
 build=${1:-build}
 profil=${PROFIL_TOOL:-$build/bin/profil}
 work=$build/bin/run_overhead_work
-steps=${BENCH_RUN_STEPS:-300}      # millions of steps: ~0.6 s of CPU
+steps=${BENCH_RUN_STEPS:-600}      # millions of steps: ~1.4 s of CPU
 reps=${BENCH_RUN_REPS:-5}
 out=$(mktemp -d "${TMPDIR:-/tmp}/profil-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
@@ -24,9 +24,18 @@ measure() {
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "== profil run: overhead on a CPU-bound program (${steps}M steps, median of $reps alternating runs) =="
+# The fixed part first: starting a preloaded process, its dump, the
+# conversion — what a program that does nothing pays.
+: >"$out/fixed"
+for ((i = 0; i < reps; i++)); do
+  read -r pw _ < <(measure /bin/true)
+  read -r rw _ < <(measure "$profil" run -o "$out" -- /bin/true)
+  echo "($rw - $pw) * 1000" | bc -l >>"$out/fixed"
+done
+printf 'fixed cost of profil run (wall, /bin/true): %.0f ms\n' "$(median <"$out/fixed")"
 printf '%-6s %6s %12s %12s %10s %10s\n' clock hz "plain wall" "run wall" "wall x" "cpu x"
 for clock in cpu perf; do
-  for hz in 100 1000 4000; do
+  for hz in ${BENCH_RUN_RATES:-100 250 500 1000 4000}; do
     : >"$out/wall" ; : >"$out/cpu"; : >"$out/plain"; : >"$out/run"
     for ((i = 0; i < reps; i++)); do
       read -r pw pc < <(measure "$work" "$steps")
