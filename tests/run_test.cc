@@ -244,6 +244,38 @@ TEST(Run, ProgramLibraryThreadAndForkedChildEachGetTheirShare) {
     EXPECT_NE(line.find("child_work"), std::string::npos) << "the child's hottest function\n" << g.out;
   }
 
+  // `profil report` over all the files of the run: the four parts in
+  // proportion to their CPU time.
+  {
+    std::vector<std::string> argv = {bin("profil"), "report", "--format", "csv"};
+    for (const auto& entry : fs::directory_iterator(dir.path()))
+      if (entry.path().string().ends_with(".pb.gz")) argv.push_back(entry.path().string());
+    Result rep = run(argv, dir.path());
+    ASSERT_EQ(rep.status, 0) << rep.err;
+    std::map<std::string, double> samples;  // function -> samples
+    std::istringstream in(rep.out);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::vector<std::string> cells;
+      std::stringstream cells_in(line);
+      for (std::string cell; std::getline(cells_in, cell, ',');) cells.push_back(cell);
+      if (cells.size() >= 5 && std::isdigit(static_cast<unsigned char>(cells[0][0])))
+        samples[cells[4]] += std::stod(cells[0]);
+    }
+    const char* all[] = {"main_work", "lib_work", "thread_work", "child_work"};
+    double cpu = 0, n = 0;
+    for (const char* name : all) {
+      cpu += parts[name].cpu;
+      n += samples[name];
+    }
+    const double wm = std::max(w, wc);
+    for (const char* name : all) {
+      const double p = parts[name].cpu / cpu;
+      EXPECT_NEAR(samples[name], n * p, 4.5 * std::sqrt(wm * n * p * (1 - p)) + wm)
+          << "profil report: " << name << " of " << n << "\n" << rep.out;
+    }
+  }
+
   // protoc decodes the pprof file against pprof's profile.proto.
   const std::string proto_dir = "/usr/share/gocode/src/github.com/google/pprof/proto";
   if (fs::exists(proto_dir + "/profile.proto")) {
