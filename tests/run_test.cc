@@ -344,6 +344,27 @@ TEST(Run, DlopenedLibraryIsCovered) {
   EXPECT_FALSE(mapping->build_id.empty());
 }
 
+TEST(Run, DumpThatCannotBeWrittenSaysWhere) {
+  TempDir dir;
+  const std::string missing = (dir.path() / "gone").string();
+  Result r = run({bin("run_workload"), "quick"}, dir.path(),
+                 {"LD_PRELOAD=" + build_dir() + "/lib/libprofil.so", "PROFIL_RUN_DIR=" + missing});
+  EXPECT_EQ(r.status, 3);  // the program's own status, unchanged
+  EXPECT_NE(r.err.find("profil: " + missing + "/run_workload."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("could not write the profile (no such directory)"), std::string::npos) << r.err;
+}
+
+TEST(Run, PreloadWithoutRunDirChangesNothing) {
+  // libprofil is also linked by ordinary programs: without PROFIL_RUN_DIR
+  // the constructor does nothing and the interposed calls pass through.
+  TempDir dir;
+  Result r = run({bin("run_workload"), "handler"}, dir.path(), {"LD_PRELOAD=" + build_dir() + "/lib/libprofil.so"});
+  EXPECT_EQ(r.status, 5) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    EXPECT_NE(entry.path().extension(), ".profraw") << entry.path();
+}
+
 int line_count(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 TEST(Run, MissingProgramIsOneLineAndStatus127) {
