@@ -43,6 +43,7 @@ th,td{padding:2px 8px;border-bottom:1px solid #eee;text-align:left;vertical-alig
 th{background:#eef;cursor:pointer;user-select:none;position:sticky;top:0}
 th.sorted-asc::after{content:" \25b2"} th.sorted-desc::after{content:" \25bc"}
 td.num{text-align:right} td.fn{font-family:ui-monospace,monospace;word-break:break-all}
+td.obj{white-space:nowrap}
 tr:hover td{background:#fafae0}
 .bar{fill:#d9534f} .whisker{stroke:#333;stroke-width:1.2} .axis{stroke:#999}
 .col{fill:#4a78c2} .col:hover{fill:#d9534f}
@@ -319,7 +320,7 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
       out += fmt::format("<td class=\"fn\">{}:{}</td>", escape(row.file.empty() ? "??" : row.file), row.line);
     if (report.view != View::object) out += "<td class=\"fn\">" + escape(row.function) + "</td>";
     if (report.view == View::address) out += "<td class=\"fn\">" + escape(row.instruction) + "</td>";
-    out += "<td class=\"fn\" title=\"" + escape(row.object_path) + "\">" + escape(row.object) + "</td></tr>\n";
+    out += "<td class=\"fn obj\" title=\"" + escape(row.object_path) + "\">" + escape(row.object) + "</td></tr>\n";
   }
   out += "</tbody></table>\n";
   if (report.rows.size() < report.rows_before_filter)
