@@ -18,7 +18,7 @@ add_executable(run_exec_target ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_exec_ta
 target_link_options(run_exec_target PRIVATE -pie)
 
 if(TARGET profil_pprof AND TARGET profil_cli)
-  profil_add_gtest(run_test
+  profil_add_gtest(run_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_test.cc
     LIBS profil_pprof profil_format)
   if(TARGET run_test)
