@@ -165,7 +165,9 @@ void start() {
     base::write_all(STDERR_FILENO, message, sizeof message - 1);
     return;
   }
-  std::strcpy(g_dir, dir);
+  // Absolute, so a program that changes directory still writes there.
+  char absolute[PATH_MAX];
+  std::strcpy(g_dir, ::realpath(dir, absolute) != nullptr ? absolute : dir);
   if (const char* run_id = std::getenv("PROFIL_RUN_ID"))
     std::strncpy(g_run_id, run_id, sizeof g_run_id - 1);
   g_table = sampler::PcTable::create(table_capacity());
