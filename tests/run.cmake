@@ -25,3 +25,13 @@ if(TARGET profil_pprof AND TARGET profil_cli)
     add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin)
   endif()
 endif()
+
+# The same end-to-end shares on the other clock: CPU-time timers, where the
+# kernel tick limits the signals and each is weighted (the test derives its
+# tolerance from the clock the tool reports).
+if(TARGET run_test)
+  add_test(NAME run_shares_on_cpu_clock
+    COMMAND run_test --gtest_filter=Run.ProgramLibraryThreadAndForkedChildEachGetTheirShare:Run.CrashKeepsTheWorkDoneAndExits139)
+  set_tests_properties(run_shares_on_cpu_clock PROPERTIES
+    ENVIRONMENT "PROFIL_CLOCK=cpu;PROFIL_BUILD_DIR=${CMAKE_BINARY_DIR};PROFIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endif()
