@@ -309,6 +309,9 @@ TEST(Run, CrashKeepsTheWorkDoneAndExits139) { expect_ending_keeps_samples("segv"
 TEST(Run, SigtermKeepsSamplesAndExits143) { expect_ending_keeps_samples("term", 143); }
 TEST(Run, QuickExitKeepsSamples) { expect_ending_keeps_samples("quick", 3); }
 TEST(Run, ProgramsOwnSignalHandlerStillRuns) { expect_ending_keeps_samples("handler", 5); }
+TEST(Run, IgnoredSignalStaysIgnored) { expect_ending_keeps_samples("ignore", 6); }
+TEST(Run, OneShotHandlerThenDefaultEndsWithSamples) { expect_ending_keeps_samples("oneshot", 143); }
+TEST(Run, AbortKeepsSamplesAndExits134) { expect_ending_keeps_samples("abort", 134); }
 
 TEST(Run, ExecdProgramGetsItsOwnProfile) {
   TempDir dir;

@@ -7,7 +7,8 @@
  * range of its function, for the test to compare with the profile:
  *   range <name> <pid> <low> <high>
  *   cpu <name> <pid> <seconds>
- * Modes (argv[1]): all, segv, term, handler, quick, exec, dlopen. */
+ * Modes (argv[1]): all, segv, term, handler, ignore, oneshot, abort, quick,
+ * exec, dlopen. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -100,6 +101,30 @@ int main(int argc, char** argv) {
       raise(SIGTERM);
       if (g_handled != SIGTERM) return 12;
       return 5;
+    } else if (strcmp(mode, "ignore") == 0) {
+      /* SIG_IGN reaches the kernel: the signal is ignored, nothing ends. */
+      if (signal(SIGTERM, SIG_IGN) == SIG_ERR) return 13;
+      raise(SIGTERM);
+      return 6;
+    } else if (strcmp(mode, "oneshot") == 0) {
+      /* SA_RESETHAND: the handler runs once, the second signal meets the
+       * default action (and the profile is written on the way). */
+      struct sigaction once;
+      memset(&once, 0, sizeof once);
+      once.sa_handler = on_term;
+      once.sa_flags = SA_RESETHAND;
+      sigemptyset(&once.sa_mask);
+      if (sigaction(SIGTERM, &once, NULL) != 0) return 14;
+      raise(SIGTERM);
+      if (g_handled != SIGTERM) return 15;
+      struct sigaction now;
+      if (sigaction(SIGTERM, NULL, &now) != 0 || now.sa_handler != SIG_DFL) return 16;
+      raise(SIGTERM);
+      return 17;
+    } else if (strcmp(mode, "abort") == 0) {
+      struct rlimit none = {0, 0};
+      setrlimit(RLIMIT_CORE, &none);
+      abort();
     } else if (strcmp(mode, "quick") == 0) {
       _exit(3);
     } else if (strcmp(mode, "dlopen") == 0) {
