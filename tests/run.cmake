@@ -33,5 +33,6 @@ if(TARGET run_test)
   add_test(NAME run_shares_on_cpu_clock
     COMMAND run_test --gtest_filter=Run.ProgramLibraryThreadAndForkedChildEachGetTheirShare:Run.CrashKeepsTheWorkDoneAndExits139)
   set_tests_properties(run_shares_on_cpu_clock PROPERTIES
+    RUN_SERIAL TRUE
     ENVIRONMENT "PROFIL_CLOCK=cpu;PROFIL_BUILD_DIR=${CMAKE_BINARY_DIR};PROFIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endif()
