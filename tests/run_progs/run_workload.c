@@ -7,8 +7,8 @@
  * range of its function, for the test to compare with the profile:
  *   range <name> <pid> <low> <high>
  *   cpu <name> <pid> <seconds>
- * Modes (argv[1]): all, segv, term, handler, ignore, oneshot, abort, quick,
- * exec, dlopen. */
+ * Modes (argv[1]): all, segv, overflow, term, handler, ignore, oneshot,
+ * abort, quick, exec, dlopen. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -76,6 +76,16 @@ static void* thread_main(void* arg) {
   return NULL;
 }
 
+/* Recursion until the stack overflows into its guard page (g_stop is
+ * never set; it keeps the recursion from being provably infinite). */
+static volatile int g_stop;
+__attribute__((noinline)) static int recurse(volatile char* previous) {
+  volatile char frame[512];
+  frame[0] = previous ? previous[0] + 1 : 0;
+  if (g_stop) return frame[0];
+  return recurse(frame) + frame[1];
+}
+
 static volatile sig_atomic_t g_handled;
 static void on_term(int signo) { g_handled = signo; }
 
@@ -90,6 +100,10 @@ int main(int argc, char** argv) {
       setrlimit(RLIMIT_CORE, &none); /* no core file from a test */
       volatile int* nowhere = NULL;
       *nowhere = 1;
+    } else if (strcmp(mode, "overflow") == 0) {
+      struct rlimit none = {0, 0};
+      setrlimit(RLIMIT_CORE, &none);
+      return recurse(NULL);
     } else if (strcmp(mode, "term") == 0) {
       raise(SIGTERM);
     } else if (strcmp(mode, "handler") == 0) {
