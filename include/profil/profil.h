@@ -3,9 +3,8 @@
  *
  * The one public C header of libprofil. It declares profil(2) with glibc's
  * ABI (so linking -lprofil or preloading libprofil.so replaces glibc's),
- * sprofil() as glibc's <sys/profil.h> declares it, Solaris pcsample(2), the
- * OpenBSD 2025 profil(2) under its own name, the gmon runtime that `gcc -pg`
- * programs call, and the few controls of this implementation.
+ * sprofil() as glibc's <sys/profil.h> declares it, Solaris pcsample(2), and
+ * the few controls of this implementation.
  *
  * Errors follow the manual pages: -1 and errno. Nothing here prints.
  * See docs/personalities.md for what each personality changes.
@@ -59,14 +58,10 @@ int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int f
  * count, -1/EFAULT for an unwritable array. */
 long pcsample(uintptr_t samples[], long nsamples);
 
-/* ---- OpenBSD 2025 profil(2), under its own name -------------------------- */
-
-/* buf holds a struct gmonhdr, samplesize bytes of 16-bit bins and the arc
- * table; at exit gmon.<progname>.<pid>.out is written into dirfd's directory
- * (-1: $PROFDIR, else the starting directory). -1 with EINVAL (scale >
- * 65536), EALREADY (another buffer already set), EBADF, ENOTDIR. */
-int profil_openbsd(void *buf, size_t buflen, size_t samplesize, unsigned long offset,
-                   unsigned int scale, int dirfd);
+/* The OpenBSD 2025 profil(2) (profil_openbsd) and the gmon runtime that
+ * `gcc -pg` programs call (monstartup, moncontrol, _mcleanup, mcount) are
+ * not in this release yet; the gmon.out readers and writers they will use
+ * are (src/format/gmon.h). */
 
 /* ---- Personalities -------------------------------------------------------- */
 typedef enum profil_personality {
@@ -110,13 +105,6 @@ typedef struct profil_stats {
   uint64_t buffer_faults;
 } profil_stats;
 void profil_get_stats(profil_stats *out);
-
-/* ---- The gmon runtime that `gcc -pg` programs call --------------------------- */
-/* Declared as glibc's <sys/gmon.h> declares them. */
-void __monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
-void monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
-void moncontrol(int mode) __THROW;
-void _mcleanup(void) __THROW;
 
 #ifdef __cplusplus
 } /* extern "C" */
