@@ -3,8 +3,9 @@
  *
  * The one public C header of libprofil. It declares profil(2) with glibc's
  * ABI (so linking -lprofil or preloading libprofil.so replaces glibc's),
- * sprofil() as glibc's <sys/profil.h> declares it, Solaris pcsample(2), and
- * the few controls of this implementation.
+ * sprofil() as glibc's <sys/profil.h> declares it, Solaris pcsample(2), the
+ * gmon runtime that `gcc -pg` programs call, and the few controls of this
+ * implementation.
  *
  * Errors follow the manual pages: -1 and errno. Nothing here prints.
  * See docs/personalities.md for what each personality changes.
@@ -58,10 +59,14 @@ int sprofil(struct prof *profp, int profcnt, struct timeval *tvp, unsigned int f
  * count, -1/EFAULT for an unwritable array. */
 long pcsample(uintptr_t samples[], long nsamples);
 
-/* The OpenBSD 2025 profil(2) (profil_openbsd) and the gmon runtime that
- * `gcc -pg` programs call (monstartup, moncontrol, _mcleanup, mcount) are
- * not in this release yet; the gmon.out readers and writers they will use
- * are (src/format/gmon.h). */
+/* ---- The gmon runtime that `gcc -pg` programs call ---------------------
+ * Declared as glibc's <sys/gmon.h> declares them; a -pg program linked with
+ * -lprofil gets these (and mcount/__fentry__) instead of glibc's. The
+ * OpenBSD 2025 profil(2) entry point is not in this release yet. */
+void __monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
+void monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
+void moncontrol(int mode) __THROW;
+void _mcleanup(void) __THROW;
 
 /* ---- Personalities -------------------------------------------------------- */
 typedef enum profil_personality {

@@ -43,12 +43,15 @@ struct OwnedHistogram {
   std::vector<Region> regions;
 };
 
-std::unique_ptr<OwnedHistogram> g_owned_histogram;
-std::unique_ptr<PcBuffer> g_owned_pc_buffer;
+// Raw pointers on purpose: no static destructor may free what the handler
+// reads while the process exits with sampling still on (atexit handlers such
+// as _mcleanup run after this library's destructors would have).
+constinit OwnedHistogram* g_owned_histogram = nullptr;
+constinit PcBuffer* g_owned_pc_buffer = nullptr;
 PcTable* g_installed_pc_table = nullptr;
 
-bool g_settings_loaded = false;
-ClockSettings g_settings;
+constinit bool g_settings_loaded = false;
+constinit ClockSettings g_settings;
 
 void wait_for_handlers() {
   while (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
@@ -159,10 +162,11 @@ int set_histogram(const HistogramSpec& spec) {
 
   ControlLock lock;
   // The clocks first: if they cannot run (EBUSY), nothing is installed.
-  std::unique_ptr<OwnedHistogram> previous = std::move(g_owned_histogram);
-  g_owned_histogram = std::move(owned);
+  std::unique_ptr<OwnedHistogram> previous(g_owned_histogram);
+  g_owned_histogram = owned.release();
   if (int error = update_clocks(); error != 0) {
-    g_owned_histogram = std::move(previous);
+    delete g_owned_histogram;
+    g_owned_histogram = previous.release();
     return error;
   }
   g_histogram.exchange(&g_owned_histogram->table, std::memory_order_seq_cst);
@@ -174,7 +178,8 @@ void clear_histogram() {
   ControlLock lock;
   g_histogram.store(nullptr, std::memory_order_seq_cst);
   wait_for_handlers();
-  g_owned_histogram.reset();
+  delete g_owned_histogram;
+  g_owned_histogram = nullptr;
   update_clocks();
 }
 
@@ -189,13 +194,14 @@ int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count) {
     install_fault_guard();
   }
   ControlLock lock;
-  std::unique_ptr<PcBuffer> previous = std::move(g_owned_pc_buffer);
-  g_owned_pc_buffer = std::move(fresh);
+  std::unique_ptr<PcBuffer> previous(g_owned_pc_buffer);
+  g_owned_pc_buffer = fresh.release();
   if (int error = update_clocks(); error != 0) {
-    g_owned_pc_buffer = std::move(previous);
+    delete g_owned_pc_buffer;
+    g_owned_pc_buffer = previous.release();
     return error;
   }
-  g_pc_buffer.exchange(g_owned_pc_buffer.get(), std::memory_order_seq_cst);
+  g_pc_buffer.exchange(g_owned_pc_buffer, std::memory_order_seq_cst);
   wait_for_handlers();
   long count = 0;
   if (previous) count = static_cast<long>(std::min(previous->used.load(), previous->capacity));

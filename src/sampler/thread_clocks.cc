@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 
 #include "sampler/handler.h"
@@ -33,7 +34,10 @@ bool g_running = false;
 bool g_suspended = false;
 ClockKind g_clock = ClockKind::cpu;
 unsigned g_hz = 100;
-std::string g_fallback_reason;
+// Plain storage, constant-initialized: sampling can start before this
+// library's dynamic initializers run (glibc's crti calls __gmon_start__, and
+// so __monstartup, from libc's own _init).
+char g_fallback_reason[256];
 
 __thread uint32_t t_jitter_state __attribute__((tls_model("initial-exec")));
 
@@ -294,13 +298,14 @@ int start_all_threads(const ClockSettings& settings) {
   g_hz = settings.hz;
   g_period_ns.store(1'000'000'000ull / settings.hz, std::memory_order_relaxed);
   g_clock = ClockKind::cpu;
-  g_fallback_reason.clear();
+  g_fallback_reason[0] = '\0';
   if (settings.requested != ClockKind::cpu) {
     int perf_error = probe_perf(g_period_ns.load());
     if (perf_error == 0)
       g_clock = ClockKind::perf;
     else
-      g_fallback_reason = describe_perf_refusal(perf_error) + "; using per-thread CPU-time timers";
+      std::snprintf(g_fallback_reason, sizeof g_fallback_reason, "%s; using per-thread CPU-time timers",
+                    describe_perf_refusal(perf_error).c_str());
   }
   g_running = true;
   g_suspended = false;
@@ -368,6 +373,6 @@ void reset_in_child() {
 ClockKind running_clock() { return g_clock; }
 unsigned running_hz() { return g_hz; }
 uint64_t running_period_ns() { return g_period_ns.load(std::memory_order_relaxed); }
-std::string perf_fallback_reason() { return g_fallback_reason; }
+std::string perf_fallback_reason() { return std::string(g_fallback_reason); }
 
 }  // namespace profiling::sampler

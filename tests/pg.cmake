@@ -1,0 +1,18 @@
+# The gmon runtime: gcc -pg programs linked with libprofil, read by gprof.
+foreach(variant pie nopie)
+  add_executable(pg_prog_${variant} ${CMAKE_CURRENT_SOURCE_DIR}/pg/pg_prog.c)
+  target_compile_options(pg_prog_${variant} PRIVATE -pg -O1)
+  target_link_options(pg_prog_${variant} PRIVATE -pg)
+  target_link_libraries(pg_prog_${variant} PRIVATE libprofil Threads::Threads)
+  if(variant STREQUAL pie)
+    target_compile_options(pg_prog_${variant} PRIVATE -fPIE)
+    target_link_options(pg_prog_${variant} PRIVATE -pie)
+  else()
+    set_target_properties(pg_prog_${variant} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+    target_compile_options(pg_prog_${variant} PRIVATE -fno-pie)
+    target_link_options(pg_prog_${variant} PRIVATE -no-pie)
+  endif()
+  add_test(NAME pg_gprof_${variant}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/pg/check_pg.sh $<TARGET_FILE:pg_prog_${variant}>)
+  set_tests_properties(pg_gprof_${variant} PROPERTIES RUN_SERIAL TRUE)
+endforeach()
