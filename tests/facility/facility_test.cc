@@ -44,6 +44,13 @@ extern char __start_profil_hot_b[], __stop_profil_hot_b[];
 
 namespace {
 
+// profil(NULL, ...) turns profiling off (every page); <unistd.h> declares the
+// buffer nonnull, so the null goes through a volatile to keep the call.
+void stop_profil() {
+  unsigned short* volatile off = nullptr;
+  profil(off, 0, 0, 0);
+}
+
 double thread_cpu() {
   timespec ts;
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -165,7 +172,7 @@ TEST(Facility, CountsMeasureCpuTimeAt1000Hz) {
     Whole w;
     r.v[0] = w.start();
     r.v[1] = burn(1.0, hot_a);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[2] = static_cast<double>(w.total());
     profil_stats s;
     profil_get_stats(&s);
@@ -194,7 +201,7 @@ TEST(Facility, PerfClockDelivers4000HzOnEveryThread) {
     }, &cpu_b);
     r.v[1] = burn(0.5, hot_a);
     pthread_join(t, nullptr);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     profil_stats after;
     profil_get_stats(&after);
     r.v[2] = cpu_b;
@@ -232,7 +239,7 @@ TEST(Facility, AutoClockFallsBackToCpuTimersWithAReason) {
     r.v[1] = w.start();
     r.v[2] = profil_active_clock();
     double cpu = burn(0.3, hot_a);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[3] = static_cast<double>(w.total()) / cpu;
     const char* why = profil_clock_fallback_reason();
     r.v[4] = why != nullptr && std::strstr(why, "perf_event_open") != nullptr &&
@@ -258,7 +265,7 @@ TEST(Facility, TwoBusyThreadsAreSampledInProportionToTheirCpuTime) {
     }, &cpu_b);
     r.v[0] = burn(0.6, hot_a);
     pthread_join(t, nullptr);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[1] = cpu_b;
     r.v[2] = static_cast<double>(w.in(a_low(), a_high()));
     r.v[3] = static_cast<double>(w.in(b_low(), b_high()));
@@ -318,9 +325,9 @@ TEST(Facility, ArgumentErrors) {
     r.v[9] = profil(other, sizeof other, text_low(), 65536);
     r.v[10] = errno;
     r.v[11] = profil(bins, sizeof bins, text_low(), 32768);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[12] = profil(other, sizeof other, text_low(), 65536);  // after off: allowed
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
   });
   EXPECT_EQ(r.v[0], -1);
   EXPECT_EQ(r.v[1], EINVAL);
@@ -350,14 +357,14 @@ TEST(Facility, PersonalityFromEnvironmentAndOffRules) {
       w.start(1);
       burn(0.1, hot_a);
       r.v[3 + i] = static_cast<double>(w.total());
-      profil(nullptr, 0, 0, 0);
+      stop_profil();
     }
     // bsd: scale 1 is on: all of hot_a lands in bin 0.
     profil_set_personality(PROFIL_PERSONALITY_BSD);
     AtHotA h;
     h.start(1);
     burn(0.1, hot_a);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[5] = h.bins[0];
   });
   EXPECT_EQ(r.v[0], PROFIL_PERSONALITY_BSD);
@@ -376,7 +383,7 @@ TEST(Facility, BinsSaturateInsteadOfWrapping) {
     h.bins[0] = 65500;
     h.start(2);
     burn(0.2, hot_a);  // 800 ticks
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[0] = h.bins[0];
   });
   EXPECT_EQ(r.v[0], 65535);
@@ -394,7 +401,7 @@ TEST(Facility, SolarisStopsWhenACountReaches32767) {
     const uint64_t total = h.total();
     burn(0.1, hot_a);
     r.v[1] = static_cast<double>(h.total() - total);  // nothing after the stop
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
   });
   EXPECT_EQ(r.v[0], 32767);
   EXPECT_EQ(r.v[1], 0);
@@ -442,7 +449,7 @@ TEST(Facility, ForkKeepsProfilingInParentAndChild) {
     if (read(fds[0], got, sizeof got) != sizeof got) return;
     int status = 0;
     waitpid(child, &status, 0);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[0] = static_cast<double>(w.in(a_low(), a_high())) / cpu;
     r.v[1] = got[0] / got[1];
     r.v[2] = status;
@@ -469,7 +476,7 @@ TEST(Facility, ExecTurnsProfilingOffAndTheNewProgramLives) {
     int status = 0;
     waitpid(child, &status, 0);
     r.v[0] = status;
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
   });
   const int status = static_cast<int>(r.v[0]);
   EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -501,7 +508,7 @@ TEST(Facility, BlockedThreadsAreNeverInterrupted) {
     burn(0.4, hot_a);
     if (write(fds[1], "x", 1) != 1) return;
     pthread_join(t, nullptr);
-    profil(nullptr, 0, 0, 0);
+    stop_profil();
     r.v[0] = s.poll_result;
     r.v[1] = s.poll_errno;
     r.v[2] = static_cast<double>(s.read_result);
