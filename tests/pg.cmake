@@ -1,10 +1,13 @@
 # The gmon runtime: gcc -pg programs linked with libprofil, read by gprof.
-foreach(variant pie nopie)
+foreach(variant pie nopie fentry)
   add_executable(pg_prog_${variant} ${CMAKE_CURRENT_SOURCE_DIR}/pg/pg_prog.c)
   target_compile_options(pg_prog_${variant} PRIVATE -pg -O1)
   target_link_options(pg_prog_${variant} PRIVATE -pg)
   target_link_libraries(pg_prog_${variant} PRIVATE libprofil Threads::Threads)
-  if(variant STREQUAL pie)
+  if(variant STREQUAL fentry)  # -mfentry: __fentry__ before the prologue
+    target_compile_options(pg_prog_${variant} PRIVATE -mfentry -fPIE)
+    target_link_options(pg_prog_${variant} PRIVATE -pie)
+  elseif(variant STREQUAL pie)
     target_compile_options(pg_prog_${variant} PRIVATE -fPIE)
     target_link_options(pg_prog_${variant} PRIVATE -pie)
   else()

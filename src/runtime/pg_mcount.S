@@ -4,6 +4,30 @@
  * (frame pointer set): the caller's return address is 8(%rbp), ours is on
  * the stack. With -mfentry, __fentry__ is called before the prologue: ours
  * is (%rsp), the caller's 8(%rsp). */
+/* Saves the argument registers, calls the recorder with frompc (from the
+ * given operand) and selfpc (the return address above the 7 saved
+ * registers), restores. 7 pushes leave the stack 16-byte aligned. */
+        .macro  RECORD_ARC frompc
+        pushq   %rax
+        pushq   %rcx
+        pushq   %rdx
+        pushq   %rsi
+        pushq   %rdi
+        pushq   %r8
+        pushq   %r9
+        movq    56(%rsp), %rsi
+        movq    \frompc, %rdi
+        call    profil_pg_record_arc
+        popq    %r9
+        popq    %r8
+        popq    %rdi
+        popq    %rsi
+        popq    %rdx
+        popq    %rcx
+        popq    %rax
+        ret
+        .endm
+
         .text
         .globl  mcount
         .type   mcount, @function
@@ -12,24 +36,7 @@
         .p2align 4
 mcount:
 _mcount:
-        pushq   %rax
-        pushq   %rcx
-        pushq   %rdx
-        pushq   %rsi
-        pushq   %rdi
-        pushq   %r8
-        pushq   %r9             /* 7 pushes: the stack is 16-byte aligned again */
-        movq    56(%rsp), %rsi  /* selfpc: where mcount returns, in the callee */
-        movq    8(%rbp), %rdi   /* frompc: where the callee returns, in its caller */
-        call    profil_pg_record_arc
-        popq    %r9
-        popq    %r8
-        popq    %rdi
-        popq    %rsi
-        popq    %rdx
-        popq    %rcx
-        popq    %rax
-        ret
+        RECORD_ARC 8(%rbp)      /* frompc: where the callee returns, in its caller */
         .size   mcount, .-mcount
         .size   _mcount, .-_mcount
 
@@ -37,24 +44,7 @@ _mcount:
         .type   __fentry__, @function
         .p2align 4
 __fentry__:
-        pushq   %rax
-        pushq   %rcx
-        pushq   %rdx
-        pushq   %rsi
-        pushq   %rdi
-        pushq   %r8
-        pushq   %r9
-        movq    56(%rsp), %rsi  /* selfpc */
-        movq    64(%rsp), %rdi  /* frompc */
-        call    profil_pg_record_arc
-        popq    %r9
-        popq    %r8
-        popq    %rdi
-        popq    %rsi
-        popq    %rdx
-        popq    %rcx
-        popq    %rax
-        ret
+        RECORD_ARC 64(%rsp)     /* frompc: above our return address */
         .size   __fentry__, .-__fentry__
 
         .section .note.GNU-stack,"",@progbits
