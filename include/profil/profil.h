@@ -61,12 +61,20 @@ long pcsample(uintptr_t samples[], long nsamples);
 
 /* ---- The gmon runtime that `gcc -pg` programs call ---------------------
  * Declared as glibc's <sys/gmon.h> declares them; a -pg program linked with
- * -lprofil gets these (and mcount/__fentry__) instead of glibc's. The
- * OpenBSD 2025 profil(2) entry point is not in this release yet. */
+ * -lprofil gets these (and mcount/__fentry__) instead of glibc's.
+ * See docs/gmon-runtime.md. */
 void __monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
 void monstartup(unsigned long lowpc, unsigned long highpc) __THROW;
 void moncontrol(int mode) __THROW;
 void _mcleanup(void) __THROW;
+
+/* OpenBSD 2025 profil(2): buf holds a struct gmonhdr, samplesize bytes of
+ * 16-bit bins and room for the arcs; at exit gmon.<progname>.<pid>.out is
+ * written into dirfd's directory (-1: $PROFDIR, else the current directory
+ * at the first call). -1 with errno EINVAL (scale > 65536, buffer too
+ * small), EALREADY (another buffer), EBADF / ENOTDIR (dirfd), EFAULT. */
+int profil_openbsd(void *buf, size_t buflen, size_t samplesize, unsigned long offset, unsigned int scale,
+                   int dirfd);
 
 /* ---- Personalities -------------------------------------------------------- */
 typedef enum profil_personality {

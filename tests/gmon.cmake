@@ -1,0 +1,43 @@
+# The gmon runtime (src/runtime/gmon_*.cc, mcount_x86_64.S, openbsd_profil.cc):
+# real `gcc -pg` programs linked with libprofil, run in a temporary
+# directory, their files read by binutils gprof (tests/gmon_test.cc).
+#
+#   gmon_prog_pie / _nopie / _fentry  -pg, linked with libprofil (PIE,
+#                                     fixed-address, -mfentry)
+#   gmon_prog_glibc                   -pg with glibc's own gmon: the
+#                                     comparison the test prints
+#   gmon_openbsd_pie                  profil_openbsd() in a -pg PIE
+set(GMON_PROGS)
+foreach(variant pie nopie fentry glibc)
+  set(target gmon_prog_${variant})
+  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/gmon_progs/gmon_prog.c)
+  target_compile_options(${target} PRIVATE -pg -O1 -fno-omit-frame-pointer -fno-inline)
+  target_link_options(${target} PRIVATE -pg)
+  if(NOT variant STREQUAL glibc)
+    target_link_libraries(${target} PRIVATE libprofil)
+  endif()
+  target_link_libraries(${target} PRIVATE Threads::Threads)
+  if(variant STREQUAL nopie)
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+    target_compile_options(${target} PRIVATE -fno-pie)
+    target_link_options(${target} PRIVATE -no-pie)
+  else()
+    target_compile_options(${target} PRIVATE -fPIE)
+    target_link_options(${target} PRIVATE -pie)
+  endif()
+  if(variant STREQUAL fentry)  # __fentry__ before the prologue
+    target_compile_options(${target} PRIVATE -mfentry)
+  endif()
+  list(APPEND GMON_PROGS ${target})
+endforeach()
+
+add_executable(gmon_openbsd_pie ${CMAKE_CURRENT_SOURCE_DIR}/gmon_progs/gmon_openbsd.c)
+target_compile_options(gmon_openbsd_pie PRIVATE -pg -O1 -fno-inline -fPIE)
+target_link_options(gmon_openbsd_pie PRIVATE -pg -pie)
+target_link_libraries(gmon_openbsd_pie PRIVATE libprofil)
+list(APPEND GMON_PROGS gmon_openbsd_pie)
+
+profil_add_gtest(gmon_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gmon_test.cc LIBS profil_format)
+if(TARGET gmon_test)
+  add_dependencies(gmon_test ${GMON_PROGS})
+endif()

@@ -1,0 +1,109 @@
+/* A program built with gcc -pg and linked with libprofil (or, for the
+ * comparison, with glibc's gmon alone). What it does is known exactly:
+ *   called_2000   2000 calls from main
+ *   hot_loop      ~0.4 s of CPU time (measured, printed as hot_cpu=)
+ * and, by argument:
+ *   threads  two threads at once, each calling per_thread 100000 times and
+ *            spending ~0.2 s of its own CPU time in thread_hot;
+ *   fork     a child spending ~0.3 s in child_work (child_cpu=), called
+ *            child_calls= times; the parent waits for it;
+ *   chdir    chdir("/") before exit: the file still lands where it started;
+ *   twice    monstartup() again (harmless) and _mcleanup() before returning
+ *            (so exit's _mcleanup is the second call);
+ *   many     fn_00..fn_77 (octal digits: fn_<i/8><i%8>) called i + 1 times
+ *            from one call site each: 64 distinct arcs.
+ * Work is bounded by CPU time (CLOCK_THREAD_CPUTIME_ID), never wall time. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/gmon.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+volatile double sink;
+__attribute__((noinline)) void called_2000(void) { sink += 1; }
+__attribute__((noinline)) void per_thread(void) { sink += 1; }
+/* Spins for about a millisecond. */
+__attribute__((noinline)) void spin(volatile double *x) {
+  for (int i = 0; i < 300000; ++i) *x += i * 0.5;
+}
+__attribute__((noinline)) double hot_loop(double seconds) {
+  volatile double x = 0;
+  double start = thread_cpu();
+  while (thread_cpu() - start < seconds)
+    for (int i = 0; i < 300000; ++i) x += i * 0.5;
+  return thread_cpu() - start;
+}
+__attribute__((noinline)) double thread_hot(double seconds) { return hot_loop(seconds); }
+__attribute__((noinline)) void child_work(void) {
+  volatile double x = 0;
+  spin(&x);
+}
+
+#define FN(i) \
+  __attribute__((noinline)) void fn_##i(void) { sink += i; }
+#define FN8(a) FN(a##0) FN(a##1) FN(a##2) FN(a##3) FN(a##4) FN(a##5) FN(a##6) FN(a##7)
+FN8(0) FN8(1) FN8(2) FN8(3) FN8(4) FN8(5) FN8(6) FN8(7)
+/* A volatile bound: one call site per function (no unrolled copies). */
+volatile int zero;
+#define CALL(i, n) for (int k = 0; k < (n) + zero; ++k) fn_##i();
+#define CALL8(a, base) \
+  CALL(a##0, base + 1) CALL(a##1, base + 2) CALL(a##2, base + 3) CALL(a##3, base + 4) \
+  CALL(a##4, base + 5) CALL(a##5, base + 6) CALL(a##6, base + 7) CALL(a##7, base + 8)
+
+static double thread_seconds[2];
+static void *worker(void *arg) {
+  int index = *(int *)arg;
+  for (int i = 0; i < 100000; ++i) per_thread();
+  thread_seconds[index] = thread_hot(0.2);
+  for (int i = 0; i < 100000; ++i) per_thread();
+  return NULL;
+}
+
+extern char __executable_start, etext;
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  for (int i = 0; i < 2000; ++i) called_2000();
+  if (strcmp(mode, "many") == 0) {
+    CALL8(0, 0) CALL8(1, 8) CALL8(2, 16) CALL8(3, 24) CALL8(4, 32) CALL8(5, 40) CALL8(6, 48) CALL8(7, 56)
+    return 0;
+  }
+  if (strcmp(mode, "threads") == 0) {
+    pthread_t threads[2];
+    int index[2] = {0, 1};
+    for (int t = 0; t < 2; ++t) pthread_create(&threads[t], NULL, worker, &index[t]);
+    for (int t = 0; t < 2; ++t) pthread_join(threads[t], NULL);
+    printf("thread_cpu=%.4f\n", thread_seconds[0] + thread_seconds[1]);
+  }
+  printf("hot_cpu=%.4f\n", hot_loop(0.4));
+  fflush(stdout);
+  if (strcmp(mode, "fork") == 0) {
+    pid_t child = fork();
+    if (child == 0) {
+      double start = thread_cpu();
+      int calls = 0;
+      while (thread_cpu() - start < 0.3) {
+        child_work();
+        ++calls;
+      }
+      printf("child_cpu=%.4f\nchild_calls=%d\nchild_pid=%d\n", thread_cpu() - start, calls, (int)getpid());
+      return 0;
+    }
+    waitpid(child, NULL, 0);
+  }
+  if (strcmp(mode, "chdir") == 0 && chdir("/") != 0) return 1;
+  if (strcmp(mode, "twice") == 0) {
+    monstartup((unsigned long)&__executable_start, (unsigned long)&etext);
+    _mcleanup();
+    for (int i = 0; i < 500; ++i) called_2000(); /* after _mcleanup: not in the file */
+  }
+  return 0;
+}
