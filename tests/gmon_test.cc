@@ -250,6 +250,24 @@ TEST_P(GmonProg, ForkedChildWritesItsOwnWorkToItsOwnFile) {
   expect_seconds(child, "spin", value_of(r.out, "child_cpu"));
 }
 
+TEST_P(GmonProg, McountInsideASignalHandlerInsideMcount) {
+  const Result r = run(work_.path(), {prog().string(), "signals"});
+  ASSERT_TRUE(r.ok()) << r.err;
+  const long handler_calls = static_cast<long>(value_of(r.out, "handler_calls"));
+  EXPECT_GT(handler_calls, 0);
+  const Flat flat = flat_profile(prog(), work_.path() / "gmon.out");
+  EXPECT_EQ(flat.calls("called_2000"), 1002000);
+  EXPECT_EQ(flat.calls("in_handler"), handler_calls) << flat.text;
+}
+
+TEST_P(GmonProg, ArgumentRegistersSurviveMcount) {
+  const Result r = run(work_.path(), {prog().string(), "args"});
+  EXPECT_TRUE(r.ok()) << "status " << r.status << " " << r.err;
+  const Flat flat = flat_profile(prog(), work_.path() / "gmon.out");
+  EXPECT_EQ(flat.calls("mix"), 1000);
+  EXPECT_EQ(flat.calls("sum_varargs"), 1000);
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, GmonProg, ::testing::Values("pie", "nopie", "fentry"));
 
 TEST(Gmon, PrefixAndProfdirNameEveryProcessFile) {

@@ -10,10 +10,18 @@
  *   chdir    chdir("/") before exit: the file still lands where it started;
  *   twice    monstartup() again (harmless) and _mcleanup() before returning
  *            (so exit's _mcleanup is the second call);
+ *   signals  a -pg SIGVTALRM handler (a CPU-time interval timer) calls
+ *            in_handler while main calls called_2000 a million times, so
+ *            mcount is interrupted by mcount; prints handler_calls=;
+ *   args     mcount keeps the argument registers: float, integer and
+ *            varargs arguments arrive intact (exit 2 otherwise);
  *   many     fn_00..fn_77 (octal digits: fn_<i/8><i%8>) called i + 1 times
  *            from one call site each: 64 distinct arcs.
  * Work is bounded by CPU time (CLOCK_THREAD_CPUTIME_ID), never wall time. */
 #include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/gmon.h>
@@ -58,6 +66,26 @@ volatile int zero;
   CALL(a##0, base + 1) CALL(a##1, base + 2) CALL(a##2, base + 3) CALL(a##3, base + 4) \
   CALL(a##4, base + 5) CALL(a##5, base + 6) CALL(a##6, base + 7) CALL(a##7, base + 8)
 
+volatile sig_atomic_t handler_calls;
+__attribute__((noinline)) void in_handler(void) { ++handler_calls; }
+static void on_vtalrm(int signo) {
+  (void)signo;
+  in_handler();
+}
+
+__attribute__((noipa)) double mix(double a, int b, float c, long d, double e, int f, double g, double h,
+                                  double i, double j, double k, double l) {
+  return a + b + c + d + e + f + g + h + i + j + k + l;
+}
+__attribute__((noipa)) long sum_varargs(int n, ...) {
+  va_list ap;
+  va_start(ap, n);
+  long total = 0;
+  for (int i = 0; i < n; ++i) total += i % 2 ? (long)va_arg(ap, double) : va_arg(ap, long);
+  va_end(ap);
+  return total;
+}
+
 static double thread_seconds[2];
 static void *worker(void *arg) {
   int index = *(int *)arg;
@@ -74,6 +102,23 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2000; ++i) called_2000();
   if (strcmp(mode, "many") == 0) {
     CALL8(0, 0) CALL8(1, 8) CALL8(2, 16) CALL8(3, 24) CALL8(4, 32) CALL8(5, 40) CALL8(6, 48) CALL8(7, 56)
+    return 0;
+  }
+  if (strcmp(mode, "args") == 0) {
+    for (int n = 0; n < 1000; ++n) {
+      if (mix(0.5, 1, 0.25f, 2, 0.125, 3, 1.5, 2.5, 3.5, 4.5, 5.5, 6.5) != 30.875) return 2;
+      if (sum_varargs(6, 1L, 2.0, 3L, 4.0, 5L, 6.0) != 21) return 2;
+    }
+    return 0;
+  }
+  if (strcmp(mode, "signals") == 0) {
+    signal(SIGVTALRM, on_vtalrm);
+    struct itimerval every_ms = {{0, 1000}, {0, 1000}};
+    setitimer(ITIMER_VIRTUAL, &every_ms, NULL);
+    for (int i = 0; i < 1000000; ++i) called_2000();
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_VIRTUAL, &off, NULL);
+    printf("handler_calls=%d\n", (int)handler_calls);
     return 0;
   }
   if (strcmp(mode, "threads") == 0) {
