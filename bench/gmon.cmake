@@ -1,0 +1,15 @@
+# The programs bench/gmon.sh times: the same loop of calls without -pg, with
+# -pg and glibc's gmon runtime, with -pg linked with libprofil.
+foreach(variant plain glibc profil)
+  set(target gmon_bench_${variant})
+  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/gmon_bench.c)
+  target_compile_options(${target} PRIVATE -O2)
+  target_link_libraries(${target} PRIVATE Threads::Threads)
+  if(NOT variant STREQUAL plain)
+    target_compile_options(${target} PRIVATE -pg)
+    target_link_options(${target} PRIVATE -pg)
+  endif()
+  if(variant STREQUAL profil)
+    target_link_libraries(${target} PRIVATE libprofil)
+  endif()
+endforeach()
