@@ -428,6 +428,22 @@ TEST(GmonOpenbsd, ProfdirWhenDirfdIsMinusOne) {
   EXPECT_EQ(flat_profile(prog, file).calls("called_2000"), 2000);
 }
 
+TEST(GmonOpenbsd, ArcsBeyondTheBuffersRoomAreLeftOutAndSaidOnce) {
+  TempDir work;
+  const fs::path prog = program("gmon_openbsd_pie");
+  const Result r = run(work.path(), {prog.string(), "tight"});
+  ASSERT_TRUE(r.ok()) << r.out << r.err;
+  const fs::path file = work.path() / ("gmon.gmon_openbsd_pie." + std::to_string(r.pid) + ".out");
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(file.filename().string() + ": the buffer has room for 1 of the "), std::string::npos) << r.err;
+  const format::GmonData data = format::decode_gmon(read_text(file));
+  ASSERT_EQ(data.arcs.size(), 1u);
+  EXPECT_EQ(data.arcs[0].count, 2000u);
+  const Flat flat = flat_profile(prog, file);
+  EXPECT_EQ(flat.calls("called_2000"), 2000) << flat.text;
+  EXPECT_EQ(flat.calls("hot_loop"), -1) << "left out, not miscounted:\n" << flat.text;
+}
+
 TEST(GmonOpenbsd, StartingDirectoryAndAForkedChildsOwnFile) {
   TempDir work;
   fs::create_directory(work.path() / "elsewhere");

@@ -137,7 +137,7 @@ void write_at_exit() {
     std::sort(data.arcs.begin(), data.arcs.end(),
               [](const format::GmonArc& a, const format::GmonArc& b) { return a.count > b.count; });
     std::fprintf(stderr,
-                 "profil: %s: the buffer has room for %zu arcs, %zu were recorded; the %zu least called are "
+                 "profil: %s: the buffer has room for %zu of the %zu arcs recorded; the %zu least called are "
                  "left out\n",
                  shown.c_str(), room, data.arcs.size(), data.arcs.size() - room);
     data.arcs.resize(room);

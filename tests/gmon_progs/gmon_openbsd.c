@@ -6,7 +6,10 @@
  *               and chdir()s away before exit;
  *   profdir     dirfd -1 with $PROFDIR set by the caller;
  *   cwd         dirfd -1 without $PROFDIR, then chdir("elsewhere");
- *   fork        as cwd, and a child working ~0.3 s writes its own file.
+ *   fork        as cwd, and a child working ~0.3 s writes its own file;
+ *   tight       as cwd without the chdir, with room in the buffer for one
+ *               arc and a short hot loop (under 2000 calls of thread_cpu),
+ *               so main -> called_2000 is the busiest arc.
  * Prints hot_cpu=, child_cpu=, child_pid=; exits 1 on a wrong result. */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +57,8 @@ int main(int argc, char **argv) {
   const unsigned long low = (unsigned long)&__executable_start;
   const size_t samplesize = ((size_t)(&etext - &__executable_start) / 4 + 1) * 2;
   const size_t header = 40; /* struct gmonhdr on LP64 */
-  const size_t buflen = header + samplesize + 256 * 24;
+  const int tight = strcmp(mode, "tight") == 0;
+  const size_t buflen = header + samplesize + (tight ? 1 : 256) * 24;
   void *buf = calloc(1, buflen), *other = calloc(1, buflen);
   int dirfd = -1;
 
@@ -84,7 +88,7 @@ int main(int argc, char **argv) {
       if (chdir("elsewhere") != 0) return 1;
   }
   for (int i = 0; i < 2000; ++i) called_2000();
-  printf("hot_cpu=%.4f\n", hot_loop(0.4));
+  printf("hot_cpu=%.4f\n", hot_loop(tight ? 0.05 : 0.4));
   fflush(stdout);
   if (strcmp(mode, "fork") == 0) {
     pid_t child = fork();
