@@ -158,6 +158,7 @@ int set_histogram(const HistogramSpec& spec) {
   owned->table.overflow = spec.overflow;
   owned->table.has_overflow = spec.has_overflow;
   owned->table.limit = spec.limit;
+  prepare_fast_segment(&owned->table);
   install_fault_guard();
 
   ControlLock lock;

@@ -27,14 +27,11 @@ void on_sampling_signal(int, siginfo_t* info, void* context) {
   base::ErrnoSaver errno_saver;
   uint32_t weight;
   if (info->si_code == SI_TIMER) {
-    if (clock_from_timer_value(info->si_value.sival_ptr) == nullptr) return;  // not our timer
+    if (!is_our_timer_value(info->si_value.sival_ptr)) return;  // not our timer
     // The kernel tick limits CPU-time timers (CONFIG_HZ): a signal that
-    // stands for several periods is weighted by them (its overrun, checked
-    // against the thread's CPU clock), so counts measure CPU time at the
-    // requested rate.
-    const int overrun = info->si_overrun > 0 ? info->si_overrun : 0;
-    weight = timer_sample_weight(overrun > 1'000'000 ? 1'000'000 : overrun);
-    if (weight == 0) return;  // less than half a period since the last one
+    // stands for several periods is weighted by them (its overrun), so
+    // counts measure CPU time at the requested rate.
+    weight = timer_sample_weight(info->si_overrun);
   } else if (info->si_code > 0 && info->si_code <= POLL_HUP && is_our_perf_fd(info->si_fd)) {
     weight = perf_sample_weight(info->si_fd);
     if (weight == 0) return;  // an early signal after a period change
@@ -58,10 +55,10 @@ bool g_guard_installed = false;
 void on_fault(int signo, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   const auto pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  if (in_safe_access_code(pc)) {
+  if (const uintptr_t landing_pad = safe_access_landing_pad(pc)) {
     // A sampling buffer went away: resume at the landing pad, which returns
     // the fault to the handler, which turns that sink off.
-    uc->uc_mcontext.gregs[REG_RIP] = reinterpret_cast<greg_t>(profil_safe_access_fault);
+    uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(landing_pad);
     return;
   }
   if (FatalFaultHook hook = g_fatal_hook.load(std::memory_order_acquire)) {

@@ -85,4 +85,78 @@ profil_safe_access_fault:
         ret
         .size   profil_safe_access_fault, .-profil_safe_access_fault
 
+/* The histogram's fast path (sinks.cc): deliver() jumps here as its last
+ * act, so nothing of its own is live and it saves no registers. On a fault
+ * the landing pad below passes the table and the weight, still in their
+ * argument registers, to profil_histogram_fault, which returns to
+ * deliver()'s caller. Nothing is returned: the fast path has no limit to
+ * report (its bins saturate). weight is at most 1000001 (thread_clocks.h),
+ * so a 16-bit bin plus weight never wraps 32 bits.
+ *
+ * void profil_safe_count_u16(uint16_t *bin [rdi], uint32_t weight [esi], void *table [rdx])
+ * void profil_safe_count_u32(uint32_t *bin [rdi], uint32_t weight [esi], void *table [rdx]) */
+        .text
+        .globl  profil_safe_count_begin
+        .hidden profil_safe_count_begin
+        .globl  profil_safe_count_end
+        .hidden profil_safe_count_end
+        .globl  profil_safe_count_fault
+        .hidden profil_safe_count_fault
+        .globl  profil_safe_count_u16
+        .hidden profil_safe_count_u16
+        .globl  profil_safe_count_u32
+        .hidden profil_safe_count_u32
+        .hidden profil_histogram_fault
+
+        .p2align 4
+profil_safe_count_begin:
+
+        .type   profil_safe_count_u16, @function
+profil_safe_count_u16:
+        movzwl  (%rdi), %eax            /* may fault */
+.Lc16_retry:
+        leal    (%rax,%rsi), %ecx       /* wanted = current + weight */
+        cmpl    $0xffff, %ecx
+        jbe     .Lc16_store
+        movl    $0xffff, %ecx           /* saturate */
+        cmpl    %ecx, %eax
+        je      .Lc16_done              /* already full: nothing to write */
+.Lc16_store:
+        lock cmpxchgw %cx, (%rdi)       /* may fault */
+        jne     .Lc16_changed
+.Lc16_done:
+        ret
+.Lc16_changed:
+        movzwl  %ax, %eax               /* another thread's value */
+        jmp     .Lc16_retry
+        .size   profil_safe_count_u16, .-profil_safe_count_u16
+
+        .type   profil_safe_count_u32, @function
+profil_safe_count_u32:
+        movl    %esi, %esi              /* the upper half of rsi is not ours to trust */
+        movl    (%rdi), %eax            /* may fault; zero-extends into rax */
+        movl    $0xffffffff, %r8d
+.Lc32_retry:
+        leaq    (%rax,%rsi), %rcx
+        cmpq    %r8, %rcx
+        jbe     .Lc32_store
+        movq    %r8, %rcx
+        cmpl    %ecx, %eax
+        je      .Lc32_done
+.Lc32_store:
+        lock cmpxchgl %ecx, (%rdi)      /* may fault */
+        jne     .Lc32_retry             /* eax (so rax) holds the value found */
+.Lc32_done:
+        ret
+        .size   profil_safe_count_u32, .-profil_safe_count_u32
+
+profil_safe_count_end:
+
+/* Landing pad for the two above: profil_histogram_fault(table, weight). */
+        .type   profil_safe_count_fault, @function
+profil_safe_count_fault:
+        movq    %rdx, %rdi
+        jmp     profil_histogram_fault
+        .size   profil_safe_count_fault, .-profil_safe_count_fault
+
         .section .note.GNU-stack,"",@progbits

@@ -22,10 +22,19 @@ int profil_safe_add_u32(uint32_t* bin, uint32_t weight, uint32_t limit);
 // *slot = value; 0 or kSafeAccessFault.
 int profil_safe_store_u64(uint64_t* slot, uint64_t value);
 
-// The code range of the routines above and the landing pad (safe_access.S).
+// The histogram fast path's bin increment: saturating, atomic, returning
+// nothing. Jumped to as deliver()'s last act; a fault turns the histogram
+// off through profil_histogram_fault(table, weight) (sinks.cc).
+void profil_safe_count_u16(uint16_t* bin, uint32_t weight, void* table);
+void profil_safe_count_u32(uint32_t* bin, uint32_t weight, void* table);
+
+// The code ranges of the routines above and their landing pads.
 extern const char profil_safe_access_begin[];
 extern const char profil_safe_access_end[];
 extern const char profil_safe_access_fault[];
+extern const char profil_safe_count_begin[];
+extern const char profil_safe_count_end[];
+extern const char profil_safe_count_fault[];
 }
 
 namespace profiling::sampler {
@@ -35,6 +44,15 @@ inline constexpr int kSafeAccessFault = -1;
 inline bool in_safe_access_code(uintptr_t pc) {
   return pc >= reinterpret_cast<uintptr_t>(profil_safe_access_begin) &&
          pc < reinterpret_cast<uintptr_t>(profil_safe_access_end);
+}
+
+// Where a fault at pc resumes, or 0 when pc is not in the code above.
+inline uintptr_t safe_access_landing_pad(uintptr_t pc) {
+  if (in_safe_access_code(pc)) return reinterpret_cast<uintptr_t>(profil_safe_access_fault);
+  if (pc >= reinterpret_cast<uintptr_t>(profil_safe_count_begin) &&
+      pc < reinterpret_cast<uintptr_t>(profil_safe_count_end))
+    return reinterpret_cast<uintptr_t>(profil_safe_count_fault);
+  return 0;
 }
 }  // namespace profiling::sampler
 

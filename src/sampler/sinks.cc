@@ -5,6 +5,18 @@
 
 #include "sampler/safe_access.h"
 
+// The bin could not be written (its memory went away): the histogram is
+// turned off and the sample counted as dropped. Reached from the general
+// path below and from the fast path's landing pad (safe_access.S).
+extern "C" __attribute__((visibility("hidden"), noinline)) void profil_histogram_fault(
+    profiling::sampler::HistogramTable* table, uint32_t weight) {
+  using namespace profiling::sampler;
+  g_stats.buffer_faults.fetch_add(1, std::memory_order_relaxed);
+  g_stats.dropped.fetch_add(weight, std::memory_order_relaxed);
+  HistogramTable* expected = table;
+  g_histogram.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+}
+
 namespace profiling::sampler {
 
 std::atomic<HistogramTable*> g_histogram{nullptr};
@@ -43,7 +55,7 @@ int count_in_region(const Region& region, uint64_t bin, uint32_t weight, uint32_
   return profil_safe_add_u16(static_cast<uint16_t*>(region.bins) + bin, weight, limit);
 }
 
-inline void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weight) {
+__attribute__((noinline)) void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weight) {
   const uint32_t limit = table->limit == BinLimit::stop_at_32767 ? 32767u : 0xffffu;
   int result = 0;
   if (const Segment* seg = find_segment(*table, pc)) {
@@ -55,10 +67,7 @@ inline void deliver_histogram(HistogramTable* table, uint64_t pc, uint32_t weigh
     return;  // outside every region: not counted (never wrapped into a bin)
   }
   if (result == kSafeAccessFault) [[unlikely]] {
-    g_stats.buffer_faults.fetch_add(1, std::memory_order_relaxed);
-    g_stats.dropped.fetch_add(weight, std::memory_order_relaxed);
-    HistogramTable* expected = table;
-    g_histogram.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
+    profil_histogram_fault(table, weight);
   } else if (result == kSafeAccessAtLimit && table->limit == BinLimit::stop_at_32767) {
     HistogramTable* expected = table;  // Solaris: profiling stops
     g_histogram.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
@@ -88,15 +97,75 @@ __attribute__((noinline)) void deliver_pc_buffer(PcBuffer* buffer, uint64_t pc, 
 
 }  // namespace
 
+void prepare_fast_segment(HistogramTable* table) {
+  table->fast = FastSegment{};
+  if (table->segment_count != 1 || table->limit != BinLimit::saturate) return;
+  const Segment& segment = table->segments[0];
+  const Region& region = table->regions[segment.region];
+  FastSegment fast;
+  fast.start = segment.start;
+  fast.length = segment.end - segment.start;
+  fast.offset = region.offset;
+  fast.bins = region.bins;
+  fast.nbins = region.nbins;
+  fast.scale = region.scale;
+  fast.u32 = region.width == BinWidth::u32;
+  if (region.arithmetic == BinArithmetic::illumos) {
+    fast.pc_shift = 0;
+    fast.scale_shift = 17;
+  } else {
+    fast.pc_shift = fast.u32 ? 2 : 1;
+    fast.scale_shift = 16;
+  }
+  fast.low_mask = (uint64_t{1} << fast.scale_shift) - 1;
+  if (region.scale != 0 && (region.scale & (region.scale - 1)) == 0) {
+    fast.power_of_two = true;
+    fast.shift = static_cast<uint8_t>(fast.pc_shift + fast.scale_shift - __builtin_ctz(region.scale));
+  }
+  table->fast = fast;
+}
+
+namespace {
+
+// The rare sinks (pcsample()'s buffer, profil run's table), then the
+// histogram by the general path: out of deliver(), so that its fast path
+// keeps nothing live across a call.
+__attribute__((noinline)) void deliver_with_pc_sinks(uint64_t pc, uint32_t weight) {
+  if (PcBuffer* buffer = g_pc_buffer.load(std::memory_order_acquire)) deliver_pc_buffer(buffer, pc, weight);
+  if (PcTable* table = g_pc_table.load(std::memory_order_acquire)) table->add(pc, weight);
+  if (HistogramTable* table = g_histogram.load(std::memory_order_acquire)) deliver_histogram(table, pc, weight);
+}
+
+}  // namespace
+
 void deliver(uint64_t pc, uint32_t weight) {
   g_stats.signals.fetch_add(1, std::memory_order_relaxed);
   g_stats.ticks.fetch_add(weight, std::memory_order_relaxed);
-  if (HistogramTable* table = g_histogram.load(std::memory_order_acquire))
-    deliver_histogram(table, pc, weight);
-  if (PcBuffer* buffer = g_pc_buffer.load(std::memory_order_acquire)) [[unlikely]]
-    deliver_pc_buffer(buffer, pc, weight);
-  if (PcTable* table = g_pc_table.load(std::memory_order_acquire)) [[unlikely]]
-    table->add(pc, weight);
+  if (g_pc_buffer.load(std::memory_order_relaxed) != nullptr || g_pc_table.load(std::memory_order_relaxed) != nullptr)
+      [[unlikely]] {
+    deliver_with_pc_sinks(pc, weight);
+    return;
+  }
+  HistogramTable* table = g_histogram.load(std::memory_order_acquire);
+  if (table == nullptr) return;
+  const FastSegment& fast = table->fast;
+  if (pc - fast.start >= fast.length) [[unlikely]] {
+    deliver_histogram(table, pc, weight);  // several regions, the overflow bin, Solaris's limit
+    return;
+  }
+  uint64_t bin;
+  if (fast.power_of_two) [[likely]] {
+    bin = (pc - fast.offset) >> fast.shift;
+  } else {
+    const uint64_t v = (pc - fast.offset) >> fast.pc_shift;
+    bin = (v >> fast.scale_shift) * fast.scale + (((v & fast.low_mask) * fast.scale) >> fast.scale_shift);
+  }
+  if (bin >= fast.nbins) [[unlikely]] return;  // cannot happen inside the segment; never write past the bins
+  // Last, as a jump: a fault there ends in profil_histogram_fault(table, weight).
+  if (fast.u32)
+    profil_safe_count_u32(static_cast<uint32_t*>(fast.bins) + bin, weight, table);
+  else
+    profil_safe_count_u16(static_cast<uint16_t*>(fast.bins) + bin, weight, table);
 }
 
 }  // namespace profiling::sampler

@@ -24,7 +24,39 @@ struct Segment {
   uint32_t region;
 };
 
+// The common case resolved up front — one segment (profil(): one region)
+// counted with saturation — so that a sample costs a range check, a shift
+// and the bin's add (DESIGN.md §5: at most 60 instructions in the handler
+// for one region; bench/sampler.sh counts them). bin_index() for the
+// region is, with a power-of-two scale 2^k,
+//   (pc - offset) >> shift,   shift = pc_shift + scale_shift - k
+// and otherwise
+//   v = (pc - offset) >> pc_shift;
+//   (v >> scale_shift) * scale + ((v & low_mask) * scale >> scale_shift)
+// with pc_shift 1 (16-bit bins) or 2 (32-bit, glibc's PROF_UINT) and
+// scale_shift 16 for the printed formula, 0 and 17 for illumos's.
+struct FastSegment {
+  uint64_t start = 0;
+  uint64_t length = 0;  // 0: no fast path, every sample takes the general one
+  uint64_t offset = 0;
+  void* bins = nullptr;
+  uint64_t nbins = 0;
+  uint64_t low_mask = 0;
+  uint32_t scale = 0;
+  uint8_t shift = 0;  // the power-of-two scale's one shift
+  bool power_of_two = false;
+  uint8_t pc_shift = 0;
+  uint8_t scale_shift = 0;
+  bool u32 = false;
+};
+
+// Fills table->fast from its one segment and region when the fast path
+// applies (one segment, saturating bins); leaves it empty otherwise.
+struct HistogramTable;
+void prepare_fast_segment(HistogramTable* table);
+
 struct HistogramTable {
+  FastSegment fast;
   const Segment* segments = nullptr;  // sorted by start, disjoint
   size_t segment_count = 0;
   const Region* regions = nullptr;

@@ -1,7 +1,7 @@
 // Per-thread sampling clocks (see thread_clocks.h).
 //
-// ASYNC-SIGNAL-SAFE: clock_from_timer_value, is_our_perf_fd,
-// timer_sample_weight, perf_sample_weight. Everything else runs under the sampler's control lock.
+// ASYNC-SIGNAL-SAFE: perf_sample_weight (and the inline checks in
+// thread_clocks.h). Everything else runs under the sampler's control lock.
 #include "sampler/thread_clocks.h"
 
 #include <dirent.h>
@@ -17,17 +17,21 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/raw_syscall.h"
 #include "sampler/handler.h"
 
 namespace profiling::sampler {
+namespace internal {
+ThreadClock g_clocks[kMaxThreads];
+std::atomic<uint64_t> g_perf_fd_bits[kMaxPerfFd / 64];
+}  // namespace internal
+
 namespace {
 
-constexpr size_t kMaxThreads = 4096;
-ThreadClock g_clocks[kMaxThreads];
-
-// Which fds are our perf counters: the handler checks si_fd against it.
-constexpr int kMaxPerfFd = 1 << 16;
-std::atomic<uint64_t> g_perf_fd_bits[kMaxPerfFd / 64];
+using internal::g_clocks;
+using internal::g_perf_fd_bits;
+using internal::kMaxPerfFd;
+using internal::kMaxThreads;
 
 std::atomic<uint64_t> g_period_ns{10'000'000};
 bool g_running = false;
@@ -52,14 +56,6 @@ struct PerfThreadState {
 };
 __thread PerfThreadState t_perf_state __attribute__((tls_model("initial-exec")));
 
-// The CPU-time timer's bookkeeping for the thread the signal interrupted
-// (SIGEV_THREAD_ID: each timer signals only its own thread).
-struct TimerThreadState {
-  uint64_t generation;  // which start_all_threads() the numbers belong to
-  uint64_t last_ns;     // the thread's CPU time at its previous sample
-  int64_t remainder;    // ns not yet counted (may be negative)
-};
-__thread TimerThreadState t_timer_state __attribute__((tls_model("initial-exec")));
 std::atomic<uint64_t> g_perf_generation{1};
 constexpr uint64_t kPerfJitterEvery = 512;
 
@@ -211,45 +207,25 @@ int probe_perf(uint64_t period_ns) {
 
 }  // namespace
 
-ThreadClock* clock_from_timer_value(void* value) {
-  auto address = reinterpret_cast<uintptr_t>(value);
-  auto first = reinterpret_cast<uintptr_t>(&g_clocks[0]);
-  auto last = reinterpret_cast<uintptr_t>(&g_clocks[kMaxThreads - 1]);
-  if (address < first || address > last) return nullptr;
-  return static_cast<ThreadClock*>(value);
-}
+namespace {
 
-bool is_our_perf_fd(int fd) {
-  if (fd < 0 || fd >= kMaxPerfFd) return false;
-  return (g_perf_fd_bits[fd / 64].load(std::memory_order_acquire) >> (fd % 64)) & 1;
-}
-
-uint32_t timer_sample_weight(int overrun) {
-  // The thread's CPU clock says how much CPU time ran since its previous
-  // sample; the weight is that in periods, rounded, the signed remainder
-  // carried. This equals 1 + the timer's overrun when every signal arrives,
-  // and stays exact when one does not arrive (the kernel drops a timer
-  // signal that went stale, e.g. when the timer was re-armed meanwhile).
-  timespec ts{};
-  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 1 + static_cast<uint32_t>(overrun);
-  const uint64_t now = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(ts.tv_nsec);
-  const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
-  const uint64_t generation = g_perf_generation.load(std::memory_order_relaxed);
-  TimerThreadState& st = t_timer_state;
-  if (st.generation != generation || now < st.last_ns) {
-    // First sample of this thread since sampling started: the overrun says
-    // how many periods it stands for.
-    st.generation = generation;
-    st.last_ns = now - period * (1 + static_cast<uint64_t>(overrun));
-    st.remainder = 0;
+// ASYNC-SIGNAL-SAFE. Out of perf_sample_weight, whose every-sample path
+// then saves no registers.
+__attribute__((noinline)) void move_perf_phase(int fd, uint64_t samples, uint64_t period, int64_t remainder) {
+  if (samples % kPerfJitterEvery == 0) {
+    const int64_t quarter = static_cast<int64_t>(period / 4);
+    int64_t next = static_cast<int64_t>(period) - remainder +
+                   static_cast<int64_t>(next_random() % static_cast<uint64_t>(2 * quarter + 1)) - quarter;
+    if (next < 10'000) next = 10'000;  // the kernel's floor for software events
+    uint64_t next_period = static_cast<uint64_t>(next);
+    base::raw_ioctl(fd, PERF_EVENT_IOC_PERIOD, &next_period);
+  } else if (samples > 1) {
+    uint64_t plain = period;
+    base::raw_ioctl(fd, PERF_EVENT_IOC_PERIOD, &plain);
   }
-  const int64_t elapsed = static_cast<int64_t>(now - st.last_ns) + st.remainder;
-  int64_t periods = (elapsed + static_cast<int64_t>(period / 2)) / static_cast<int64_t>(period);
-  if (periods < 0) periods = 0;
-  st.remainder = elapsed - periods * static_cast<int64_t>(period);
-  st.last_ns = now;
-  return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
 }
+
+}  // namespace
 
 uint32_t perf_sample_weight(int fd) {
   // The counter says exactly how much task-clock ran since the thread's last
@@ -257,7 +233,7 @@ uint32_t perf_sample_weight(int fd) {
   // remainder carried over, so a late, early or coalesced signal loses no
   // time.
   uint64_t now = 0;
-  if (::read(fd, &now, sizeof now) != static_cast<ssize_t>(sizeof now)) return 1;
+  if (base::raw_read(fd, &now, sizeof now) != static_cast<long>(sizeof now)) return 1;
   const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
   const uint64_t generation = g_perf_generation.load(std::memory_order_relaxed);
   PerfThreadState& st = t_perf_state;
@@ -277,17 +253,7 @@ uint32_t perf_sample_weight(int fd) {
   // the same period. An early signal after the change has weight 0.
   // The changed period persists, so the sample after a jittered one puts
   // the plain period back.
-  if (st.samples % kPerfJitterEvery == 0) {
-    const int64_t quarter = static_cast<int64_t>(period / 4);
-    int64_t next = static_cast<int64_t>(period) - st.remainder +
-                   static_cast<int64_t>(next_random() % static_cast<uint64_t>(2 * quarter + 1)) - quarter;
-    if (next < 10'000) next = 10'000;  // the kernel's floor for software events
-    uint64_t next_period = static_cast<uint64_t>(next);
-    ::ioctl(fd, PERF_EVENT_IOC_PERIOD, &next_period);
-  } else if (st.samples % kPerfJitterEvery == 1 && st.samples > 1) {
-    uint64_t plain = period;
-    ::ioctl(fd, PERF_EVENT_IOC_PERIOD, &plain);
-  }
+  if (st.samples % kPerfJitterEvery <= 1) [[unlikely]] move_perf_phase(fd, st.samples, period, st.remainder);
   return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
 }
 
