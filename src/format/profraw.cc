@@ -138,7 +138,8 @@ ProfrawData read_profraw(std::string_view bytes) {
   // The table never holds one pc twice, but a hand-made file might: merge.
   std::vector<Sample> merged;
   for (const Sample& s : profile.samples) {
-    if (!merged.empty() && merged.back().address == s.address) merged.back().count += s.count;
+    if (!merged.empty() && merged.back().address == s.address)
+      merged.back().count = merged.back().count > UINT64_MAX - s.count ? UINT64_MAX : merged.back().count + s.count;
     else merged.push_back(s);
   }
   profile.samples = std::move(merged);
@@ -148,8 +149,11 @@ ProfrawData read_profraw(std::string_view bytes) {
   profile.clock = describe_clock(header.clock);
   profile.period_ns = header.period_ns;
   profile.time_nanos = header.start_ns;
-  profile.duration_ns =
-      header.end_ns > header.start_ns ? static_cast<uint64_t>(header.end_ns - header.start_ns) : 0;
+  // In unsigned arithmetic: the difference of two int64 times from a corrupt
+  // file may not fit int64 (found by fuzz/decode_profraw_fuzzer.cc).
+  profile.duration_ns = header.end_ns > header.start_ns
+                            ? static_cast<uint64_t>(header.end_ns) - static_cast<uint64_t>(header.start_ns)
+                            : 0;
   profile.dropped = header.dropped;
   profile.mappings = executable_mappings(data.maps, profile.program);
 
