@@ -95,7 +95,9 @@ int profil_personality_from_name(const char *name);
 typedef enum profil_clock {
   PROFIL_CLOCK_CPU = 0,  /* per-thread POSIX CPU-time timers (default) */
   PROFIL_CLOCK_PERF = 1, /* perf_event_open task-clock, high resolution */
-  PROFIL_CLOCK_AUTO = 2  /* perf where the kernel allows, else cpu */
+  PROFIL_CLOCK_AUTO = 2, /* perf where the kernel allows, else cpu */
+  PROFIL_CLOCK_WALL = 3  /* cpu, plus sleeping (blocked) threads sampled
+                            from /proc without a signal (docs/sampler.md) */
 } profil_clock;
 
 /* Sets the sampling rate and clock used from the next time sampling starts

@@ -21,6 +21,7 @@ std::string describe_clock(uint32_t clock) {
   switch (clock) {
     case 0: return "cpu";
     case 1: return "perf";
+    case 2: return "wall";
     default: return "";
   }
 }

@@ -45,7 +45,7 @@ struct Header {
   uint32_t header_size;
   int64_t pid;
   int64_t ppid;
-  uint32_t clock;  // 0 cpu (POSIX CPU-time timers), 1 perf (task-clock)
+  uint32_t clock;  // 0 cpu (POSIX CPU-time timers), 1 perf (task-clock), 2 wall
   uint32_t hz;
   uint64_t period_ns;  // CPU time one count stands for
   int64_t start_ns;    // CLOCK_REALTIME when sampling started

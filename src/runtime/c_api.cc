@@ -138,6 +138,7 @@ PROFIL_EXPORT int profil_set_clock(profil_clock clock, unsigned int hz) {
     case PROFIL_CLOCK_CPU: settings.requested = sampler::ClockKind::cpu; break;
     case PROFIL_CLOCK_PERF: settings.requested = sampler::ClockKind::perf; break;
     case PROFIL_CLOCK_AUTO: settings.requested = sampler::ClockKind::automatic; break;
+    case PROFIL_CLOCK_WALL: settings.requested = sampler::ClockKind::wall; break;
     default: return runtime::fail(EINVAL);
   }
   settings.hz = hz;
@@ -148,7 +149,11 @@ PROFIL_EXPORT int profil_set_clock(profil_clock clock, unsigned int hz) {
 PROFIL_EXPORT unsigned int profil_sampling_hz(void) { return sampler::active_hz(); }
 
 PROFIL_EXPORT profil_clock profil_active_clock(void) {
-  return sampler::active_clock() == sampler::ClockKind::perf ? PROFIL_CLOCK_PERF : PROFIL_CLOCK_CPU;
+  switch (sampler::active_clock()) {
+    case sampler::ClockKind::perf: return PROFIL_CLOCK_PERF;
+    case sampler::ClockKind::wall: return PROFIL_CLOCK_WALL;
+    default: return PROFIL_CLOCK_CPU;
+  }
 }
 
 PROFIL_EXPORT const char* profil_clock_fallback_reason(void) {

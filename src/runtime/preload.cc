@@ -208,7 +208,9 @@ void start() {
   g_start_ns = realtime_ns();
   g_signals_at_start = sampler::stats().signals;
   sampler::set_pc_table(g_table);
-  g_clock = sampler::active_clock() == sampler::ClockKind::perf ? 1 : 0;
+  g_clock = sampler::active_clock() == sampler::ClockKind::perf   ? 1
+            : sampler::active_clock() == sampler::ClockKind::wall ? 2
+                                                                  : 0;
   g_hz = sampler::active_hz();
 }
 

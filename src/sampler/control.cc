@@ -69,6 +69,7 @@ void load_settings_from_environment() {
     if (std::strcmp(clock, "perf") == 0) g_settings.requested = ClockKind::perf;
     else if (std::strcmp(clock, "auto") == 0) g_settings.requested = ClockKind::automatic;
     else if (std::strcmp(clock, "cpu") == 0) g_settings.requested = ClockKind::cpu;
+    else if (std::strcmp(clock, "wall") == 0) g_settings.requested = ClockKind::wall;
   }
 }
 
@@ -123,7 +124,7 @@ ClockSettings clock_settings() {
 int set_clock_settings(ClockSettings settings) {
   if (settings.hz < 1 || settings.hz > 100000) return EINVAL;
   if (settings.requested != ClockKind::cpu && settings.requested != ClockKind::perf &&
-      settings.requested != ClockKind::automatic)
+      settings.requested != ClockKind::automatic && settings.requested != ClockKind::wall)
     return EINVAL;
   ControlLock lock;
   load_settings_from_environment();

@@ -25,7 +25,9 @@
 
 namespace profiling::sampler {
 
-enum class ClockKind : uint8_t { cpu = 0, perf = 1, automatic = 2 };
+// wall: cpu's timers for running threads, plus blocked threads sampled from
+// /proc without interrupting them (wall_sampler.h).
+enum class ClockKind : uint8_t { cpu = 0, perf = 1, automatic = 2, wall = 3 };
 
 struct ClockSettings {
   ClockKind requested = ClockKind::cpu;

@@ -19,6 +19,7 @@
 
 #include "base/raw_syscall.h"
 #include "sampler/handler.h"
+#include "sampler/wall_sampler.h"
 
 namespace profiling::sampler {
 namespace internal {
@@ -265,7 +266,10 @@ int start_all_threads(const ClockSettings& settings) {
   g_period_ns.store(1'000'000'000ull / settings.hz, std::memory_order_relaxed);
   g_clock = ClockKind::cpu;
   g_fallback_reason[0] = '\0';
-  if (settings.requested != ClockKind::cpu) {
+  if (settings.requested == ClockKind::wall) {
+    g_clock = ClockKind::wall;  // CPU-time timers for running threads, and the watcher
+    start_wall_watcher(g_period_ns.load());
+  } else if (settings.requested != ClockKind::cpu) {
     int perf_error = probe_perf(g_period_ns.load());
     if (perf_error == 0)
       g_clock = ClockKind::perf;
@@ -294,6 +298,7 @@ int start_all_threads(const ClockSettings& settings) {
 void stop_all_threads() {
   for (ThreadClock& c : g_clocks)
     if (c.in_use) release_clock(c);
+  stop_wall_watcher();
   g_running = false;
 }
 
@@ -310,6 +315,7 @@ void stop_current_thread() {
 void suspend_for_exec() {
   if (!g_running) return;
   g_suspended = true;
+  pause_wall_watcher(true);
   for (ThreadClock& c : g_clocks)
     if (c.in_use) arm(c, false);
   discard_pending_sampling_signal();
@@ -318,6 +324,7 @@ void suspend_for_exec() {
 void resume_after_exec() {
   if (!g_running || !g_suspended) return;
   g_suspended = false;
+  pause_wall_watcher(false);
   for (ThreadClock& c : g_clocks)
     if (c.in_use) arm(c, true);
 }
@@ -334,6 +341,7 @@ void reset_in_child() {
     c = ThreadClock{};
   }
   if (g_running && !g_suspended) attach(current_tid());
+  if (g_running) restart_wall_watcher_in_child();
 }
 
 ClockKind running_clock() { return g_clock; }

@@ -5,6 +5,7 @@
 // Tolerances: CPU-time timers fire on kernel ticks, so counts are close to
 // deterministic; shares between code paths are binomial, and are asserted
 // within 4 standard deviations of the sample count, plus one tick.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -631,6 +632,96 @@ TEST(Pcsample, RecordsRawPcsUntilFull) {
   EXPECT_EQ(r.v[2], 50);
   EXPECT_EQ(r.v[5], -1);
   EXPECT_EQ(r.v[6], EINVAL);
+}
+
+// The wall clock: a thread blocked in poll() is sampled without being
+// interrupted (poll and nanosleep run their full time and return 0, where a
+// signal would end them with EINTR), its samples land in libc's poll at one
+// per millisecond of wall time, and a running thread is sampled by CPU time
+// as on the cpu clock. On the cpu clock the blocked thread has no samples.
+Report blocked_and_running(profil_clock clock) {
+  return in_child([clock](Report& r) {
+    profil_set_clock(clock, 1000);
+    std::vector<uintptr_t> pcs(200000);
+    pcsample(pcs.data(), static_cast<long>(pcs.size()));
+    struct Blocked {
+      double poll_seconds = 0, sleep_seconds = 0;
+      int poll_result = -2, sleep_result = -2;
+    } blocked;
+    pthread_t thread;
+    pthread_create(
+        &thread, nullptr,
+        [](void* opaque) -> void* {
+          auto* b = static_cast<Blocked*>(opaque);
+          timespec t0, t1;
+          clock_gettime(CLOCK_MONOTONIC, &t0);
+          b->poll_result = poll(nullptr, 0, 300);
+          clock_gettime(CLOCK_MONOTONIC, &t1);
+          b->poll_seconds = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+          timespec nap{0, 100'000'000};
+          b->sleep_result = nanosleep(&nap, nullptr);
+          clock_gettime(CLOCK_MONOTONIC, &t0);
+          b->sleep_seconds = (t0.tv_sec - t1.tv_sec) + (t0.tv_nsec - t1.tv_nsec) * 1e-9;
+          return nullptr;
+        },
+        &blocked);
+    timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    const double cpu = burn(0.3, hot_a);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    pthread_join(thread, nullptr);
+    const long n = pcsample(nullptr, 0);
+    long in_poll = 0, in_a = 0;
+    for (long i = 0; i < n; ++i) {
+      if (pcs[i] >= a_low() && pcs[i] < a_high()) {
+        ++in_a;
+        continue;
+      }
+      Dl_info info;
+      if (dladdr(reinterpret_cast<void*>(pcs[i]), &info) != 0 && info.dli_sname != nullptr &&
+          std::strstr(info.dli_sname, "poll") != nullptr)
+        ++in_poll;
+    }
+    r.v[0] = blocked.poll_result;
+    r.v[1] = blocked.poll_seconds;
+    r.v[2] = blocked.sleep_result;
+    r.v[3] = blocked.sleep_seconds;
+    r.v[4] = static_cast<double>(in_poll);
+    r.v[5] = static_cast<double>(in_a);
+    r.v[6] = cpu;
+    r.v[7] = profil_active_clock();
+    r.v[8] = (w1.tv_sec - w0.tv_sec) + (w1.tv_nsec - w0.tv_nsec) * 1e-9;
+  });
+}
+
+TEST(WallClock, BlockedThreadsSampledWithoutInterruption) {
+  const Report r = blocked_and_running(PROFIL_CLOCK_WALL);
+  EXPECT_EQ(r.v[7], PROFIL_CLOCK_WALL);
+  EXPECT_EQ(r.v[0], 0) << "poll ran to its timeout, not EINTR";
+  EXPECT_GE(r.v[1], 0.3);
+  EXPECT_EQ(r.v[2], 0) << "nanosleep was not interrupted";
+  EXPECT_GE(r.v[3], 0.1);
+  // One count per millisecond the thread spent in poll. The watcher samples
+  // a thread's state once a period and weighs it by the time since its last
+  // look, so the error is the two edges (a period each, more if the watcher
+  // was late: 5 % of the interval allowed for that on a loaded machine).
+  const double expected_poll = r.v[1] * 1000;
+  EXPECT_NEAR(r.v[4], expected_poll, 0.05 * expected_poll + 3);
+  // The running thread: its CPU time, as on the cpu clock (PCs in hot_a;
+  // the rest are its clock reads). Time it waited for a CPU on a busy
+  // machine is not counted (the kernel reports a runnable thread as
+  // running), but wall time is the ceiling whatever the kernel does.
+  EXPECT_GE(r.v[5], 0.75 * r.v[6] * 1000);
+  EXPECT_LE(r.v[5], 1.05 * r.v[8] * 1000 + 3);
+  std::printf("wall clock: poll %.0f counts for %.3f s, hot_a %.0f counts for %.3f s CPU in %.3f s\n", r.v[4], r.v[1],
+              r.v[5], r.v[6], r.v[8]);
+}
+
+TEST(WallClock, TheCpuClockDoesNotSeeBlockedThreads) {
+  const Report r = blocked_and_running(PROFIL_CLOCK_CPU);
+  EXPECT_EQ(r.v[0], 0);
+  EXPECT_EQ(r.v[4], 0) << "no CPU time in poll";
+  EXPECT_NEAR(r.v[5], r.v[6] * 1000, 0.25 * r.v[6] * 1000);
 }
 
 TEST(CxxApi, ScopedProfileCountsItsRange) {

@@ -401,8 +401,8 @@ int run_command(RunOptions options) {
     const char* env = std::getenv("PROFIL_CLOCK");
     options.clock = env && *env ? env : "auto";
   }
-  if (options.clock != "cpu" && options.clock != "perf" && options.clock != "auto")
-    return fail("--clock", "'" + options.clock + "' is not one of cpu, perf, auto");
+  if (options.clock != "cpu" && options.clock != "perf" && options.clock != "auto" && options.clock != "wall")
+    return fail("--clock", "'" + options.clock + "' is not one of cpu, perf, auto, wall");
 
   if (options.convert_only) {
     std::vector<fs::path> dumps(options.command.begin(), options.command.end());
@@ -459,7 +459,7 @@ const RegisterCommand kRunCommand(
                      "Directory for the profiles (default: $PROFIL_RUN_DIR, else the current directory)");
       app.add_option("--hz", options->hz, "Samples per CPU-second (default: $PROFIL_HZ, else 500)")
           ->check(CLI::Range(1u, 100000u));
-      app.add_option("--clock", options->clock, "Sampling clock: cpu, perf or auto (default: $PROFIL_CLOCK, else auto)");
+      app.add_option("--clock", options->clock, "Sampling clock: cpu, perf, auto or wall (default: $PROFIL_CLOCK, else auto)");
       app.add_flag("--convert", options->convert_only,
                    "Convert the given .profraw files (left by an interrupted run) instead of running a program");
       app.add_flag("!--no-symbolize", options->symbolize, "Leave function names out of the pprof files");

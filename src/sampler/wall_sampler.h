@@ -1,0 +1,55 @@
+// The wall clock (PROFIL_CLOCK=wall): time spent blocked, sampled without
+// interrupting anyone.
+//
+// Running threads are sampled by their CPU-time timers, as on the cpu clock.
+// A thread that sleeps — blocked in poll, read, a futex, nanosleep, a page
+// fault's I/O — is sampled by a watcher thread that wakes once a period and
+// reads /proc/self/task/<tid>/syscall of every other thread: for a sleeping
+// thread the kernel gives its user-space program counter (after the system
+// call instruction it sleeps in); for a runnable one it says "running", and
+// that thread's own timer counts its CPU time. The two halves add up to
+// each thread's CPU time plus its sleeping time, weighted in periods. Time
+// a runnable thread waits for a CPU is in neither (the kernel reports such
+// a thread as running: task_current_syscall()).
+//
+// Why not a signal per period of wall time (ITIMER_REAL, or a
+// CLOCK_MONOTONIC timer per thread): a signal ends a blocked poll, select,
+// epoll_wait or nanosleep with EINTR whatever SA_RESTART says (signal(7)),
+// so sleep(1) would return early; reading /proc changes nothing for the
+// sleeper.
+//
+// NOT async-signal-safe: all of it runs under the sampler's control lock
+// except the watcher thread, which allocates and reads files freely and
+// hands its samples to deliver() (sinks.h) under the handlers' in-flight
+// protocol, like a signal handler.
+#ifndef PROFIL_SAMPLER_WALL_SAMPLER_H
+#define PROFIL_SAMPLER_WALL_SAMPLER_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string_view>
+
+namespace profiling::sampler {
+
+// Starts the watcher (period_ns between wake-ups); stops it (it exits at its
+// next wake-up: nobody waits for it, so stopping under the control lock
+// cannot deadlock with the watcher's own start-up).
+void start_wall_watcher(uint64_t period_ns);
+void stop_wall_watcher();
+// exec: the watcher samples nothing until resumed.
+void pause_wall_watcher(bool paused);
+// In a forked child, where the watcher did not survive the fork: a new one,
+// if one was running.
+void restart_wall_watcher_in_child();
+
+// The user program counter in a /proc/<pid>/task/<tid>/syscall text, or 0
+// when the thread is running (or the text is not one the kernel writes):
+//   "running"                                   on a CPU
+//   "-1 0x<sp> 0x<pc>"                          off the CPU, not in a system call
+//   "<nr> 0x<a1> ... 0x<a6> 0x<sp> 0x<pc>"      blocked in system call nr
+uint64_t blocked_pc_from_syscall_text(std::string_view text);
+
+}  // namespace profiling::sampler
+
+#endif  // PROFIL_SAMPLER_WALL_SAMPLER_H
