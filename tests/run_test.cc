@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -331,6 +332,27 @@ TEST(Run, ExecdProgramGetsItsOwnProfile) {
   expect_accounts_for(count_in(before, main_work), main_work.cpu, kHz, weight_bound(r.err, main_work.pid),
                       "main_work before exec");
   EXPECT_NE(r.err.find("then exec'd"), std::string::npos) << r.err;
+}
+
+// --clock wall end to end: the environment carries the clock into every
+// process, the dump says so, and a process that only sleeps (coreutils
+// sleep, 0.3 s in clock_nanosleep) is profiled for the time it slept —
+// which the cpu clock would show as nothing — without its sleep cut short.
+TEST(Run, WallClockProfilesTimeSpentAsleep) {
+  TempDir dir;
+  std::vector<std::string> argv = {bin("profil"), "run", "-o", dir.path().string(), "--hz", "1000", "--clock", "wall",
+                                   "--", "/bin/sh", "-c", "sleep 0.3"};
+  const auto start = std::chrono::steady_clock::now();
+  Result r = run(argv, dir.path());
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_GE(elapsed, 0.3);
+  std::smatch m;
+  const std::regex line("profil: sleep \\(pid [0-9]+\\): ([0-9]+) samples \\([0-9.]+ s, wall clock at 1000 Hz");
+  ASSERT_TRUE(std::regex_search(r.err, m, line)) << r.err;
+  // One count per millisecond asleep: the edges and a late watcher allowed
+  // for (a period each, 5 %), plus the process's start-up before the sleep.
+  EXPECT_NEAR(std::stod(m[1]), 300, 0.05 * 300 + 20) << r.err;
 }
 
 TEST(Run, DlopenedLibraryIsCovered) {
