@@ -308,6 +308,7 @@ void expect_ending_keeps_samples(const std::string& mode, int expected_status) {
 
 TEST(Run, CrashKeepsTheWorkDoneAndExits139) { expect_ending_keeps_samples("segv", 139); }
 TEST(Run, StackOverflowKeepsTheWorkDone) { expect_ending_keeps_samples("overflow", 139); }
+TEST(Run, StackOverflowInAThreadKeepsTheWorkDone) { expect_ending_keeps_samples("thread_overflow", 139); }
 TEST(Run, SigtermKeepsSamplesAndExits143) { expect_ending_keeps_samples("term", 143); }
 TEST(Run, QuickExitKeepsSamples) { expect_ending_keeps_samples("quick", 3); }
 TEST(Run, ProgramsOwnSignalHandlerStillRuns) { expect_ending_keeps_samples("handler", 5); }

@@ -145,22 +145,46 @@ void on_fork_child() {
 
 void on_fatal_fault(int signo) { preload_dump(EndReason::signal, signo); }
 
-// An alternate signal stack for the main thread, so that a stack overflow
-// (the commonest crash of deep recursion) still reaches the fault guard,
-// which runs on it (SA_ONSTACK), and the profile is written. The dump
-// needs about 16 KiB. A program that sets its own alternate stack replaces
-// this one; other threads have none (their overflow loses the profile).
-void install_alternate_stack() {
+constexpr size_t kAlternateStackSize = 64 * 1024;
+
+}  // namespace
+
+// An alternate signal stack for the calling thread, so that a stack
+// overflow (the commonest crash of deep recursion) still reaches the fault
+// guard, which runs on it (SA_ONSTACK), and the profile is written. The
+// dump needs about 16 KiB. A thread that already has one keeps it (a
+// program's own, or a runtime's such as Rust's).
+void* install_alternate_stack() {
   stack_t current{};
-  if (::sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return;
-  constexpr size_t kSize = 64 * 1024;
-  void* memory = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return;
+  if (::sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return nullptr;
+  void* memory =
+      ::mmap(nullptr, kAlternateStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) return nullptr;
   stack_t stack{};
   stack.ss_sp = memory;
-  stack.ss_size = kSize;
-  if (::sigaltstack(&stack, nullptr) != 0) ::munmap(memory, kSize);
+  stack.ss_size = kAlternateStackSize;
+  if (::sigaltstack(&stack, nullptr) != 0) {
+    ::munmap(memory, kAlternateStackSize);
+    return nullptr;
+  }
+  return memory;
 }
+
+void remove_alternate_stack(void* memory) {
+  if (memory == nullptr) return;
+  stack_t current{};
+  // Still ours (the thread may have set its own since): turn it off first.
+  if (::sigaltstack(nullptr, &current) == 0 && current.ss_sp == memory && !(current.ss_flags & SS_ONSTACK)) {
+    stack_t off{};
+    off.ss_flags = SS_DISABLE;
+    ::sigaltstack(&off, nullptr);
+  } else if (current.ss_sp == memory) {
+    return;  // running on it: leave it mapped
+  }
+  ::munmap(memory, kAlternateStackSize);
+}
+
+namespace {
 
 size_t table_capacity() {
   if (const char* text = std::getenv("PROFIL_TABLE_SIZE")) {

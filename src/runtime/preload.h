@@ -31,6 +31,14 @@ bool preload_dump(format::profraw::EndReason reason, int signo);
 void preload_before_exec();
 void preload_after_failed_exec();
 
+// An alternate signal stack for the calling thread (the main thread at
+// start; every thread the program creates, from the pthread_create
+// wrapper), so a stack overflow still writes the profile. Returns the
+// memory to hand to remove_alternate_stack at the thread's end, or null
+// when the thread has one already or none could be made.
+void* install_alternate_stack();
+void remove_alternate_stack(void* memory);
+
 }  // namespace profiling::runtime
 
 #endif  // PROFIL_RUNTIME_PRELOAD_H

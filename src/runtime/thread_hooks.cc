@@ -1,12 +1,15 @@
 // pthread_create, interposed: every thread the program creates attaches its
 // own sampling clock as its first act and releases it as its last (a
-// pthread key destructor runs on return and on pthread_exit).
+// pthread key destructor runs on return and on pthread_exit). Under
+// `profil run` each thread also gets an alternate signal stack, so that its
+// stack overflow writes the profile as the main thread's does.
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include <new>
 
 #include "runtime/export.h"
+#include "runtime/preload.h"
 #include "sampler/sampler.h"
 
 namespace profiling::runtime {
@@ -20,13 +23,19 @@ struct ThreadStart {
 pthread_key_t g_exit_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
-void on_thread_exit(void*) { sampler::thread_exiting(); }
+// The key's value: the thread's alternate stack, or the key's own address
+// (non-null, so the destructor runs) when it has none of ours.
+void on_thread_exit(void* value) {
+  sampler::thread_exiting();
+  if (value != &g_exit_key) remove_alternate_stack(value);
+}
 void create_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 
 void* thread_trampoline(void* opaque) {
   ThreadStart start = *static_cast<ThreadStart*>(opaque);
   delete static_cast<ThreadStart*>(opaque);
-  pthread_setspecific(g_exit_key, &g_exit_key);  // non-null: the destructor runs
+  void* stack = preload_active() ? install_alternate_stack() : nullptr;
+  pthread_setspecific(g_exit_key, stack != nullptr ? stack : &g_exit_key);
   sampler::thread_started();
   return start.routine(start.arg);
 }

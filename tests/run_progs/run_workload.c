@@ -7,8 +7,8 @@
  * range of its function, for the test to compare with the profile:
  *   range <name> <pid> <low> <high>
  *   cpu <name> <pid> <seconds>
- * Modes (argv[1]): all, segv, overflow, term, handler, ignore, oneshot,
- * abort, quick, exec, dlopen. */
+ * Modes (argv[1]): all, segv, overflow, thread_overflow, term, handler,
+ * ignore, oneshot, abort, quick, exec, dlopen. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -86,6 +86,12 @@ __attribute__((noinline)) static int recurse(volatile char* previous) {
   return recurse(frame) + frame[1];
 }
 
+static void* recurse_in_thread(void* unused) {
+  (void)unused;
+  recurse(NULL);
+  return NULL;
+}
+
 static volatile sig_atomic_t g_handled;
 static void on_term(int signo) { g_handled = signo; }
 
@@ -104,6 +110,14 @@ int main(int argc, char** argv) {
       struct rlimit none = {0, 0};
       setrlimit(RLIMIT_CORE, &none);
       return recurse(NULL);
+    } else if (strcmp(mode, "thread_overflow") == 0) {
+      /* a second thread's stack (its own size, its own guard page) */
+      struct rlimit none = {0, 0};
+      setrlimit(RLIMIT_CORE, &none);
+      pthread_t thread;
+      pthread_create(&thread, NULL, recurse_in_thread, NULL);
+      pthread_join(thread, NULL);
+      return 1;
     } else if (strcmp(mode, "term") == 0) {
       raise(SIGTERM);
     } else if (strcmp(mode, "handler") == 0) {
