@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   profile.mappings.push_back(
       {0x555555554000, 0x555555600000, 0x1000, "/opt/profil-test/bin/known-program", "5eed0123456789abcdef"});
   profile.samples = {{0x555555554abc, 37}, {0x555555555000, 5}};
+  // A name read from an earlier file, for an address the symbolizer cannot name.
+  profile.frames[0x555555555000] = {{"carried_function", "carried_function", "carried.c", 7}};
   PprofSymbolizer symbolize = [](const Mapping&, uint64_t address) -> std::vector<PprofFrame> {
     if (address == 0x555555554abc) return {{"known_hot_function", "_Z18known_hot_functionv", "hot.cc", 42}};
     return {};

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # encode_pprof's output, decoded by protoc against pprof's own profile.proto:
-# the mapping's filename and build_id, the function name and the sample
-# values [count, count * period] must be what format_make_pprof wrote.
+# the mapping's filename and build_id, the function names (the symbolizer's
+# and the profile's own) and the sample values [count, count * period] must
+# be what format_make_pprof wrote.
 #   format_pprof_protoc.sh <format_make_pprof> <protoc> <profile.proto>
 set -euo pipefail
 make_pprof=$1 protoc=$2 proto=$3
@@ -40,6 +41,11 @@ expect "mapping build_id" "${strings[$(field mapping build_id)]}" "5eed012345678
 expect "mapping memory_start" "$(field mapping memory_start)" 93824992231424   # 0x555555554000
 expect "mapping has_functions" "$(field mapping has_functions)" true
 expect "function name" "${strings[$(field function name)]}" "known_hot_function"
+# Every function's name, in order: the symbolizer's, then the one the
+# profile carried for the address the symbolizer could not name.
+names=$(awk '$0 == "function {" { inside = 1; next } inside && $0 == "}" { inside = 0 } inside && $1 == "name:" { print $2 }' "$work/decoded.txt" |
+  while read -r index; do printf '%s ' "${strings[$index]}"; done)
+expect "function names" "$names" "known_hot_function carried_function "
 expect "period" "$(grep '^period: ' "$work/decoded.txt" | awk '{print $2}')" 1000000
 # The samples' values, in order: [37, 37 ms] and [5, 5 ms].
 values=$(awk '$0 == "sample {" { inside = 1; next } inside && $0 == "}" { inside = 0 } inside && $1 == "value:" { printf "%s ", $2 }' "$work/decoded.txt")

@@ -99,3 +99,10 @@ if(TARGET profil_cli)
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_diff_real.sh $<TARGET_FILE:profil_cli>
             ${REPORT_FIXTURE_DIR}/report_fixture_pie)
 endif()
+
+# Real profiles read without their program (gone, or rebuilt): the names the
+# pprof file carries are shown.
+if(TARGET profil_cli)
+  add_test(NAME report_names_from_the_profile_without_the_program
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_missing_program.sh $<TARGET_FILE:profil_cli> ${REPORT_FIXTURE_DIR})
+endif()

@@ -217,6 +217,91 @@ TEST(Symbolizer, MissingFilesAndPseudoMappingsAreUnknownInTheirObject) {
   EXPECT_NE(warnings[0].find("libgone.so"), std::string::npos);
 }
 
+// Names a profile file carried (format::Profile::frames), deliberately unlike
+// the real ones so that which source named an address shows.
+std::vector<format::Frame> carried_name(const std::string& name) {
+  return {{"inlined_" + name, "", "inline.h", 3}, {"file_" + name, "_Z5file_v", "file.c", 9}};
+}
+
+TEST(Symbolizer, ProfileNamesAreUsedOnlyWhenTheObjectCannotName) {
+  FixtureRun fixture = run_fixture("report_fixture_pie");
+  uint64_t inner = fixture.functions.at("hot_inner");
+  const format::Mapping* mapping = fixture.profile.mapping_for(inner);
+  ASSERT_NE(mapping, nullptr);
+  std::vector<format::Frame> carried = carried_name("inner");
+  Symbolizer symbolizer;
+  // The object is here and its build id matches: its symbol table wins.
+  Symbol present = symbolizer.symbolize(mapping, inner, &carried);
+  EXPECT_TRUE(present.known);
+  EXPECT_FALSE(present.from_profile);
+  EXPECT_EQ(present.function, "hot_inner");
+  EXPECT_EQ(object_basename(symbolizer.source_line(mapping, present).file), "prog.c");
+  EXPECT_TRUE(symbolizer.take_warnings().empty());
+
+  // Gone (the profile moved to another machine): the outermost carried
+  // frame's function, the innermost's line, in the same object.
+  format::Mapping gone = *mapping;
+  gone.path = "/nonexistent/report_fixture_pie";
+  Symbol named = symbolizer.symbolize(&gone, inner, &carried);
+  EXPECT_FALSE(named.known);
+  EXPECT_TRUE(named.from_profile);
+  EXPECT_EQ(named.function, "file_inner");
+  EXPECT_EQ(named.object, gone.path);
+  SourceLine line = symbolizer.source_line(&gone, named);
+  EXPECT_EQ(line.file, "inline.h");
+  EXPECT_EQ(line.line, 3);
+  std::vector<std::string> warnings = symbolizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("/nonexistent/report_fixture_pie: "), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("names come from the profile file"), std::string::npos) << warnings[0];
+
+  // Rebuilt since (another build id): the file's names, not the new build's.
+  format::Mapping rebuilt = *mapping;
+  rebuilt.build_id = "00112233";
+  Symbol renamed = symbolizer.symbolize(&rebuilt, inner, &carried);
+  EXPECT_TRUE(renamed.from_profile);
+  EXPECT_EQ(renamed.function, "file_inner");
+  warnings = symbolizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("build id"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("names come from the profile file"), std::string::npos) << warnings[0];
+
+  // Without names in the file, the samples stay [unknown] and say so.
+  format::Mapping bare = gone;
+  bare.path = "/nonexistent/other";
+  EXPECT_EQ(symbolizer.symbolize(&bare, inner, nullptr).function, kUnknownFunction);
+  warnings = symbolizer.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("shown as [unknown]"), std::string::npos) << warnings[0];
+}
+
+TEST(Report, ProfileNamesGroupLikeSymbolTableNames) {
+  FixtureRun fixture = run_fixture("report_fixture_pie");
+  format::Profile& profile = fixture.profile;
+  profile.period_ns = 1'000'000;
+  uint64_t inner = fixture.functions.at("hot_inner"), outer = fixture.functions.at("hot_outer");
+  for (format::Mapping& m : profile.mappings)
+    if (object_basename(m.path) == "report_fixture_pie") m.path = "/nonexistent/report_fixture_pie";
+  profile.samples = {{inner, 30}, {inner + 4, 10}, {outer, 20}};
+  profile.frames[inner] = carried_name("inner");
+  profile.frames[inner + 4] = carried_name("inner");
+  profile.frames[outer] = {{"", "_Z9hot_outerv", "", 0}};  // a mangled name only: shown demangled
+  Symbolizer symbolizer;
+  SymbolizedProfile symbolized = symbolize_profile(profile, symbolizer, true);
+  Report report = build_report(symbolized, {}, {});
+  ASSERT_EQ(report.rows.size(), 2u);
+  EXPECT_EQ(report.rows[0].function, "file_inner");
+  EXPECT_EQ(report.rows[0].samples, 40u);
+  EXPECT_EQ(report.rows[0].object, "report_fixture_pie");
+  EXPECT_EQ(report.rows[1].function, "hot_outer()");
+  ReportOptions by_line;
+  by_line.view = View::line;
+  Report lines = build_report(symbolized, by_line, {});
+  ASSERT_EQ(lines.rows.size(), 2u);
+  EXPECT_EQ(lines.rows[0].file, "inline.h");
+  EXPECT_EQ(lines.rows[0].line, 3);
+}
+
 TEST(Report, UnknownAddressesAreGroupedPerObjectNeverDropped) {
   FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
   format::Profile& profile = fixture.profile;

@@ -188,32 +188,38 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     location->set_id(++location_id);
     location->set_address(address);
     const Mapping* m = profile.mapping_for(address);
+    pb::Mapping* mapping = nullptr;
+    std::vector<PprofFrame> frames;
     if (m) {
       size_t mapping_index = static_cast<size_t>(m - profile.mappings.data());
       location->set_mapping_id(mapping_index + 1);
-      if (symbolize) {
-        std::vector<PprofFrame> frames = symbolize(*m, address);
-        pb::Mapping* mapping = out.mutable_mapping(static_cast<int>(mapping_index));
-        if (frames.size() > 1) mapping->set_has_inline_frames(true);
-        for (const PprofFrame& frame : frames) {
-          if (frame.function.empty() && frame.system_name.empty() && frame.file.empty()) continue;
-          auto key = std::make_tuple(frame.function, frame.system_name, frame.file);
-          auto [it, inserted] = function_ids.emplace(key, function_ids.size() + 1);
-          if (inserted) {
-            pb::Function* function = out.add_function();
-            function->set_id(it->second);
-            function->set_name(strings.intern(frame.function.empty() ? frame.system_name : frame.function));
-            function->set_system_name(strings.intern(frame.system_name.empty() ? frame.function : frame.system_name));
-            function->set_filename(strings.intern(frame.file));
-          }
-          pb::Line* line = location->add_line();
-          line->set_function_id(it->second);
-          line->set_line(frame.line);
-          if (!frame.function.empty() || !frame.system_name.empty()) mapping->set_has_functions(true);
-          if (!frame.file.empty()) mapping->set_has_filenames(true);
-          if (frame.line > 0) mapping->set_has_line_numbers(true);
-        }
+      mapping = out.mutable_mapping(static_cast<int>(mapping_index));
+      if (symbolize) frames = symbolize(*m, address);
+    }
+    // Names read from a file whose objects are gone here must survive being
+    // written again (report --format pprof, merge).
+    if (frames.empty()) {
+      if (const std::vector<Frame>* carried = profile.frames_for(address)) frames = *carried;
+    }
+    if (mapping && frames.size() > 1) mapping->set_has_inline_frames(true);
+    for (const PprofFrame& frame : frames) {
+      if (frame.function.empty() && frame.system_name.empty() && frame.file.empty()) continue;
+      auto key = std::make_tuple(frame.function, frame.system_name, frame.file);
+      auto [it, inserted] = function_ids.emplace(key, function_ids.size() + 1);
+      if (inserted) {
+        pb::Function* function = out.add_function();
+        function->set_id(it->second);
+        function->set_name(strings.intern(frame.function.empty() ? frame.system_name : frame.function));
+        function->set_system_name(strings.intern(frame.system_name.empty() ? frame.function : frame.system_name));
+        function->set_filename(strings.intern(frame.file));
       }
+      pb::Line* line = location->add_line();
+      line->set_function_id(it->second);
+      line->set_line(frame.line);
+      if (!mapping) continue;
+      if (!frame.function.empty() || !frame.system_name.empty()) mapping->set_has_functions(true);
+      if (!frame.file.empty()) mapping->set_has_filenames(true);
+      if (frame.line > 0) mapping->set_has_line_numbers(true);
     }
     pb::Sample* sample = out.add_sample();
     sample->add_location_id(location->id());
@@ -283,13 +289,41 @@ Profile decode_pprof(std::string_view bytes) {
   }
   if (profile.program.empty() && !profile.mappings.empty()) profile.program = profile.mappings.front().path;
 
+  // A function's name and system name fill in for each other, as the
+  // writer does, so that what is read once reads the same after rewriting.
+  std::unordered_map<uint64_t, Frame> functions;
+  for (const pb::Function& f : in.function()) {
+    if (f.id() == 0) fail("function with id 0");
+    Frame frame;
+    frame.function = string_at(f.name(), "function name");
+    frame.system_name = string_at(f.system_name(), "function system_name");
+    frame.file = string_at(f.filename(), "function filename");
+    if (frame.function.empty()) frame.function = frame.system_name;
+    if (frame.system_name.empty()) frame.system_name = frame.function;
+    if (!functions.emplace(f.id(), std::move(frame)).second) fail("two functions with id " + std::to_string(f.id()));
+  }
+
   std::unordered_map<uint64_t, uint64_t> location_address;
+  std::unordered_map<uint64_t, std::vector<Frame>> location_frames;
   for (const pb::Location& l : in.location()) {
     if (l.id() == 0) fail("location with id 0");
     if (l.mapping_id() != 0 && !mapping_index.count(l.mapping_id()))
       fail("location " + std::to_string(l.id()) + " refers to missing mapping " + std::to_string(l.mapping_id()));
     if (!location_address.emplace(l.id(), l.address()).second)
       fail("two locations with id " + std::to_string(l.id()));
+    std::vector<Frame> frames;
+    for (const pb::Line& line : l.line()) {
+      if (line.function_id() == 0) continue;  // a line of no known function: nothing to name
+      auto function = functions.find(line.function_id());
+      if (function == functions.end())
+        fail("location " + std::to_string(l.id()) + " refers to missing function " +
+             std::to_string(line.function_id()));
+      const Frame& named = function->second;
+      if (named.function.empty() && named.file.empty()) continue;  // as the writer leaves such frames out
+      frames.push_back(named);
+      frames.back().line = line.line();
+    }
+    if (!frames.empty()) location_frames.emplace(l.id(), std::move(frames));
   }
 
   // The value to read: the sample type counted in "count" (pprof's CPU
@@ -312,8 +346,12 @@ Profile decode_pprof(std::string_view bytes) {
     if (s.location_id_size() == 0 || s.value_size() == 0) continue;
     int64_t value = s.value(value_index);
     if (value < 0) fail("negative sample value " + std::to_string(value));
-    uint64_t& total = counts[location_address[s.location_id(0)]];
+    uint64_t address = location_address[s.location_id(0)];
+    uint64_t& total = counts[address];
     if (__builtin_add_overflow(total, static_cast<uint64_t>(value), &total)) fail("sample counts overflow 64 bits");
+    if (value == 0) continue;  // the address may end up unsampled: no names for it
+    auto named = location_frames.find(s.location_id(0));
+    if (named != location_frames.end()) profile.frames.try_emplace(address, named->second);
   }
   profile.samples.reserve(counts.size());
   for (const auto& [address, count] : counts)

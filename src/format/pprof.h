@@ -19,12 +19,8 @@
 
 namespace profiling::format {
 
-struct PprofFrame {
-  std::string function;     // display name (demangled), empty when unknown
-  std::string system_name;  // linker name (mangled)
-  std::string file;
-  int64_t line = 0;
-};
+// The symbolizer's answer is the same frame a decoded profile carries.
+using PprofFrame = Frame;
 
 // Innermost frame first (inlined frames before their caller); empty = unknown.
 using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& mapping, uint64_t address)>;
@@ -34,7 +30,8 @@ using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& map
 // duration_nanos, time_nanos; one Mapping per Profile::mappings (filename,
 // build_id, memory_start/limit, file_offset, has_functions when the
 // symbolizer named something in it); one Location per distinct sampled
-// address; one Sample per address with values [count, count * period_ns].
+// address, its lines from the symbolizer or, where that names nothing, from
+// Profile::frames; one Sample per address with values [count, count * period_ns].
 // The program, pid, clock and dropped count travel as "profil.<key>=<value>"
 // comments. Throws FormatError (e.g. a count too large for int64).
 std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize = {});
@@ -42,8 +39,9 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
 // Accepts gzip'd or plain bytes; throws FormatError on anything that is not a
 // well-formed Profile (bad string or id references included). Fills samples
 // (address of each sample's first location — the leaf — summed per address,
-// value of the "count"-unit sample type or else the first), mappings,
-// period (when its unit is nanoseconds), duration and time.
+// value of the "count"-unit sample type or else the first), frames (the
+// leaf location's lines, the first named location's when several share an
+// address), mappings, period (when its unit is nanoseconds), duration and time.
 Profile decode_pprof(std::string_view bytes);
 
 bool looks_like_gzip(std::string_view bytes);

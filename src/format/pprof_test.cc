@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <map>
 #include <random>
 
 #include "profile.pb.h"
@@ -160,6 +161,99 @@ TEST(Pprof, SymbolizerFramesBecomeFunctionsAndLinesInnermostFirst) {
   }
 }
 
+TEST(Pprof, FunctionNamesAndLinesSurviveTheRoundTrip) {
+  Profile profile = sample_profile();
+  PprofSymbolizer symbolize = [](const Mapping&, uint64_t address) -> std::vector<PprofFrame> {
+    if (address == 0x555555554100)
+      return {{"inlined_helper", "_Z14inlined_helperv", "helper.h", 12}, {"caller", "_Z6callerv", "main.cc", 40}};
+    if (address == 0x7ffff7dd1000) return {{"memcpy", "memcpy", "", 0}};
+    return {};
+  };
+  Profile back = decode_pprof(encode_pprof(profile, symbolize));
+  std::map<uint64_t, std::vector<Frame>> expected = {
+      {0x555555554100,
+       {{"inlined_helper", "_Z14inlined_helperv", "helper.h", 12}, {"caller", "_Z6callerv", "main.cc", 40}}},
+      {0x7ffff7dd1000, {{"memcpy", "memcpy", "", 0}}}};
+  EXPECT_EQ(back.frames, expected);
+  // Unnamed addresses carry nothing.
+  EXPECT_EQ(back.frames_for(0x555555554200), nullptr);
+  ASSERT_NE(back.frames_for(0x7ffff7dd1000), nullptr);
+
+  // Written again without a symbolizer (the objects are gone), the names
+  // read the same; and the whole profile is a fixed point.
+  Profile again = decode_pprof(encode_pprof(back));
+  EXPECT_EQ(again, back);
+  // A name from the symbolizer wins over the one the profile carried.
+  PprofSymbolizer renamed = [](const Mapping&, uint64_t address) -> std::vector<PprofFrame> {
+    if (address == 0x555555554100) return {{"fresh", "fresh", "fresh.c", 7}};
+    return {};
+  };
+  Profile fresh = decode_pprof(encode_pprof(back, renamed));
+  EXPECT_EQ(fresh.frames.at(0x555555554100), (std::vector<Frame>{{"fresh", "fresh", "fresh.c", 7}}));
+  EXPECT_EQ(fresh.frames.at(0x7ffff7dd1000), expected.at(0x7ffff7dd1000));
+}
+
+TEST(Pprof, CarriedNamesOutsideEveryMappingAreWrittenToo) {
+  Profile profile = sample_profile();
+  profile.frames[0x10] = {{"jit_stub", "jit_stub", "", 0}};
+  pb::Profile message = parse(encode_pprof(profile));
+  ASSERT_EQ(message.function_size(), 1);
+  EXPECT_EQ(message.string_table(static_cast<int>(message.function(0).name())), "jit_stub");
+  EXPECT_EQ(decode_pprof(encode_pprof(profile)).frames, profile.frames);
+}
+
+TEST(Pprof, ForeignFunctionTablesAreReadLeafFirstAndChecked) {
+  // As another producer may write it: a name without a system name, one
+  // function for two addresses, a stack whose caller is named too (only the
+  // leaf's names are kept), a location named but never sampled.
+  pb::Profile message;
+  for (const char* s : {"", "samples", "count", "/bin/x", "leaf", "_Z4rootv", "x.c"}) message.add_string_table(s);
+  auto* type = message.add_sample_type();
+  type->set_type(1);
+  type->set_unit(2);
+  auto* mapping = message.add_mapping();
+  mapping->set_id(1);
+  mapping->set_memory_start(0x1000);
+  mapping->set_memory_limit(0x2000);
+  mapping->set_filename(3);
+  auto* leaf = message.add_function();
+  leaf->set_id(5);
+  leaf->set_name(4);
+  leaf->set_filename(6);
+  auto* root = message.add_function();
+  root->set_id(6);
+  root->set_system_name(5);
+  for (uint64_t id : {1, 2, 3}) {
+    auto* location = message.add_location();
+    location->set_id(id);
+    location->set_mapping_id(1);
+    location->set_address(0x1000 + id * 0x10);
+    auto* line = location->add_line();
+    line->set_function_id(id == 2 ? 6 : 5);
+    line->set_line(static_cast<int64_t>(id));
+  }
+  auto* sample = message.add_sample();
+  sample->add_location_id(1);
+  sample->add_location_id(2);
+  sample->add_value(4);
+  Profile profile = decode_pprof(message.SerializeAsString());
+  std::map<uint64_t, std::vector<Frame>> expected = {{0x1010, {{"leaf", "leaf", "x.c", 1}}}};
+  EXPECT_EQ(profile.frames, expected);
+  sample->set_location_id(0, 2);
+  EXPECT_EQ(decode_pprof(message.SerializeAsString()).frames.at(0x1020),
+            (std::vector<Frame>{{"_Z4rootv", "_Z4rootv", "", 2}}));
+
+  pb::Profile bad = message;
+  bad.mutable_location(0)->mutable_line(0)->set_function_id(9);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.mutable_function(1)->set_id(5);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+  bad = message;
+  bad.mutable_function(0)->set_name(70);
+  EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
+}
+
 TEST(Pprof, PlainBytesAndForeignProducersDecode) {
   // Uncompressed, and as another producer writes it: two sample types where
   // "count" is not first, a two-frame stack (leaf first), no comments.
@@ -255,11 +349,15 @@ TEST(Pprof, TruncatedGzipAtEveryOffsetIsAFormatError) {
             decode_pprof(bytes));
 }
 
-TEST(Pprof, RandomBytesAndMutationsNeverCrash) {
+TEST(Pprof, RandomBytesAndMutationsNeverCrashAndRereadTheSame) {
   std::mt19937_64 random(7);
-  std::string gzipped = encode_pprof(sample_profile());
+  Profile named = sample_profile();
+  named.frames[0x555555554100] = {{"inlined_helper", "_Z14inlined_helperv", "helper.h", 12},
+                                  {"caller", "_Z6callerv", "main.cc", 40}};
+  named.frames[0x10] = {{"jit_stub", "", "", 0}};
+  std::string gzipped = encode_pprof(named);
   std::string plain = gunzip_for_test(gzipped);
-  int refused = 0;
+  int refused = 0, rewritten = 0;
   for (int round = 0; round < 20000; ++round) {
     std::string bytes;
     if (round % 3 == 0) {
@@ -278,13 +376,23 @@ TEST(Pprof, RandomBytesAndMutationsNeverCrash) {
         }
       }
     }
+    Profile decoded;
     try {
-      decode_pprof(bytes);
+      decoded = decode_pprof(bytes);
     } catch (const FormatError&) {
       ++refused;
+      continue;
+    }
+    // What reads at all reads the same once written again (fuzz/'s check).
+    try {
+      EXPECT_EQ(decode_pprof(encode_pprof(decoded)), decoded) << "round " << round;
+      ++rewritten;
+    } catch (const FormatError&) {
+      // e.g. count * period beyond int64
     }
   }
   EXPECT_GT(refused, 1000);
+  EXPECT_GT(rewritten, 100);
 }
 
 }  // namespace

@@ -14,4 +14,9 @@ const Mapping* Profile::mapping_for(uint64_t address) const {
   return nullptr;
 }
 
+const std::vector<Frame>* Profile::frames_for(uint64_t address) const {
+  auto it = frames.find(address);
+  return it == frames.end() ? nullptr : &it->second;
+}
+
 }  // namespace profiling::format

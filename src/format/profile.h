@@ -1,10 +1,13 @@
 // The in-memory profile every reader produces and every writer and report
 // consumes: raw sampled addresses with counts, plus the mappings that say which
-// object each address belongs to. Symbolizing is the report layer's job.
+// object each address belongs to. Symbolizing is the report layer's job; the
+// names a file already carries (pprof's Function/Line tables) are kept beside
+// the samples because the objects may be gone when the file is read.
 #ifndef PROFIL_FORMAT_PROFILE_H
 #define PROFIL_FORMAT_PROFILE_H
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +32,16 @@ struct Sample {
   friend bool operator==(const Sample&, const Sample&) = default;
 };
 
+// One source-level frame at an address: the function and, when known, the
+// source line. An address of inlined code has several, innermost first.
+struct Frame {
+  std::string function;     // display name (demangled), empty when unknown
+  std::string system_name;  // linker name (mangled)
+  std::string file;
+  int64_t line = 0;         // 0: unknown
+  friend bool operator==(const Frame&, const Frame&) = default;
+};
+
 struct Profile {
   std::string program;        // the main executable's path, when known
   int64_t pid = 0;
@@ -39,10 +52,15 @@ struct Profile {
   uint64_t dropped = 0;       // samples the sampler could not store
   std::vector<Mapping> mappings;  // the main executable first, when known
   std::vector<Sample> samples;
+  // Sampled runtime address -> the frames the file named it with; only
+  // pprof carries them, and only for addresses its writer could symbolize.
+  std::map<uint64_t, std::vector<Frame>> frames;
 
   uint64_t total_count() const;
   // The mapping holding address, or nullptr.
   const Mapping* mapping_for(uint64_t address) const;
+  // The frames the file named address with, or nullptr.
+  const std::vector<Frame>* frames_for(uint64_t address) const;
   friend bool operator==(const Profile&, const Profile&) = default;
 };
 

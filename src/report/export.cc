@@ -33,9 +33,11 @@ bool pprof_supported() {
 
 std::string export_pprof(const format::Profile& profile, Symbolizer& symbolizer) {
 #ifdef PROFIL_REPORT_HAVE_PPROF
-  return format::encode_pprof(profile, [&symbolizer](const format::Mapping& mapping, uint64_t address) {
+  return format::encode_pprof(profile, [&](const format::Mapping& mapping, uint64_t address) {
     std::vector<format::PprofFrame> frames;
-    Symbol symbol = symbolizer.symbolize(&mapping, address);
+    // Frames the profile carried go out as they came (encode_pprof writes
+    // them when this gives none); passing them lets the warning say so.
+    Symbol symbol = symbolizer.symbolize(&mapping, address, profile.frames_for(address));
     if (!symbol.known) return frames;
     SourceLine line = symbolizer.source_line(&mapping, symbol);
     format::PprofFrame frame;

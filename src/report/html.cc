@@ -221,7 +221,7 @@ std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& sym
   };
   std::map<std::string, FunctionLines> functions;
   for (const SymbolizedSample& s : symbolized.samples) {
-    if (!s.symbol.known) continue;
+    if (!s.symbol.known && !s.symbol.from_profile) continue;
     auto& f = functions[s.symbol.function + '\0' + s.symbol.object];
     f.total += s.count;
     f.object = s.symbol.object;

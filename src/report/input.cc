@@ -221,15 +221,15 @@ format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs) {
       }
       target[i] = it->second;
     }
-    for (const format::Sample& sample : p.samples) {
-      uint64_t address = sample.address;
-      for (size_t i = 0; i < p.mappings.size(); ++i) {
-        if (!p.mappings[i].contains(address)) continue;
-        address = address - p.mappings[i].start + merged.mappings[target[i]].start;
-        break;
-      }
-      counts[address] += sample.count;
-    }
+    auto relocated = [&](uint64_t address) {
+      for (size_t i = 0; i < p.mappings.size(); ++i)
+        if (p.mappings[i].contains(address)) return address - p.mappings[i].start + merged.mappings[target[i]].start;
+      return address;
+    };
+    for (const format::Sample& sample : p.samples) counts[relocated(sample.address)] += sample.count;
+    // One object's names at one address are the same in every profile that
+    // names them; the first profile's are kept.
+    for (const auto& [address, frames] : p.frames) merged.frames.try_emplace(relocated(address), frames);
   }
   // The main executable stays first (profile.h's convention).
   for (const auto& [address, count] : counts) merged.samples.push_back({address, count});

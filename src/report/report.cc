@@ -72,7 +72,7 @@ SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& 
                                [](uint64_t a, const format::Mapping* m) { return a < m->start; });
     if (it != mappings.begin() && (*(it - 1))->contains(address)) s.mapping = *(it - 1);
     if (!s.mapping) s.mapping = profile.mapping_for(address);  // overlapping mappings
-    s.symbol = symbolizer.symbolize(s.mapping, address);
+    s.symbol = symbolizer.symbolize(s.mapping, address, profile.frames_for(address));
     if (with_lines) s.line = symbolizer.source_line(s.mapping, s.symbol);
     out.total += count;
     out.samples.push_back(std::move(s));

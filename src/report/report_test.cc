@@ -64,6 +64,22 @@ TEST(Merge, MovesAnOtherObjectThatOverlaps) {
   EXPECT_EQ(merged.samples[1].count, 7u);
 }
 
+TEST(Merge, NamesFromTheFilesMoveWithTheirObjects) {
+  LoadedProfile a{"a", InputKind::pprof, profile_at(0x1000000, 1000, {{0x10, 5}})};
+  LoadedProfile b{"b", InputKind::pprof, profile_at(0x1000000, 1000, {{0x10, 7}, {0x20, 1}})};
+  b.profile.mappings[0].build_id = "ef01";  // another object at the same place: it moves
+  a.profile.frames[0x1000010] = {{"in_a", "in_a", "", 0}};
+  b.profile.frames[0x1000010] = {{"in_b", "in_b", "b.c", 4}};
+  format::Profile merged = merge_profiles({a, b});
+  ASSERT_EQ(merged.mappings.size(), 2u);
+  uint64_t moved = merged.mappings[1].start + 0x10;
+  ASSERT_NE(merged.frames_for(0x1000010), nullptr);
+  EXPECT_EQ(merged.frames_for(0x1000010)->front().function, "in_a");
+  ASSERT_NE(merged.frames_for(moved), nullptr);
+  EXPECT_EQ(merged.frames_for(moved)->front().function, "in_b");
+  EXPECT_EQ(merged.frames.size(), 2u);  // b's unnamed 0x20 stays unnamed
+}
+
 TEST(Merge, RefusesDifferentSamplingPeriods) {
   LoadedProfile a{"fast.pb.gz", InputKind::pprof, profile_at(0x1000, 100000, {{0x10, 5}})};
   LoadedProfile b{"slow.pb.gz", InputKind::pprof, profile_at(0x1000, 1000000, {{0x10, 5}})};

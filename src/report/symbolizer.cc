@@ -360,36 +360,62 @@ ElfObject* Symbolizer::object_for(const format::Mapping& mapping) {
   if (it != objects_.end()) return it->second.get();
   auto object = std::make_unique<ElfObject>();
   if (std::string error = object->load(mapping.path, debug_root_); !error.empty()) {
-    warnings_.push_back(mapping.path + ": " + error + "; its samples are shown as [unknown]");
+    problems_.push_back({key, mapping.path + ": " + error});
     object.reset();
   } else if (!mapping.build_id.empty() && !object->build_id.empty() && mapping.build_id != object->build_id) {
-    warnings_.push_back(mapping.path + ": build id " + object->build_id + " differs from the profile's " +
-                        mapping.build_id + " (the file changed); its samples are shown as [unknown]");
+    problems_.push_back({key, mapping.path + ": build id " + object->build_id + " differs from the profile's " +
+                                  mapping.build_id + " (the file changed)"});
     object.reset();
   }
   return objects_.emplace(std::move(key), std::move(object)).first->second.get();
 }
 
-Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address) {
+namespace {
+
+// The names a profile file gave an address, as one symbol: the outermost
+// frame's function (the one a symbol table would name; the inner ones were
+// inlined into it) and the innermost frame's line (the one the line table
+// would give). False when no frame names a function or a file.
+bool name_from_frames(const std::vector<format::Frame>& frames, Symbol* symbol) {
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+    const std::string& name = frame->function.empty() ? frame->system_name : frame->function;
+    if (name.empty()) continue;
+    symbol->function = demangle(name);
+    break;
+  }
+  if (symbol->function == kUnknownFunction && frames.front().file.empty()) return false;
+  symbol->profile_line.file = frames.front().file;
+  symbol->profile_line.line = static_cast<int>(frames.front().line);
+  symbol->from_profile = true;
+  return true;
+}
+
+}  // namespace
+
+Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
+                             const std::vector<format::Frame>* carried) {
   Symbol symbol;
   symbol.function = kUnknownFunction;
-  if (!mapping) {
-    symbol.object = kUnknownFunction;
-    return symbol;
+  symbol.object = !mapping ? kUnknownFunction : mapping->path.empty() ? "[anon]" : mapping->path;
+  ElfObject* object = mapping ? object_for(*mapping) : nullptr;
+  if (object && object->to_file_address(*mapping, address, &symbol.file_address)) {
+    if (const auto* found = object->lookup(symbol.file_address)) {
+      symbol.function = object->demangled(*found);
+      symbol.function_address = found->address;
+      symbol.function_size = found->end - found->address;
+      symbol.known = true;
+      return symbol;
+    }
   }
-  symbol.object = mapping->path.empty() ? "[anon]" : mapping->path;
-  ElfObject* object = object_for(*mapping);
-  if (!object || !object->to_file_address(*mapping, address, &symbol.file_address)) return symbol;
-  if (const auto* found = object->lookup(symbol.file_address)) {
-    symbol.function = object->demangled(*found);
-    symbol.function_address = found->address;
-    symbol.function_size = found->end - found->address;
-    symbol.known = true;
-  }
+  if (!carried || carried->empty() || !name_from_frames(*carried, &symbol) || !mapping) return symbol;
+  std::string key = mapping->path + '\0' + mapping->build_id;
+  for (ObjectProblem& problem : problems_)
+    if (problem.key == key) problem.named_from_profile = true;
   return symbol;
 }
 
 SourceLine Symbolizer::source_line(const format::Mapping* mapping, const Symbol& symbol) {
+  if (symbol.from_profile) return symbol.profile_line;
   if (!mapping || !symbol.known) return {};
   ElfObject* object = object_for(*mapping);
   return object ? object->source_line(symbol.file_address) : SourceLine{};
@@ -412,7 +438,10 @@ std::string Symbolizer::symbol_file(const format::Mapping& mapping) {
 
 std::vector<std::string> Symbolizer::take_warnings() {
   std::vector<std::string> out;
-  out.swap(warnings_);
+  for (const ObjectProblem& problem : problems_)
+    out.push_back(problem.text + (problem.named_from_profile ? "; names come from the profile file"
+                                                             : "; its samples are shown as [unknown]"));
+  problems_.clear();
   return out;
 }
 

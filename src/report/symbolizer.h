@@ -24,6 +24,11 @@ namespace profiling::report {
 
 inline constexpr const char* kUnknownFunction = "[unknown]";
 
+struct SourceLine {
+  std::string file;  // as DWARF names it (absolute when the CU said so)
+  int line = 0;      // 0: no line information
+};
+
 struct Symbol {
   std::string object;             // the mapping's path ("[unknown]" without a mapping)
   std::string function;           // demangled; kUnknownFunction when not found
@@ -31,11 +36,11 @@ struct Symbol {
   uint64_t function_address = 0;  // link-time start of the function
   uint64_t function_size = 0;     // bytes (to the next symbol for zero-size ones)
   bool known = false;             // function was found in a symbol table
-};
-
-struct SourceLine {
-  std::string file;  // as DWARF names it (absolute when the CU said so)
-  int line = 0;      // 0: no line information
+  // Named by the profile file's own frames because no symbol table could
+  // name it (object gone, rebuilt, stripped); there is then no function
+  // address or size, and profile_line is the file's source line.
+  bool from_profile = false;
+  SourceLine profile_line;
 };
 
 // One loaded ELF object (and its separate debug file, if any).
@@ -55,9 +60,13 @@ class Symbolizer {
   Symbolizer(const Symbolizer&) = delete;
   Symbolizer& operator=(const Symbolizer&) = delete;
 
-  // mapping may be nullptr (address outside every mapping).
-  Symbol symbolize(const format::Mapping* mapping, uint64_t address);
-  // The source line of a symbolized address (DWARF .debug_line via libdw).
+  // mapping may be nullptr (address outside every mapping). carried: the
+  // frames the profile file named the address with (format::Profile::frames),
+  // used only when the object's symbol table cannot name it.
+  Symbol symbolize(const format::Mapping* mapping, uint64_t address,
+                   const std::vector<format::Frame>* carried = nullptr);
+  // The source line of a symbolized address (DWARF .debug_line via libdw, or
+  // the profile's own line for a symbol named from the profile).
   SourceLine source_line(const format::Mapping* mapping, const Symbol& symbol);
   // Runtime address -> link-time address of mapping's object; false when the
   // object cannot be read or the address is in none of its PT_LOAD segments.
@@ -68,16 +77,26 @@ class Symbolizer {
   // debug file); empty when unreadable.
   std::string symbol_file(const format::Mapping& mapping);
 
-  // Problems met so far (missing file, build id mismatch), each said once.
+  // Problems met so far (missing file, build id mismatch), each said once,
+  // with what became of the object's samples.
   std::vector<std::string> take_warnings();
   size_t objects_loaded() const { return objects_.size(); }
 
  private:
+  // An object that cannot be used; whether the profile named its samples
+  // instead is known only once they are symbolized, so the warning's words
+  // are chosen when it is taken.
+  struct ObjectProblem {
+    std::string key;  // as objects_ is keyed
+    std::string text;
+    bool named_from_profile = false;
+  };
+
   ElfObject* object_for(const format::Mapping& mapping);
 
   std::string debug_root_;
   std::map<std::string, std::unique_ptr<ElfObject>> objects_;  // key: path + '\0' + build id
-  std::vector<std::string> warnings_;
+  std::vector<ObjectProblem> problems_;  // not yet taken
 };
 
 // "_ZN3foo3barEv" -> "foo::bar()"; other names are returned as they are.
