@@ -7,32 +7,13 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "report/report.h"
-
-// The readers and writers this build has (src/report/CMakeLists.txt says).
-#if defined(PROFIL_REPORT_HAVE_GMON) && __has_include("format/gmon.h")
 #include "format/gmon.h"
-#else
-#undef PROFIL_REPORT_HAVE_GMON
-#endif
-#if defined(PROFIL_REPORT_HAVE_PPROF) && __has_include("format/pprof.h")
 #include "format/pprof.h"
-#else
-#undef PROFIL_REPORT_HAVE_PPROF
-#endif
+#include "report/report.h"
 
 namespace profiling::report {
 
-bool pprof_supported() {
-#ifdef PROFIL_REPORT_HAVE_PPROF
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::string export_pprof(const format::Profile& profile, Symbolizer& symbolizer) {
-#ifdef PROFIL_REPORT_HAVE_PPROF
   return format::encode_pprof(profile, [&](const format::Mapping& mapping, uint64_t address) {
     std::vector<format::PprofFrame> frames;
     // Frames the profile carried go out as they came (encode_pprof writes
@@ -48,15 +29,9 @@ std::string export_pprof(const format::Profile& profile, Symbolizer& symbolizer)
     frames.push_back(std::move(frame));
     return frames;
   });
-#else
-  (void)profile;
-  (void)symbolizer;
-  throw std::runtime_error("this build has no pprof writer");
-#endif
 }
 
 std::string export_gmon(const format::Profile& profile, Symbolizer& symbolizer, uint64_t* left_out) {
-#ifdef PROFIL_REPORT_HAVE_GMON
   const format::Mapping* program = nullptr;
   for (const format::Mapping& m : profile.mappings)
     if (!profile.program.empty() && m.path == profile.program) {
@@ -89,12 +64,6 @@ std::string export_gmon(const format::Profile& profile, Symbolizer& symbolizer, 
         *left_out += s.count;
   }
   return format::encode_gmon(data, format::GmonFlavor::gnu);
-#else
-  (void)profile;
-  (void)symbolizer;
-  (void)left_out;
-  throw std::runtime_error("this build has no gmon writer");
-#endif
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {

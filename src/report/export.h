@@ -12,10 +12,8 @@
 
 namespace profiling::report {
 
-// False when this build has no pprof writer (profil_pprof missing).
-bool pprof_supported();
-// gzip'd profile.proto with symbolized locations. Throws std::runtime_error
-// when pprof is not supported.
+// gzip'd profile.proto with symbolized locations. Throws format::FormatError
+// (a count too large for profile.proto).
 std::string export_pprof(const format::Profile& profile, Symbolizer& symbolizer);
 // A GNU gmon.out histogram of the samples that fall in the main executable
 // (the profile's program, else its first mapping); samples elsewhere cannot

@@ -8,24 +8,10 @@
 #include <cstring>
 #include <map>
 
-#include "report/symbolizer.h"
-
-// The readers and writers this build has (src/report/CMakeLists.txt says).
-#if defined(PROFIL_REPORT_HAVE_GMON) && __has_include("format/gmon.h")
 #include "format/gmon.h"
-#else
-#undef PROFIL_REPORT_HAVE_GMON
-#endif
-#if defined(PROFIL_REPORT_HAVE_PPROF) && __has_include("format/pprof.h")
 #include "format/pprof.h"
-#else
-#undef PROFIL_REPORT_HAVE_PPROF
-#endif
-#if defined(PROFIL_REPORT_HAVE_PROFRAW) && __has_include("format/profraw.h")
 #include "format/profraw.h"
-#else
-#undef PROFIL_REPORT_HAVE_PROFRAW
-#endif
+#include "report/symbolizer.h"
 
 namespace profiling::report {
 
@@ -116,31 +102,18 @@ LoadedProfile decode_profile(std::string_view bytes, const std::string& path, co
   try {
     switch (loaded.kind) {
       case InputKind::pprof:
-#ifdef PROFIL_REPORT_HAVE_PPROF
         loaded.profile = format::decode_pprof(bytes);
         break;
-#else
-        throw InputError(path, "pprof input is not supported by this build");
-#endif
       case InputKind::gmon: {
-#ifdef PROFIL_REPORT_HAVE_GMON
         std::string program = exe.empty() ? "a.out" : exe;
         loaded.profile = format::profile_from_gmon(format::decode_gmon(bytes), program);
         if (loaded.profile.program.empty()) loaded.profile.program = program;
         anchor_link_time_mappings(&loaded.profile);
         break;
-#else
-        (void)exe;
-        throw InputError(path, "gmon input is not supported by this build");
-#endif
       }
       case InputKind::profraw:
-#ifdef PROFIL_REPORT_HAVE_PROFRAW
         loaded.profile = format::decode_profraw(bytes);
         break;
-#else
-        throw InputError(path, "profraw input is not supported by this build");
-#endif
     }
   } catch (const InputError&) {
     throw;

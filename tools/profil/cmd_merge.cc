@@ -25,13 +25,13 @@ int run_merge(const MergeArgs& args) {
   } catch (const report::InputError& e) {
     return fail(e.file(), e.what());
   }
-  // The output type: asked for, else pprof, else (all inputs gmon, or no
-  // pprof writer in this build) gmon.
+  // The output type: asked for, else gmon when every input is gmon (what
+  // their gprof users read), else pprof.
   std::string format = args.format;
   if (format.empty()) {
     bool all_gmon = true;
     for (const auto& input : inputs) all_gmon = all_gmon && input.kind == report::InputKind::gmon;
-    format = all_gmon || !report::pprof_supported() ? "gmon" : "pprof";
+    format = all_gmon ? "gmon" : "pprof";
   }
   report::Symbolizer symbolizer;
   std::string bytes;
