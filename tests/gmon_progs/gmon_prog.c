@@ -11,7 +11,8 @@
  *   twice    monstartup() again (harmless) and _mcleanup() before returning
  *            (so exit's _mcleanup is the second call);
  *   signals  a -pg SIGVTALRM handler (a CPU-time interval timer) calls
- *            in_handler while main calls called_2000 a million times, so
+ *            in_handler while main calls called_2000 a million times or more
+ *            (until the handler has run 3 times), so
  *            mcount is interrupted by mcount; prints handler_calls=;
  *   args     mcount keeps the argument registers: float, integer and
  *            varargs arguments arrive intact (exit 2 otherwise);
@@ -115,10 +116,17 @@ int main(int argc, char **argv) {
     signal(SIGVTALRM, on_vtalrm);
     struct itimerval every_ms = {{0, 1000}, {0, 1000}};
     setitimer(ITIMER_VIRTUAL, &every_ms, NULL);
-    for (int i = 0; i < 1000000; ++i) called_2000();
+    /* Until the timer has fired a few times, however long that takes: the
+     * loop's CPU time alone is ~3 ms, less than one 4 ms kernel tick, so a
+     * fixed count of calls could end before the first signal. */
+    long loop_calls = 0;
+    do {
+      called_2000();
+      ++loop_calls;
+    } while (loop_calls < 1000000 || handler_calls < 3);
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_VIRTUAL, &off, NULL);
-    printf("handler_calls=%d\n", (int)handler_calls);
+    printf("handler_calls=%d\nloop_calls=%ld\n", (int)handler_calls, loop_calls);
     return 0;
   }
   if (strcmp(mode, "threads") == 0) {
