@@ -36,3 +36,14 @@ if(TARGET run_test)
     RUN_SERIAL TRUE
     ENVIRONMENT "PROFIL_CLOCK=cpu;PROFIL_BUILD_DIR=${CMAKE_BINARY_DIR};PROFIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endif()
+
+# A program's own signals (SIGPROF, SIGSEGV, ITIMER_PROF) under profil run.
+add_executable(run_signals ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_signals.c)
+if(TARGET profil_pprof AND TARGET profil_cli)
+  profil_add_gtest(run_signals_test
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_signals_test.cc
+    LIBS profil_pprof profil_format)
+  if(TARGET run_signals_test)
+    add_dependencies(run_signals_test profil_cli libprofil run_signals)
+  endif()
+endif()

@@ -6,8 +6,8 @@
 //
 //   SIGTERM, SIGINT, SIGHUP, SIGQUIT       termination (SIGQUIT: core)
 //   SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS crash (core)
-//   SIGSEGV, SIGBUS                        through the sampler's fault guard
-//                                          (sampler::set_fatal_fault_hook)
+//   SIGSEGV, SIGBUS, SIGPROF               the sampler's own fronts, whose
+//                                          default action writes it too
 //
 // Handlers are installed only for signals whose disposition is still the
 // default at start: an ignored SIGHUP (nohup) stays ignored.
@@ -25,10 +25,10 @@
 
 namespace profiling::runtime {
 
-// Resolves the real sigaction() (every process, profiled or not, so that
-// the interposed one never calls dlsym from a signal handler).
-void prepare_signal_interposition();
-// Installs the handlers (not async-signal-safe; called by the constructor).
+// Puts the terminating signals whose disposition is still the default in
+// front (sampler/signal_front.h) and makes the default action of every
+// signal in front write the profile first. Not async-signal-safe; called by
+// the preload constructor.
 void install_crash_handlers();
 
 }  // namespace profiling::runtime

@@ -143,8 +143,6 @@ void on_fork_child() {
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
-void on_fatal_fault(int signo) { preload_dump(EndReason::signal, signo); }
-
 constexpr size_t kAlternateStackSize = 64 * 1024;
 
 }  // namespace
@@ -199,7 +197,6 @@ void start() {
   g_real_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_exit"));
   g_real_Exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_Exit"));
   g_real_quick_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "quick_exit"));
-  prepare_signal_interposition();
   const char* dir = std::getenv("PROFIL_RUN_DIR");
   if (dir == nullptr || *dir == '\0') return;
   if (std::strlen(dir) >= sizeof g_dir) {
@@ -228,7 +225,6 @@ void start() {
   install_crash_handlers();
   install_alternate_stack();
   sampler::install_fault_guard();
-  sampler::set_fatal_fault_hook(on_fatal_fault);
   g_start_ns = realtime_ns();
   g_signals_at_start = sampler::stats().signals;
   sampler::set_pc_table(g_table);

@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 
+#include "sampler/signal_front.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
 
@@ -220,13 +221,14 @@ void set_pc_table(PcTable* table) {
 }
 
 void before_exec() {
-  pthread_mutex_lock(&g_control);
+  ControlLock lock;
   suspend_for_exec();
-  pthread_mutex_unlock(&g_control);
+  front_before_exec();
 }
 
 void after_failed_exec() {
   ControlLock lock;
+  front_after_failed_exec();
   resume_after_exec();
 }
 

@@ -14,6 +14,7 @@
 #include "base/errno_saver.h"
 #include "sampler/safe_access.h"
 #include "sampler/sampler.h"
+#include "sampler/signal_front.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
 
@@ -22,21 +23,31 @@ namespace {
 
 bool g_handler_installed = false;
 
-// ASYNC-SIGNAL-SAFE.
-void on_sampling_signal(int, siginfo_t* info, void* context) {
+// ASYNC-SIGNAL-SAFE. A SIGPROF that is not one of our ticks is the
+// program's (signal_front.h): a kill, its own ITIMER_PROF (SI_KERNEL), its
+// own POSIX timer.
+void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   base::ErrnoSaver errno_saver;
   uint32_t weight;
-  if (info->si_code == SI_TIMER) {
-    if (!is_our_timer_value(info->si_value.sival_ptr)) return;  // not our timer
+  if (info->si_code == SI_TIMER && is_our_timer_value(info->si_value.sival_ptr)) {
     // The kernel tick limits CPU-time timers (CONFIG_HZ): a signal that
     // stands for several periods is weighted by them (its overrun), so
     // counts measure CPU time at the requested rate.
     weight = timer_sample_weight(info->si_overrun);
-  } else if (info->si_code > 0 && info->si_code <= POLL_HUP && is_our_perf_fd(info->si_fd)) {
-    weight = perf_sample_weight(info->si_fd);
-    if (weight == 0) return;  // an early signal after a period change
+  } else if (info->si_code > 0 && info->si_code <= POLL_HUP) {
+    if (is_our_perf_fd(info->si_fd)) {
+      weight = perf_sample_weight(info->si_fd);
+      if (weight == 0) return;  // an early signal after a period change
+    } else {
+      // A descriptor's SIGPROF (F_SETSIG): one of our perf counters that
+      // was closed with a signal still pending, unless the program set up
+      // such a descriptor itself and handles the signal.
+      if (front_program_has_handler(signo)) front_dispatch(signo, info, context);
+      return;
+    }
   } else {
-    return;  // kill(), sigqueue(), someone else's timer: not a tick
+    front_dispatch(signo, info, context);
+    return;
   }
   const auto* uc = static_cast<const ucontext_t*>(context);
   const uint64_t pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
@@ -46,9 +57,6 @@ void on_sampling_signal(int, siginfo_t* info, void* context) {
 }
 
 // ---- fault guard ----
-struct sigaction g_previous_segv;
-struct sigaction g_previous_bus;
-std::atomic<FatalFaultHook> g_fatal_hook{nullptr};
 bool g_guard_installed = false;
 
 // ASYNC-SIGNAL-SAFE.
@@ -61,68 +69,53 @@ void on_fault(int signo, siginfo_t* info, void* context) {
     uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(landing_pad);
     return;
   }
-  if (FatalFaultHook hook = g_fatal_hook.load(std::memory_order_acquire)) {
-    base::ErrnoSaver errno_saver;
-    hook(signo);
-  }
-  const struct sigaction& previous = signo == SIGBUS ? g_previous_bus : g_previous_segv;
-  if (previous.sa_flags & SA_SIGINFO) {
-    if (previous.sa_sigaction != nullptr) {
-      previous.sa_sigaction(signo, info, context);
-      return;
-    }
-  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
-    previous.sa_handler(signo);
-    return;
-  }
-  // Default action: put it back and return; the faulting instruction runs
-  // again and the kernel kills the process as it would have (core, status).
-  ::sigaction(signo, &previous, nullptr);
+  // The program's fault (or a sent SIGSEGV): its handler, or the default
+  // action after the profile is written (signal_front.h).
+  front_dispatch(signo, info, context);
 }
 
 }  // namespace
 
 int install_sampling_handler() {
   if (g_handler_installed) return 0;
-  struct sigaction current{};
-  if (::sigaction(kSamplingSignal, nullptr, &current) != 0) return errno;
-  const bool foreign = (current.sa_flags & SA_SIGINFO)
-                           ? current.sa_sigaction != nullptr
-                           : (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
-  if (foreign) return EBUSY;
-  struct sigaction action{};
-  action.sa_sigaction = on_sampling_signal;
+  if (!front_managed(kSamplingSignal)) {
+    struct sigaction current{};
+    if (real_sigaction(kSamplingSignal, nullptr, &current) != 0) return errno;
+    // profil(2) through the C API: a program that handles SIGPROF itself
+    // before profiling starts is refused rather than trampled (gperftools
+    // does the same). Once we are in front, a handler the program installs
+    // later gets its own SIGPROFs and never our ticks.
+    const bool foreign = (current.sa_flags & SA_SIGINFO)
+                             ? current.sa_sigaction != nullptr
+                             : (current.sa_handler != SIG_DFL && current.sa_handler != SIG_IGN);
+    if (foreign) return EBUSY;
+  }
   // SA_RESTART: the program's blocking calls are restarted, not failed with
   // EINTR. SA_ONSTACK: a thread on its alternate stack stays there.
-  action.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-  sigemptyset(&action.sa_mask);
-  if (::sigaction(kSamplingSignal, &action, nullptr) != 0) return errno;
+  if (int error = front_install(kSamplingSignal, on_sampling_signal, FrontKind::shared, SA_RESTART | SA_ONSTACK);
+      error != 0)
+    return error;
   g_handler_installed = true;
   return 0;
 }
 
 void discard_pending_sampling_signal() {
   if (!g_handler_installed) return;
+  // Straight to the kernel: what the program asked for stays recorded.
   struct sigaction ours{};
   struct sigaction ignore{};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);
-  ::sigaction(kSamplingSignal, &ignore, &ours);
-  ::sigaction(kSamplingSignal, &ours, nullptr);
+  real_sigaction(kSamplingSignal, &ignore, &ours);
+  real_sigaction(kSamplingSignal, &ours, nullptr);
 }
 
 void install_fault_guard() {
   if (g_guard_installed) return;
-  struct sigaction action{};
-  action.sa_sigaction = on_fault;
   // SA_NODEFER: a fault inside a program handler we chain to is still seen.
-  action.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
-  sigemptyset(&action.sa_mask);
-  ::sigaction(SIGSEGV, &action, &g_previous_segv);
-  ::sigaction(SIGBUS, &action, &g_previous_bus);
+  front_install(SIGSEGV, on_fault, FrontKind::shared, SA_ONSTACK | SA_NODEFER);
+  front_install(SIGBUS, on_fault, FrontKind::shared, SA_ONSTACK | SA_NODEFER);
   g_guard_installed = true;
 }
-
-void set_fatal_fault_hook(FatalFaultHook hook) { g_fatal_hook.store(hook, std::memory_order_release); }
 
 }  // namespace profiling::sampler

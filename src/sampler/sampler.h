@@ -84,18 +84,13 @@ void thread_started();
 void thread_exiting();
 
 // ---- synchronous faults (SIGSEGV, SIGBUS) ----
-// Installs the handler that turns a fault in a sampling buffer into
-// "profiling off" (the page's promise) and passes every other fault on: first
-// to the fatal hook, then to whatever handler was installed before.
-// Installed automatically when a user buffer is handed to a sink; the
-// preload runtime installs it at start. Idempotent.
+// Puts the handler in front of SIGSEGV and SIGBUS (signal_front.h) that
+// turns a fault in a sampling buffer into "profiling off" (the page's
+// promise) and gives every other one to the program's action: its handler,
+// or the default action after the default-action hook (the preload runtime
+// writes its profile there). Installed automatically when a user buffer is
+// handed to a sink; the preload runtime installs it at start. Idempotent.
 void install_fault_guard();
-// Called (from the signal handler, so it must be async-signal-safe) for a
-// SIGSEGV/SIGBUS that is not a buffer fault, before the previous handler or
-// the default action takes its course. The preload runtime saves its samples
-// here. nullptr removes it.
-using FatalFaultHook = void (*)(int signo);
-void set_fatal_fault_hook(FatalFaultHook hook);
 
 struct Stats {
   uint64_t signals = 0;        // sampling signals handled

@@ -1,0 +1,148 @@
+/* A program that uses the signals libprofil needs for itself (issue 9: a
+ * profiler must not change what the program sees). Not built for profiling;
+ * tests/run_signals_test.cc runs each mode with and without `profil run`
+ * and expects the same output and status.
+ *
+ *   own-sigprof   installs a SIGPROF handler as coreutils sort does (clean
+ *                 up, then SIG_DFL and raise), burns 0.3 s of CPU, exits 0
+ *   itimer        its own SIGPROF handler and ITIMER_PROF at 100 Hz for
+ *                 1 s of CPU; prints "signals N cpu S"
+ *   query         sigaction(SIGPROF/SIGSEGV, NULL) reports what the
+ *                 program set (SIG_DFL first), an ignored SIGPROF sent to
+ *                 itself is ignored
+ *   raise-segv    raise(SIGSEGV): must die of it (prints nothing after)
+ *   kill-prof     kill(getpid(), SIGPROF) with the default action: dies
+ *   segv-handler  its own SIGSEGV handler recovers from a real fault
+ *   exec-ignored  SIGPROF ignored, then exec of "disposition": the new
+ *                 image must find SIGPROF still ignored (execve(2))
+ *   disposition   prints SIGPROF's disposition */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+static double process_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static volatile double sink;
+static void burn(double seconds) {
+  double start = process_cpu();
+  while (process_cpu() - start < seconds)
+    for (int i = 0; i < 10000; ++i) sink += i * 0.5;
+}
+
+static void sort_like_cleanup(int signo) {
+  /* coreutils sort: remove temporary files, then die of the signal. */
+  signal(signo, SIG_DFL);
+  raise(signo);
+}
+
+static volatile sig_atomic_t prof_signals;
+static void count_sigprof(int signo) {
+  (void)signo;
+  ++prof_signals;
+}
+
+static const char *describe(int signo) {
+  struct sigaction old;
+  if (sigaction(signo, NULL, &old) != 0) return "error";
+  if (old.sa_flags & SA_SIGINFO) return "handler";
+  if (old.sa_handler == SIG_DFL) return "SIG_DFL";
+  if (old.sa_handler == SIG_IGN) return "SIG_IGN";
+  return "handler";
+}
+
+static sigjmp_buf recover;
+static void on_segv(int signo) {
+  (void)signo;
+  siglongjmp(recover, 1);
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "own-sigprof") == 0) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = sort_like_cleanup;
+    sigemptyset(&action.sa_mask);
+    struct sigaction old;
+    sigaction(SIGPROF, NULL, &old);
+    if (old.sa_handler != SIG_IGN) sigaction(SIGPROF, &action, NULL);
+    burn(0.3);
+    printf("done\n");
+    return 0;
+  }
+  if (strcmp(mode, "itimer") == 0) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = count_sigprof;
+    action.sa_flags = SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGPROF, &action, NULL);
+    struct itimerval every_10ms = {{0, 10000}, {0, 10000}};
+    double start = process_cpu();
+    setitimer(ITIMER_PROF, &every_10ms, NULL);
+    burn(1.0);
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_PROF, &off, NULL);
+    printf("signals %d cpu %.4f\n", (int)prof_signals, process_cpu() - start);
+    return 0;
+  }
+  if (strcmp(mode, "query") == 0) {
+    printf("SIGPROF %s SIGSEGV %s\n", describe(SIGPROF), describe(SIGSEGV));
+    signal(SIGPROF, SIG_IGN);
+    printf("SIGPROF %s\n", describe(SIGPROF));
+    kill(getpid(), SIGPROF);
+    signal(SIGPROF, count_sigprof);
+    printf("SIGPROF %s\n", describe(SIGPROF));
+    kill(getpid(), SIGPROF);
+    printf("handled %d\n", (int)prof_signals);
+    signal(SIGPROF, SIG_DFL);
+    printf("SIGPROF %s\n", describe(SIGPROF));
+    return 0;
+  }
+  if (strcmp(mode, "raise-segv") == 0) {
+    burn(0.05);
+    raise(SIGSEGV);
+    printf("continued past raise(SIGSEGV)\n");
+    return 0;
+  }
+  if (strcmp(mode, "kill-prof") == 0) {
+    burn(0.05);
+    kill(getpid(), SIGPROF);
+    printf("continued past kill(SIGPROF)\n");
+    return 0;
+  }
+  if (strcmp(mode, "segv-handler") == 0) {
+    signal(SIGSEGV, on_segv);
+    if (sigsetjmp(recover, 1) == 0) {
+      volatile int *volatile nowhere = NULL;
+      *nowhere = 1;
+      printf("no fault\n");
+      return 1;
+    }
+    printf("recovered\n");
+    burn(0.05);
+    return 0;
+  }
+  if (strcmp(mode, "exec-ignored") == 0) {
+    signal(SIGPROF, SIG_IGN);
+    execl("/proc/self/exe", argv[0], "disposition", (char *)NULL);
+    return 127;
+  }
+  if (strcmp(mode, "disposition") == 0) {
+    printf("SIGPROF %s\n", describe(SIGPROF));
+    return 0;
+  }
+  fprintf(stderr, "usage: run_signals MODE\n");
+  return 2;
+}
