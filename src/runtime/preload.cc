@@ -44,6 +44,8 @@ sampler::PcTable* g_table = nullptr;
 std::atomic<pid_t> g_owner_pid{0};
 std::atomic<int> g_dump_state{kIdle};
 std::atomic<pid_t> g_dump_tid{0};
+// A complete profile is in the directory (a provisional dump's, at least).
+bool g_dumped_once = false;
 char g_dir[PATH_MAX] = {};
 char g_name[256] = {};
 char g_run_id[format::profraw::kRunIdSize + 1] = {};
@@ -56,6 +58,7 @@ using exit_fn = void (*)(int);
 exit_fn g_real_exit = nullptr;
 exit_fn g_real_Exit = nullptr;
 exit_fn g_real_quick_exit = nullptr;
+exit_fn g_real_exit_function = nullptr;  // exit(3)
 
 pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
@@ -137,6 +140,7 @@ void on_fork_child() {
   g_table->clear();
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
   g_dump_state.store(kIdle, std::memory_order_relaxed);
+  g_dumped_once = false;
   g_start_ns = realtime_ns();
   g_signals_at_start = sampler::stats().signals;
   choose_name(false);
@@ -197,6 +201,7 @@ void start() {
   g_real_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_exit"));
   g_real_Exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_Exit"));
   g_real_quick_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "quick_exit"));
+  g_real_exit_function = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "exit"));
   const char* dir = std::getenv("PROFIL_RUN_DIR");
   if (dir == nullptr || *dir == '\0') return;
   if (std::strlen(dir) >= sizeof g_dir) {
@@ -248,14 +253,39 @@ __attribute__((destructor)) void preload_destructor() { preload_dump(EndReason::
 
 bool preload_active() { return g_active; }
 
-bool preload_dump(EndReason reason, int signo) {
+bool process_has_other_threads() {
+  // proc(5): after "pid (comm) ", field 3 is the state and field 20
+  // num_threads; comm may hold spaces and parentheses, so count from the
+  // last ')'.
+  int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // cannot tell: the safe answer
+  char text[1024];
+  ssize_t n;
+  do {
+    n = ::read(fd, text, sizeof text - 1);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0) return true;
+  text[n] = '\0';
+  const char* p = std::strrchr(text, ')');
+  if (p == nullptr) return true;
+  int field = 2;
+  for (++p; *p != '\0' && field < 20; ++p)
+    if (*p == ' ') ++field;
+  long threads = 0;
+  for (; *p >= '0' && *p <= '9'; ++p) threads = threads * 10 + (*p - '0');
+  return threads != 1;
+}
+
+bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   if (!g_active) return false;
   base::ErrnoSaver errno_saver;
   // A vfork child shares our memory under another pid: it must neither
   // write our samples under its name nor use up our one dump.
   if (::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return false;
-  int expected = kIdle;
-  if (!g_dump_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) {
+  for (;;) {
+    int expected = kIdle;
+    if (g_dump_state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel)) break;
     if (expected == kDone) return true;
     // Another thread is writing (say, one crashed while another exits):
     // wait for it, so the process does not end under it. A crash inside the
@@ -265,7 +295,10 @@ bool preload_dump(EndReason reason, int signo) {
       timespec ms{0, 1'000'000};
       ::nanosleep(&ms, nullptr);
     }
-    return g_dump_state.load(std::memory_order_acquire) == kDone;
+    const int now = g_dump_state.load(std::memory_order_acquire);
+    if (now == kWriting) return false;  // the writer is stuck: give up rather than hang the exit
+    if (now == kDone || kind == DumpKind::provisional) return now == kDone || g_dumped_once;
+    // A provisional dump finished: this final one writes everything again.
   }
   g_dump_tid.store(current_tid(), std::memory_order_relaxed);
   ProfrawInfo info;
@@ -277,8 +310,10 @@ bool preload_dump(EndReason reason, int signo) {
   info.signals = sampler::stats().signals - g_signals_at_start;
   info.run_id = g_run_id;
   const bool ok = write_profraw(g_dir, g_name, info, *g_table);
+  if (ok) g_dumped_once = true;
   if (!ok) report_write_error(errno);
-  g_dump_state.store(kDone, std::memory_order_release);
+  g_dump_tid.store(0, std::memory_order_relaxed);
+  g_dump_state.store(kind == DumpKind::final ? kDone : kIdle, std::memory_order_release);
   return ok;
 }
 
@@ -296,6 +331,7 @@ void preload_after_failed_exec() {
 }  // namespace profiling::runtime
 
 using profiling::runtime::g_real_exit;
+using profiling::runtime::g_real_exit_function;
 using profiling::runtime::g_real_Exit;
 using profiling::runtime::g_real_quick_exit;
 
@@ -320,5 +356,24 @@ extern "C" PROFIL_EXPORT void _Exit(int status) {
 extern "C" PROFIL_EXPORT void quick_exit(int status) noexcept {
   profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
   if (g_real_quick_exit != nullptr) g_real_quick_exit(status);
+  for (;;) ::syscall(SYS_exit_group, status);
+}
+
+// exit() from a thread while others run: glibc runs the exit handlers (our
+// destructor's dump among them) in whichever thread gets them, and any
+// thread that finishes exit() first ends the process with exit_group,
+// killing a dump still being written in another (issue 11: 9 threads calling
+// exit at once lost the profile 15 times in 15). So a multithreaded
+// process first writes a complete provisional dump here, before any exit
+// handler runs; the destructor's dump then rewrites it with what the exit
+// handlers ran too (renamed over it, so a rewrite cut short leaves the
+// provisional file whole). return from main reaches exit inside glibc, not
+// this symbol, and keeps the single dump. ASYNC-SIGNAL-SAFE as far as the
+// dump goes (exit itself is not).
+extern "C" PROFIL_EXPORT void exit(int status) {
+  if (profiling::runtime::preload_active() && profiling::runtime::process_has_other_threads())
+    profiling::runtime::preload_dump(profiling::format::profraw::EndReason::exit, 0,
+                                     profiling::runtime::DumpKind::provisional);
+  if (g_real_exit_function != nullptr) g_real_exit_function(status);
   for (;;) ::syscall(SYS_exit_group, status);
 }

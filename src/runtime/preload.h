@@ -21,8 +21,15 @@ bool preload_active();
 
 // Writes the profile now, once per process; later calls return at once.
 // A call from another thread while one is writing waits for it (bounded).
-// true when the profile was written. ASYNC-SIGNAL-SAFE.
-bool preload_dump(format::profraw::EndReason reason, int signo);
+// A provisional dump writes a complete file but lets the final one (at the
+// real end) write it again. true when the profile was written.
+// ASYNC-SIGNAL-SAFE.
+enum class DumpKind { final, provisional };
+bool preload_dump(format::profraw::EndReason reason, int signo, DumpKind kind = DumpKind::final);
+
+// Does this process have a thread besides the caller? (/proc/self/stat's
+// num_threads; ASYNC-SIGNAL-SAFE.)
+bool process_has_other_threads();
 
 // Called by the exec wrappers (process_hooks.cc) after the clocks stopped:
 // the old image's samples are written (reason exec), since exec would

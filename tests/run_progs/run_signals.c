@@ -15,7 +15,8 @@
  *   segv-handler  its own SIGSEGV handler recovers from a real fault
  *   exec-ignored  SIGPROF ignored, then exec of "disposition": the new
  *                 image must find SIGPROF still ignored (execve(2))
- *   disposition   prints SIGPROF's disposition */
+ *   disposition   prints SIGPROF's disposition
+ *   exit-race     9 threads burn CPU, then all call exit(3) at once */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdint.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 static double process_cpu(void) {
@@ -33,10 +35,16 @@ static double process_cpu(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static volatile double sink;
 static void burn(double seconds) {
-  double start = process_cpu();
-  while (process_cpu() - start < seconds)
+  double start = thread_cpu();
+  while (thread_cpu() - start < seconds)
     for (int i = 0; i < 10000; ++i) sink += i * 0.5;
 }
 
@@ -65,6 +73,14 @@ static sigjmp_buf recover;
 static void on_segv(int signo) {
   (void)signo;
   siglongjmp(recover, 1);
+}
+
+static pthread_barrier_t all_ready;
+static void *burn_then_exit(void *arg) {
+  (void)arg;
+  burn(0.05);
+  pthread_barrier_wait(&all_ready);
+  exit(0);
 }
 
 int main(int argc, char **argv) {
@@ -142,6 +158,14 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "disposition") == 0) {
     printf("SIGPROF %s\n", describe(SIGPROF));
     return 0;
+  }
+  if (strcmp(mode, "exit-race") == 0) {
+    enum { kThreads = 9 };
+    pthread_t threads[kThreads];
+    pthread_barrier_init(&all_ready, NULL, kThreads);
+    for (int i = 0; i < kThreads; ++i) pthread_create(&threads[i], NULL, burn_then_exit, NULL);
+    for (int i = 0; i < kThreads; ++i) pthread_join(threads[i], NULL);
+    return 3; /* not reached: a thread's exit ends the process */
   }
   fprintf(stderr, "usage: run_signals MODE\n");
   return 2;
