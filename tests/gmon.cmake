@@ -41,3 +41,9 @@ profil_add_gtest(gmon_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gmon_test.cc LIBS
 if(TARGET gmon_test)
   add_dependencies(gmon_test ${GMON_PROGS})
 endif()
+
+# Secure execution: a set-user-ID copy of gmon_prog_pie run as 'nobody'.
+profil_add_gtest(secure_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/secure_test.cc)
+if(TARGET secure_test)
+  add_dependencies(secure_test gmon_prog_pie)
+endif()

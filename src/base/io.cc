@@ -57,7 +57,7 @@ size_t format_decimal(unsigned long long value, char* buf) {
 
 AtomicFile::~AtomicFile() { abandon(); }
 
-bool AtomicFile::open(int dirfd, const char* name) {
+bool AtomicFile::open(int dirfd, const char* name, mode_t mode) {
   abandon();
   size_t len = std::strlen(name);
   if (len == 0 || len >= 200) {
@@ -72,7 +72,7 @@ bool AtomicFile::open(int dirfd, const char* name) {
   format_decimal(static_cast<unsigned long long>(::getpid()), temp_ + len + 5);
   dirfd_ = dirfd;
   ::unlinkat(dirfd_, temp_, 0);  // a stale temporary of a dead process with our pid
-  fd_ = ::openat(dirfd_, temp_, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  fd_ = ::openat(dirfd_, temp_, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   failed_ = false;
   return fd_ >= 0;
 }

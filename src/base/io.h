@@ -28,8 +28,8 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
 
   // false (errno set) when the temporary cannot be created; name must be
-  // shorter than 200 bytes.
-  bool open(int dirfd, const char* name);
+  // shorter than 200 bytes. mode: the file's permissions (before umask).
+  bool open(int dirfd, const char* name, mode_t mode = 0644);
   int fd() const { return fd_; }
   bool write(const void* data, size_t size);
   // Flushes, closes and renames over the final name. false (errno set) on any

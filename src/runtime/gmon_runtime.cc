@@ -100,7 +100,7 @@ void clear_in_child() {
 }
 
 size_t slots_override() {
-  const char* value = std::getenv("PROFIL_GMON_ARCS");
+  const char* value = ::secure_getenv("PROFIL_GMON_ARCS");
   if (value == nullptr || *value == '\0') return 0;
   char* end = nullptr;
   unsigned long long n = std::strtoull(value, &end, 10);
@@ -109,7 +109,7 @@ size_t slots_override() {
 }
 
 void open_directory() {
-  const char* profdir = std::getenv("PROFDIR");
+  const char* profdir = ::secure_getenv("PROFDIR");
   const char* dir = profdir != nullptr && *profdir != '\0' ? profdir : ".";
   g_gmon.dir_name = ::strdup(dir);
   g_gmon.dirfd = open_output_directory(dir);
@@ -200,7 +200,7 @@ PROFIL_EXPORT void _mcleanup(void) __THROW {
   sampler::clear_histogram();
 
   const bool forked_child = ::getpid() != g_gmon.owner;
-  const std::string name = runtime::gmon_out_name(std::getenv("GMON_OUT_PREFIX"), ::getpid(), forked_child);
+  const std::string name = runtime::gmon_out_name(::secure_getenv("GMON_OUT_PREFIX"), ::getpid(), forked_child);
   if (g_gmon.dirfd < 0) {
     std::fprintf(stderr, "profil: %s: %s (%s not written)\n", g_gmon.dir_name ? g_gmon.dir_name : ".",
                  std::strerror(g_gmon.dir_error), name.c_str());

@@ -177,7 +177,7 @@ int open_directory(int dirfd, int* error) {
     if (kept < 0) *error = errno;
     return kept;
   }
-  const char* profdir = std::getenv("PROFDIR");
+  const char* profdir = ::secure_getenv("PROFDIR");
   int kept = open_output_directory(profdir != nullptr && *profdir != '\0' ? profdir : ".");
   if (kept < 0) *error = errno;
   return kept;

@@ -42,7 +42,7 @@ PersonalityRules rules_for(profil_personality personality) {
 profil_personality current_personality() {
   int p = g_personality.load(std::memory_order_acquire);
   if (p < 0) {
-    const char* name = std::getenv("PROFIL_PERSONALITY");
+    const char* name = ::secure_getenv("PROFIL_PERSONALITY");
     p = name ? profil_personality_from_name(name) : -1;
     if (p < 0) p = PROFIL_PERSONALITY_BSD;
     int expected = -1;

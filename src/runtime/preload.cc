@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -188,8 +189,47 @@ void remove_alternate_stack(void* memory) {
 
 namespace {
 
+// The output directory, opened once at start and kept (above the
+// descriptors programs count on), so that a rename of its path cannot
+// redirect the dump; writes go through /proc/self/fd/N while that is still
+// the same directory, else (the program closed or reused the descriptor)
+// through the path.
+int g_dirfd = -1;
+dev_t g_dir_dev = 0;
+ino_t g_dir_ino = 0;
+char g_dirfd_path[32] = {};
+
+void keep_directory() {
+  int fd = ::open(g_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 500);
+  if (high >= 0) {
+    ::close(fd);
+    fd = high;
+  }
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return;
+  }
+  g_dirfd = fd;
+  g_dir_dev = st.st_dev;
+  g_dir_ino = st.st_ino;
+  std::memcpy(g_dirfd_path, "/proc/self/fd/", 14);
+  base::format_decimal(static_cast<unsigned long long>(fd), g_dirfd_path + 14);
+}
+
+// ASYNC-SIGNAL-SAFE.
+const char* output_directory() {
+  struct stat st{};
+  if (g_dirfd >= 0 && ::fstat(g_dirfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev &&
+      st.st_ino == g_dir_ino)
+    return g_dirfd_path;
+  return g_dir;
+}
+
 size_t table_capacity() {
-  if (const char* text = std::getenv("PROFIL_TABLE_SIZE")) {
+  if (const char* text = ::secure_getenv("PROFIL_TABLE_SIZE")) {
     char* end = nullptr;
     unsigned long value = std::strtoul(text, &end, 10);
     if (end != text && *end == '\0' && value >= 64 && value <= (1ul << 26)) return value;
@@ -202,7 +242,13 @@ void start() {
   g_real_Exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_Exit"));
   g_real_quick_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "quick_exit"));
   g_real_exit_function = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "exit"));
-  const char* dir = std::getenv("PROFIL_RUN_DIR");
+  // secure_getenv, here and wherever libprofil reads its environment: in a
+  // set-user-ID or otherwise AT_SECURE process an ordinary user must not
+  // choose where the privileged process writes, nor receive its address
+  // layout (issue 11), so no variable is honoured there and the preload
+  // runtime stays off (glibc's -pg runtime ignores GMON_OUT_PREFIX there
+  // too).
+  const char* dir = ::secure_getenv("PROFIL_RUN_DIR");
   if (dir == nullptr || *dir == '\0') return;
   if (std::strlen(dir) >= sizeof g_dir) {
     const char message[] = "profil: PROFIL_RUN_DIR: path too long; not profiling\n";
@@ -212,7 +258,8 @@ void start() {
   // Absolute, so a program that changes directory still writes there.
   char absolute[PATH_MAX];
   std::strcpy(g_dir, ::realpath(dir, absolute) != nullptr ? absolute : dir);
-  if (const char* run_id = std::getenv("PROFIL_RUN_ID"))
+  keep_directory();
+  if (const char* run_id = ::secure_getenv("PROFIL_RUN_ID"))
     std::strncpy(g_run_id, run_id, sizeof g_run_id - 1);
   g_table = sampler::PcTable::create(table_capacity());
   if (g_table == nullptr) {
@@ -309,7 +356,7 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   info.signal = static_cast<uint32_t>(signo);
   info.signals = sampler::stats().signals - g_signals_at_start;
   info.run_id = g_run_id;
-  const bool ok = write_profraw(g_dir, g_name, info, *g_table);
+  const bool ok = write_profraw(output_directory(), g_name, info, *g_table);
   if (ok) g_dumped_once = true;
   if (!ok) report_write_error(errno);
   g_dump_tid.store(0, std::memory_order_relaxed);

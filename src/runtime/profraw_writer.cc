@@ -86,7 +86,9 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
   int error = 0;
   {
     base::AtomicFile file;
-    if (file.open(dirfd, name)) {
+    // 0600: a dump holds /proc/self/maps, the process's address layout
+    // (issue 11), which only its owner should read.
+    if (file.open(dirfd, name, 0600)) {
       Header header{};
       std::memcpy(header.magic, format::profraw::kMagic, sizeof header.magic);
       header.version = format::profraw::kVersion;

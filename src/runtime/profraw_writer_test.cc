@@ -40,6 +40,8 @@ TEST(ProfrawWriter, WritesWhatTheReaderReads) {
   info.signals = 8;
   info.run_id = "the-run";
   ASSERT_TRUE(write_profraw(dir.c_str(), "x.1.profraw", info, *table));
+  // Owner-only: a dump holds the process's address layout (issue 11).
+  EXPECT_EQ(fs::status(dir / "x.1.profraw").permissions() & fs::perms::mask, fs::perms::owner_read | fs::perms::owner_write);
   std::ifstream in(dir / "x.1.profraw", std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

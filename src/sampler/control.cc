@@ -61,12 +61,12 @@ void wait_for_handlers() {
 void load_settings_from_environment() {
   if (g_settings_loaded) return;
   g_settings_loaded = true;
-  if (const char* hz = std::getenv("PROFIL_HZ")) {
+  if (const char* hz = ::secure_getenv("PROFIL_HZ")) {
     char* end = nullptr;
     unsigned long value = std::strtoul(hz, &end, 10);
     if (end != hz && *end == '\0' && value >= 1 && value <= 100000) g_settings.hz = static_cast<unsigned>(value);
   }
-  if (const char* clock = std::getenv("PROFIL_CLOCK")) {
+  if (const char* clock = ::secure_getenv("PROFIL_CLOCK")) {
     if (std::strcmp(clock, "perf") == 0) g_settings.requested = ClockKind::perf;
     else if (std::strcmp(clock, "auto") == 0) g_settings.requested = ClockKind::automatic;
     else if (std::strcmp(clock, "cpu") == 0) g_settings.requested = ClockKind::cpu;
