@@ -250,6 +250,31 @@ TEST_P(GmonProg, ForkedChildWritesItsOwnWorkToItsOwnFile) {
   expect_seconds(child, "spin", value_of(r.out, "child_cpu"));
 }
 
+// Every way out writes the file (issue 11; OpenBSD's kernel writes it for
+// the terminating process whatever the way out): _exit skips atexit, abort
+// and a fault end by a signal; the file is there, complete, and the process
+// ends with the same status.
+TEST_P(GmonProg, EveryWayOutWritesTheFile) {
+  const struct {
+    const char* mode;
+    bool exited;
+    int code;
+  } endings[] = {{"_exit", true, 7}, {"abort", false, SIGABRT}, {"segv", false, SIGSEGV}};
+  for (const auto& ending : endings) {
+    TempDir work;
+    const Result r = run(work.path(), {prog().string(), ending.mode});
+    if (ending.exited) {
+      ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == ending.code) << ending.mode << " " << r.status;
+    } else {
+      ASSERT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == ending.code) << ending.mode << " " << r.status;
+    }
+    ASSERT_TRUE(fs::exists(work.path() / "gmon.out")) << ending.mode << ": " << r.err;
+    const Flat flat = flat_profile(prog(), work.path() / "gmon.out");
+    EXPECT_EQ(flat.calls("called_2000"), 2000) << ending.mode;
+    expect_seconds(flat, "hot_loop", value_of(r.out, "hot_cpu"));
+  }
+}
+
 TEST_P(GmonProg, McountInsideASignalHandlerInsideMcount) {
   const Result r = run(work_.path(), {prog().string(), "signals"});
   ASSERT_TRUE(r.ok()) << r.err;
@@ -428,6 +453,27 @@ TEST(GmonOpenbsd, ProfdirWhenDirfdIsMinusOne) {
   const fs::path file = work.path() / "pd" / ("gmon.gmon_openbsd_pie." + std::to_string(r.pid) + ".out");
   ASSERT_TRUE(fs::exists(file));
   EXPECT_EQ(flat_profile(prog, file).calls("called_2000"), 2000);
+}
+
+// The page has the kernel write the file for the terminating process,
+// whatever the way out: _exit and a fatal signal write it too (issue 11).
+TEST(GmonOpenbsd, EveryWayOutWritesTheFile) {
+  for (const char* mode : {"_exit", "abort"}) {
+    TempDir work;
+    fs::create_directory(work.path() / "pd");
+    const fs::path prog = program("gmon_openbsd_pie");
+    const Result r = run(work.path(), {prog.string(), mode}, {{"PROFDIR=" + (work.path() / "pd").string()}});
+    if (std::string(mode) == "_exit") {
+      ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 5) << r.status << " " << r.out << r.err;
+    } else {
+      ASSERT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT) << r.status << " " << r.err;
+    }
+    const fs::path file = work.path() / "pd" / ("gmon.gmon_openbsd_pie." + std::to_string(r.pid) + ".out");
+    ASSERT_TRUE(fs::exists(file)) << mode << ": " << r.err;
+    const Flat flat = flat_profile(prog, file);
+    EXPECT_EQ(flat.calls("called_2000"), 2000) << mode << "\n" << flat.text;
+    expect_seconds(flat, "hot_loop", value_of(r.out, "hot_cpu"));
+  }
 }
 
 TEST(GmonOpenbsd, ArcsBeyondTheBuffersRoomAreLeftOutAndSaidOnce) {

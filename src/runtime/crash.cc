@@ -1,5 +1,12 @@
-// Terminating and crash signals (crash.h), with sigaction() and signal()
-// interposed so a program's own handlers do not take our place.
+// Terminating and crash signals (process_end.h: install_crash_handlers),
+// with sigaction() and signal() interposed so a program's own handlers do
+// not take our place.
+//
+// Handlers are installed only for signals whose disposition is still the
+// default when profiling starts: an ignored SIGHUP (nohup) stays ignored.
+// A program that installs its own handler later keeps it: if its handler
+// returns, nothing else happens, exactly as without profiling; if it ends
+// the process with exit() or _exit(), the profile is written that way.
 //
 // The rule (sigaction(2), signal(7)): what the program asked for is what
 // happens. Every signal libprofil sits in front of — SIGPROF, SIGSEGV and
@@ -7,16 +14,15 @@
 // sampler/signal_front.h's table, which runs the program's handler, ignores
 // the signal, or writes the profile, restores the default and raises the
 // signal again, so the process ends as it would have.
-#include "runtime/crash.h"
+#include "runtime/process_end.h"
 
 #include <signal.h>
 
 #include <cerrno>
 #include <cstring>
 
-#include "base/errno_saver.h"
 #include "runtime/export.h"
-#include "runtime/preload.h"
+#include "sampler/sampler.h"
 #include "sampler/signal_front.h"
 
 namespace profiling::runtime {
@@ -31,12 +37,15 @@ void on_terminating_signal(int signo, siginfo_t* info, void* context) {
   sampler::front_dispatch(signo, info, context);
 }
 
-void on_default_action(int signo) { preload_dump(format::profraw::EndReason::signal, signo); }
+// ASYNC-SIGNAL-SAFE. The default action of any signal in front is about to
+// end the process.
+void on_default_action(int signo) { run_process_end_hooks(ProcessEnd::signal, signo); }
 
 }  // namespace
 
 void install_crash_handlers() {
   sampler::set_default_action_hook(on_default_action);
+  sampler::install_fault_guard();  // SIGSEGV, SIGBUS
   for (int signo : kTerminating) {
     struct sigaction current{};
     if (sampler::real_sigaction(signo, nullptr, &current) != 0) continue;

@@ -23,8 +23,10 @@
 // back (glibc's moncontrol is built on profil(), so there too the later
 // call wins).
 //
-// ASYNC-SIGNAL-SAFE: profil_gmon_record_arc only. The rest runs at start-up
-// and exit. This file is compiled without -pg.
+// ASYNC-SIGNAL-SAFE: profil_gmon_record_arc, and the writing of the file at
+// the process's end (take_the_write, write_file, on_process_end), which runs
+// from _exit and fatal signals too. The rest runs at start-up and exit. This
+// file is compiled without -pg.
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/gmon.h>  // glibc declares the entry points; ours replace them
@@ -38,9 +40,13 @@
 
 #include "profil/profil.h"  // moncontrol is not in <sys/gmon.h>
 #include "runtime/export.h"
+#include "base/errno_saver.h"
+#include "base/io.h"
 #include "runtime/gmon_arcs.h"
+#include "runtime/gmon_file.h"
 #include "runtime/gmon_output.h"
 #include "runtime/gmon_runtime.h"
+#include "runtime/process_end.h"
 #include "runtime/process_hooks.h"
 #include "sampler/sampler.h"
 
@@ -68,6 +74,13 @@ struct GmonState {
   int dir_error = 0;    // why it could not be opened
   char* dir_name = nullptr;
   int histogram_error = 0;
+  // Fixed at start (and in a fork child) so that the file can be written
+  // from a signal handler: the load bias, the rate, the file's name and the
+  // process they belong to (a vfork child shares them and must not write).
+  uint64_t bias = 0;
+  uint32_t rate_hz = 0;
+  pid_t name_pid = 0;
+  char name[256] = {};
 };
 
 constinit GmonState g_gmon;
@@ -83,6 +96,7 @@ bool start_histogram() {
   region.width = sampler::BinWidth::u16;
   spec.regions.push_back(region);
   const int error = sampler::set_histogram(spec);
+  if (error == 0) __atomic_store_n(&g_gmon.rate_hz, sampler::active_hz(), __ATOMIC_RELEASE);
   if (error != 0 && g_gmon.histogram_error == 0) {
     g_gmon.histogram_error = error;
     std::fprintf(stderr, "profil: gmon: sampling could not start (%s); the profile will have call counts only\n",
@@ -94,9 +108,50 @@ bool start_histogram() {
 // pthread_atfork child handler: the child's file holds only what the child
 // does after the fork. The child has one thread, so nothing records while
 // the tables are emptied.
+void choose_name() {
+  const bool forked_child = ::getpid() != g_gmon.owner;
+  const std::string name = gmon_out_name(::secure_getenv("GMON_OUT_PREFIX"), ::getpid(), forked_child);
+  std::snprintf(g_gmon.name, sizeof g_gmon.name, "%s", name.c_str());
+  g_gmon.name_pid = ::getpid();
+}
+
 void clear_in_child() {
   if (g_gmon.bins != nullptr) std::memset(g_gmon.bins, 0, g_gmon.nbins * sizeof(uint16_t));
   g_arcs.clear();
+  choose_name();
+}
+
+// ASYNC-SIGNAL-SAFE. Stops recording and writes the file, once: the first
+// of _mcleanup (exit) and the process-end hook (_exit, a fatal signal).
+// false when it was not this call's to write.
+bool take_the_write() {
+  if (g_gmon.bins == nullptr || ::getpid() != g_gmon.name_pid) return false;
+  if (__atomic_exchange_n(&g_gmon.cleaned_up, 1, __ATOMIC_ACQ_REL) != 0) return false;  // twice: once
+  __atomic_store_n(&g_gmon.recording, 0, __ATOMIC_RELEASE);
+  return __atomic_load_n(&g_gmon.openbsd_owns_output, __ATOMIC_ACQUIRE) == 0;  // else it writes the file
+}
+
+// ASYNC-SIGNAL-SAFE.
+bool write_file() {
+  GmonImage image;
+  image.low_pc = g_gmon.low - g_gmon.bias;
+  image.high_pc = g_gmon.high - g_gmon.bias;
+  image.bins = g_gmon.bins;
+  image.nbins = g_gmon.nbins;
+  image.rate_hz = __atomic_load_n(&g_gmon.rate_hz, __ATOMIC_ACQUIRE);
+  if (image.rate_hz == 0) image.rate_hz = 100;  // never sampled: any rate, gprof divides by it
+  image.arcs = &g_arcs;
+  image.bias = g_gmon.bias;
+  return write_gnu_gmon(g_gmon.dirfd, g_gmon.name, image);
+}
+
+// ASYNC-SIGNAL-SAFE: _exit, _Exit, quick_exit, a fatal signal. The file is
+// written as exit would have written it; a line on failure.
+void on_process_end(ProcessEnd, int) {
+  if (!take_the_write()) return;
+  base::ErrnoSaver errno_saver;
+  if (g_gmon.dirfd >= 0 && write_file()) return;
+  report_end_write_failure(g_gmon.name);
 }
 
 size_t slots_override() {
@@ -118,14 +173,10 @@ void open_directory() {
 
 }  // namespace
 
-std::vector<format::GmonArc> gmon_recorded_arcs(uint64_t* dropped_calls) {
-  std::vector<format::GmonArc> arcs;
-  const uint64_t bias = load_bias_of(g_gmon.low);
-  g_arcs.for_each([&](uint64_t from, uint64_t self, uint64_t count) {
-    arcs.push_back({from - bias, self - bias, count});
-  });
-  if (dropped_calls != nullptr) *dropped_calls = g_arcs.dropped();
-  return arcs;
+const ArcTable* gmon_arc_table(uint64_t* bias) {
+  if (!g_arcs.attached()) return nullptr;
+  *bias = g_gmon.bias;
+  return &g_arcs;
 }
 
 size_t gmon_arc_slots() { return g_arcs.attached() ? g_arcs.slots() : 0; }
@@ -156,6 +207,8 @@ PROFIL_EXPORT void __monstartup(unsigned long lowpc, unsigned long highpc) __THR
   g_gmon.high = (highpc + runtime::kBytesPerBin - 1) & ~uint64_t{runtime::kBytesPerBin - 1};
   g_gmon.owner = ::getpid();
   runtime::open_directory();
+  g_gmon.bias = runtime::load_bias_of(g_gmon.low);
+  runtime::choose_name();
   g_gmon.nbins = (g_gmon.high - g_gmon.low) / runtime::kBytesPerBin;
   g_gmon.bins = static_cast<uint16_t*>(std::calloc(g_gmon.nbins ? g_gmon.nbins : 1, sizeof(uint16_t)));
   const size_t slots = runtime::ArcTable::slots_for_text(g_gmon.high - g_gmon.low, runtime::slots_override());
@@ -171,6 +224,9 @@ PROFIL_EXPORT void __monstartup(unsigned long lowpc, unsigned long highpc) __THR
     return;
   }
   pthread_atfork(nullptr, nullptr, runtime::clear_in_child);
+  // Every way out writes the file (issue 11): _exit and fatal signals too.
+  runtime::at_process_end(runtime::on_process_end);
+  runtime::install_crash_handlers();
   moncontrol(1);
 }
 
@@ -193,41 +249,23 @@ PROFIL_EXPORT void moncontrol(int mode) __THROW {
 }
 
 PROFIL_EXPORT void _mcleanup(void) __THROW {
-  if (g_gmon.bins == nullptr) return;
-  if (__atomic_exchange_n(&g_gmon.cleaned_up, 1, __ATOMIC_ACQ_REL) != 0) return;  // twice: once
-  __atomic_store_n(&g_gmon.recording, 0, __ATOMIC_RELEASE);
-  if (__atomic_load_n(&g_gmon.openbsd_owns_output, __ATOMIC_ACQUIRE) != 0) return;  // it writes the file
+  if (!runtime::take_the_write()) return;
   sampler::clear_histogram();
-
-  const bool forked_child = ::getpid() != g_gmon.owner;
-  const std::string name = runtime::gmon_out_name(::secure_getenv("GMON_OUT_PREFIX"), ::getpid(), forked_child);
+  const std::string name = g_gmon.name;
   if (g_gmon.dirfd < 0) {
     std::fprintf(stderr, "profil: %s: %s (%s not written)\n", g_gmon.dir_name ? g_gmon.dir_name : ".",
                  std::strerror(g_gmon.dir_error), name.c_str());
     return;
   }
-  const uint64_t bias = runtime::load_bias_of(g_gmon.low);
-  format::GmonData data;
-  format::GmonHistogram histogram;
-  histogram.low_pc = g_gmon.low - bias;
-  histogram.high_pc = g_gmon.high - bias;
-  histogram.rate_hz = sampler::active_hz();  // the rate the counts are really in
-  histogram.bins.assign(g_gmon.bins, g_gmon.bins + g_gmon.nbins);
-  if (!histogram.bins.empty()) data.histograms.push_back(std::move(histogram));
-  uint64_t dropped = 0;
-  data.arcs = runtime::gmon_recorded_arcs(&dropped);
-  if (dropped != 0)
+  if (const uint64_t dropped = g_arcs.dropped(); dropped != 0)
     std::fprintf(stderr,
                  "profil: %s: the arc table (%zu slots) overflowed: %llu calls were not counted and their "
                  "arcs are left out; the counts written are exact (set PROFIL_GMON_ARCS to more slots)\n",
                  runtime::shown_path(g_gmon.dirfd, name).c_str(), g_arcs.slots(),
                  static_cast<unsigned long long>(dropped));
-  std::string bytes, error;
-  if (!format::try_encode_gmon(data, format::GmonFlavor::gnu, &bytes, &error)) {
-    std::fprintf(stderr, "profil: %s: %s\n", runtime::shown_path(g_gmon.dirfd, name).c_str(), error.c_str());
-    return;
-  }
-  runtime::write_profile_file(g_gmon.dirfd, name, bytes);
+  if (!runtime::write_file())
+    std::fprintf(stderr, "profil: %s: %s (not written; an existing file of that name is left as it was)\n",
+                 runtime::shown_path(g_gmon.dirfd, name).c_str(), std::strerror(errno));
 }
 
 }  // extern "C"

@@ -4,17 +4,16 @@
 #define PROFIL_RUNTIME_GMON_RUNTIME_H
 
 #include <cstdint>
-#include <vector>
 
-#include "format/gmon.h"
 
 namespace profiling::runtime {
 
-// The arcs mcount has recorded (empty unless a -pg program's __monstartup
-// ran), with the main program's load bias subtracted, and the number of
-// calls the full table could not count.
-std::vector<format::GmonArc> gmon_recorded_arcs(uint64_t* dropped_calls);
+class ArcTable;
+
 size_t gmon_arc_slots();
+// The arc table itself, for a writer that must not allocate
+// (ASYNC-SIGNAL-SAFE), with the bias to subtract; null when none is attached.
+const ArcTable* gmon_arc_table(uint64_t* bias);
 
 // profil_openbsd() takes the process's profile over: from then on the
 // histogram is its buffer, moncontrol() switches its sampling, and

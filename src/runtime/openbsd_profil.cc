@@ -44,10 +44,15 @@
 #include <mutex>
 #include <string>
 
+#include "base/errno_saver.h"
+#include "base/io.h"
 #include "profil/profil.h"
 #include "runtime/export.h"
+#include "format/gmon.h"
+#include "runtime/gmon_arcs.h"
 #include "runtime/gmon_output.h"
 #include "runtime/gmon_runtime.h"
+#include "runtime/process_end.h"
 #include "runtime/personality.h"
 #include "runtime/process_hooks.h"
 #include "sampler/bins.h"
@@ -70,8 +75,14 @@ struct OpenbsdProfile {
   uint64_t offset = 0;
   uint32_t scale = 0;
   bool running = false;
-  bool written = false;
+  int written = 0;  // __atomic: the first of exit, _exit and a fatal signal writes
   int dirfd = -1;
+  // Fixed outside the end so that it can run in a signal handler: the PIE
+  // bias of offset, the rate, the file's name and the process it is for.
+  uint64_t bias = 0;
+  uint32_t rate_hz = 0;
+  pid_t name_pid = 0;
+  char name[256] = {};
 };
 
 // Never destroyed (read by the atexit handler).
@@ -99,66 +110,159 @@ int start_sampling(OpenbsdProfile& p) {
   spec.regions.push_back(region_of(p));
   if (int error = sampler::set_histogram(spec); error != 0) return error;
   p.running = true;
+  __atomic_store_n(&p.rate_hz, sampler::active_hz(), __ATOMIC_RELEASE);
   return 0;
+}
+
+void choose_name(OpenbsdProfile& p) {
+  std::snprintf(p.name, sizeof p.name, "%s", openbsd_out_name(program_invocation_short_name, ::getpid()).c_str());
+  p.name_pid = ::getpid();
 }
 
 // The child's file holds what the child did after the fork.
 void clear_in_child() {
   if (g_profile.buf != nullptr) std::memset(g_profile.buf + kHeaderSize, 0, g_profile.samplesize);
+  choose_name(g_profile);
+}
+
+// What completing the buffer found, for the lines exit prints.
+struct Completion {
+  size_t bytes = 0;      // header, bins and arcs: what the file holds
+  size_t arcs = 0;       // arcs written
+  size_t arcs_seen = 0;  // arcs recorded
+  uint64_t dropped = 0;  // calls the arc table had no room for
+  bool too_large = false;
+};
+
+void put_rawarc(unsigned char* at, uint64_t from, uint64_t self, uint64_t count) {
+  std::memcpy(at, &from, 8);
+  std::memcpy(at + 8, &self, 8);
+  std::memcpy(at + 16, &count, 8);
+}
+uint64_t rawarc_count(const unsigned char* at) {
+  uint64_t count;
+  std::memcpy(&count, at + 16, 8);
+  return count;
+}
+
+// Sifts arc i of a min-heap (by count) of n arcs at base down to its place.
+void sift_down(unsigned char* base, size_t n, size_t i) {
+  for (;;) {
+    size_t least = i;
+    for (size_t child = 2 * i + 1; child <= 2 * i + 2 && child < n; ++child)
+      if (rawarc_count(base + child * kRawArcSize) < rawarc_count(base + least * kRawArcSize)) least = child;
+    if (least == i) return;
+    unsigned char swap[kRawArcSize];
+    std::memcpy(swap, base + i * kRawArcSize, kRawArcSize);
+    std::memcpy(base + i * kRawArcSize, base + least * kRawArcSize, kRawArcSize);
+    std::memcpy(base + least * kRawArcSize, swap, kRawArcSize);
+    i = least;
+  }
+}
+
+// ASYNC-SIGNAL-SAFE. "The C-run-time completes the data in the buffer to
+// final format" (the page): the gmonhdr, the bins as they are, then as many
+// struct rawarc as the room after the samples holds — the busiest, chosen
+// with a min-heap kept in that room, so nothing is allocated.
+Completion complete_buffer(OpenbsdProfile& p) {
+  Completion done;
+  const sampler::Region region = region_of(p);
+  const size_t bin_bytes = region.nbins * sizeof(uint16_t);
+  if (kHeaderSize + bin_bytes > static_cast<size_t>(INT32_MAX)) {  // gprof reads ncnt as an int
+    done.too_large = true;
+    return done;
+  }
+  unsigned char* arcs_at = p.buf + kHeaderSize + bin_bytes;
+  const size_t room = (p.buflen - kHeaderSize - p.samplesize) / kRawArcSize;
+  uint64_t arc_bias = 0;
+  if (const ArcTable* table = gmon_arc_table(&arc_bias)) {
+    done.dropped = table->dropped();
+    table->for_each([&](uint64_t from, uint64_t self, uint64_t count) {
+      ++done.arcs_seen;
+      if (done.arcs < room) {
+        put_rawarc(arcs_at + done.arcs * kRawArcSize, from - arc_bias, self - arc_bias, count);
+        if (++done.arcs == room) {  // full: from now on the least called gives way
+          for (size_t i = room / 2; i-- > 0;) sift_down(arcs_at, room, i);
+        }
+      } else if (room > 0 && count > rawarc_count(arcs_at)) {
+        put_rawarc(arcs_at, from - arc_bias, self - arc_bias, count);
+        sift_down(arcs_at, room, 0);
+      }
+    });
+  }
+  // struct gmonhdr (LP64): lpc, hpc, ncnt, version, profrate, spare[3] whose
+  // first word is totarc.
+  const uint64_t end = sampler::region_end(region);
+  const uint64_t low = p.offset - p.bias;
+  const uint64_t high = end == UINT64_MAX ? UINT64_MAX : end - p.bias;
+  const uint32_t ncnt = static_cast<uint32_t>(kHeaderSize + bin_bytes);
+  const uint32_t version = format::gmon::kBsdVersion;
+  uint32_t rate = __atomic_load_n(&p.rate_hz, __ATOMIC_ACQUIRE);
+  if (rate == 0) rate = 100;  // never sampled: gprof divides by it
+  const uint32_t totarc = static_cast<uint32_t>(done.arcs * kRawArcSize);
+  unsigned char header[kHeaderSize] = {};
+  std::memcpy(header, &low, 8);
+  std::memcpy(header + 8, &high, 8);
+  std::memcpy(header + 16, &ncnt, 4);
+  std::memcpy(header + 20, &version, 4);
+  std::memcpy(header + 24, &rate, 4);
+  std::memcpy(header + kTotarcOffset, &totarc, 4);
+  std::memcpy(p.buf, header, sizeof header);
+  done.bytes = kHeaderSize + bin_bytes + done.arcs * kRawArcSize;
+  return done;
+}
+
+// ASYNC-SIGNAL-SAFE: completes the buffer and writes it. false with errno.
+bool write_file(OpenbsdProfile& p, Completion* done) {
+  *done = complete_buffer(p);
+  if (done->too_large) {
+    errno = EFBIG;
+    return false;
+  }
+  base::AtomicFile file;
+  return file.open(p.dirfd, p.name) && file.write(p.buf, done->bytes) && file.commit();
+}
+
+// ASYNC-SIGNAL-SAFE: _exit, _Exit, quick_exit, a fatal signal (process_end.h).
+void on_process_end(ProcessEnd, int) {
+  OpenbsdProfile& p = g_profile;
+  if (p.buf == nullptr || ::getpid() != p.name_pid) return;  // a vfork child shares our memory
+  if (__atomic_exchange_n(&p.written, 1, __ATOMIC_ACQ_REL) != 0) return;
+  base::ErrnoSaver errno_saver;
+  Completion done;
+  if (write_file(p, &done)) return;
+  report_end_write_failure(p.name);
 }
 
 void write_at_exit() {
-  std::lock_guard lock(g_mutex);
   OpenbsdProfile& p = g_profile;
-  if (p.buf == nullptr || p.written) return;
-  p.written = true;
-  if (p.running) sampler::clear_histogram();
-  p.running = false;
-
-  const std::string name = openbsd_out_name(program_invocation_short_name, ::getpid());
-  const std::string shown = shown_path(p.dirfd, name);
-  const sampler::Region region = region_of(p);
-  const uint64_t bias = load_bias_of(p.offset);
-  format::GmonData data;
-  format::GmonHistogram histogram;
-  histogram.low_pc = p.offset - bias;
-  const uint64_t end = sampler::region_end(region);
-  histogram.high_pc = end == UINT64_MAX ? UINT64_MAX : end - bias;
-  histogram.rate_hz = sampler::active_hz();
-  histogram.bins.resize(region.nbins);
-  if (region.nbins != 0) std::memcpy(histogram.bins.data(), region.bins, region.nbins * sizeof(uint16_t));
-  if (!histogram.bins.empty()) data.histograms.push_back(std::move(histogram));
-
-  uint64_t dropped = 0;
-  data.arcs = gmon_recorded_arcs(&dropped);
-  const size_t room = (p.buflen - kHeaderSize - p.samplesize) / kRawArcSize;
-  if (data.arcs.size() > room) {
-    // Keep the busiest arcs; every count written is still exact.
-    std::sort(data.arcs.begin(), data.arcs.end(),
-              [](const format::GmonArc& a, const format::GmonArc& b) { return a.count > b.count; });
+  if (p.buf == nullptr || ::getpid() != p.name_pid) return;
+  if (__atomic_exchange_n(&p.written, 1, __ATOMIC_ACQ_REL) != 0) return;
+  {
+    std::lock_guard lock(g_mutex);
+    if (p.running) sampler::clear_histogram();
+    p.running = false;
+  }
+  const std::string shown = shown_path(p.dirfd, p.name);
+  Completion done;
+  const bool ok = write_file(p, &done);
+  const int error = errno;
+  if (done.arcs < done.arcs_seen)
     std::fprintf(stderr,
                  "profil: %s: the buffer has room for %zu of the %zu arcs recorded; the %zu least called are "
                  "left out\n",
-                 shown.c_str(), room, data.arcs.size(), data.arcs.size() - room);
-    data.arcs.resize(room);
-  }
-  if (dropped != 0)
+                 shown.c_str(), done.arcs, done.arcs_seen, done.arcs_seen - done.arcs);
+  if (done.dropped != 0)
     std::fprintf(stderr,
                  "profil: %s: the arc table (%zu slots) overflowed: %llu calls were not counted and their "
                  "arcs are left out; the counts written are exact (set PROFIL_GMON_ARCS to more slots)\n",
-                 shown.c_str(), gmon_arc_slots(), static_cast<unsigned long long>(dropped));
-
-  std::string bytes, error;
-  if (!format::try_encode_gmon(data, format::GmonFlavor::bsd, &bytes, &error)) {
-    std::fprintf(stderr, "profil: %s: %s\n", shown.c_str(), error.c_str());
-    return;
-  }
-  const uint32_t totarc = static_cast<uint32_t>(data.arcs.size() * kRawArcSize);
-  std::memcpy(bytes.data() + kTotarcOffset, &totarc, sizeof totarc);  // little-endian host
-  // "the C-run-time completes the data in the buffer to final format": the
-  // bytes fit (bins take at most samplesize, arcs at most the room left).
-  if (bytes.size() <= p.buflen) std::memcpy(p.buf, bytes.data(), bytes.size());
-  write_profile_file(p.dirfd, name, bytes);
+                 shown.c_str(), gmon_arc_slots(), static_cast<unsigned long long>(done.dropped));
+  if (done.too_large)
+    std::fprintf(stderr, "profil: %s: %zu bins are more than gprof can read (not written)\n", shown.c_str(),
+                 p.samplesize / sizeof(uint16_t));
+  else if (!ok)
+    std::fprintf(stderr, "profil: %s: %s (not written; an existing file of that name is left as it was)\n",
+                 shown.c_str(), std::strerror(error));
 }
 
 // The directory of the first call: dirfd, $PROFDIR, or the current one.
@@ -187,7 +291,9 @@ int open_directory(int dirfd, int* error) {
 
 void openbsd_profil_set_running(bool running) {
   std::lock_guard lock(g_mutex);
-  if (g_profile.buf == nullptr || g_profile.written || running == g_profile.running) return;
+  if (g_profile.buf == nullptr || __atomic_load_n(&g_profile.written, __ATOMIC_ACQUIRE) != 0 ||
+      running == g_profile.running)
+    return;
   if (running) {
     start_sampling(g_profile);
   } else {
@@ -212,7 +318,7 @@ extern "C" PROFIL_EXPORT int profil_openbsd(void* buf, size_t buflen, size_t sam
     return 0;
   }
   if (p.buf != nullptr && (buf != p.buf || buflen != p.buflen)) return runtime::fail(EALREADY);
-  if (p.written) return runtime::fail(EALREADY);  // after exit processing
+  if (__atomic_load_n(&p.written, __ATOMIC_ACQUIRE) != 0) return runtime::fail(EALREADY);  // after exit processing
   if (p.buf == nullptr) {
     if (buf == nullptr || buflen < runtime::kHeaderSize || samplesize > buflen - runtime::kHeaderSize)
       return runtime::fail(EINVAL);
@@ -227,16 +333,22 @@ extern "C" PROFIL_EXPORT int profil_openbsd(void* buf, size_t buflen, size_t sam
     p.buf = static_cast<unsigned char*>(buf);
     p.buflen = buflen;
     p.samplesize = samplesize;
+    runtime::choose_name(p);
     static bool registered = false;
     if (!registered) {
       registered = true;
       pthread_atfork(nullptr, nullptr, runtime::clear_in_child);
       std::atexit(runtime::write_at_exit);
+      // The page has the kernel write the file whatever the way out: _exit
+      // and fatal signals too (issue 11).
+      runtime::at_process_end(runtime::on_process_end);
+      runtime::install_crash_handlers();
     }
     runtime::gmon_output_taken_by_openbsd();
   }
   p.offset = offset;
   p.scale = scale;
+  p.bias = runtime::load_bias_of(offset);
   if (int error = runtime::start_sampling(p); error != 0) return runtime::fail(error);
   return 0;
 }

@@ -20,7 +20,7 @@
 
 #include "base/errno_saver.h"
 #include "base/io.h"
-#include "runtime/crash.h"
+#include "runtime/process_end.h"
 #include "runtime/export.h"
 #include "runtime/process_hooks.h"
 #include "runtime/profraw_writer.h"
@@ -146,6 +146,11 @@ void on_fork_child() {
   g_signals_at_start = sampler::stats().signals;
   choose_name(false);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+}
+
+// ASYNC-SIGNAL-SAFE: _exit/_Exit/quick_exit or a signal's default action.
+void on_process_end(ProcessEnd how, int signo) {
+  preload_dump(how == ProcessEnd::signal ? EndReason::signal : EndReason::quick, signo);
 }
 
 constexpr size_t kAlternateStackSize = 64 * 1024;
@@ -274,9 +279,9 @@ void start() {
   // first, then this one empties the table.
   pthread_atfork(nullptr, nullptr, on_fork_child);
   g_active = true;
+  at_process_end(on_process_end);
   install_crash_handlers();
   install_alternate_stack();
-  sampler::install_fault_guard();
   g_start_ns = realtime_ns();
   g_signals_at_start = sampler::stats().signals;
   sampler::set_pc_table(g_table);
@@ -386,13 +391,13 @@ using profiling::runtime::g_real_quick_exit;
 // the profile is written first. glibc's own exit() reaches _exit through an
 // internal call, not this symbol (and the dump is once-only anyway).
 extern "C" PROFIL_EXPORT void _exit(int status) {
-  profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
+  profiling::runtime::run_process_end_hooks(profiling::runtime::ProcessEnd::exit_call, 0);
   if (g_real_exit != nullptr) g_real_exit(status);
   for (;;) ::syscall(SYS_exit_group, status);
 }
 
 extern "C" PROFIL_EXPORT void _Exit(int status) {
-  profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
+  profiling::runtime::run_process_end_hooks(profiling::runtime::ProcessEnd::exit_call, 0);
   if (g_real_Exit != nullptr) g_real_Exit(status);
   for (;;) ::syscall(SYS_exit_group, status);
 }
@@ -401,7 +406,7 @@ extern "C" PROFIL_EXPORT void _Exit(int status) {
 // it is interposed itself. The profile is written before the program's
 // at_quick_exit handlers run (they are for flushing, not work).
 extern "C" PROFIL_EXPORT void quick_exit(int status) noexcept {
-  profiling::runtime::preload_dump(profiling::format::profraw::EndReason::quick, 0);
+  profiling::runtime::run_process_end_hooks(profiling::runtime::ProcessEnd::exit_call, 0);
   if (g_real_quick_exit != nullptr) g_real_quick_exit(status);
   for (;;) ::syscall(SYS_exit_group, status);
 }

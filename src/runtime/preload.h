@@ -7,7 +7,7 @@
 // constructor creates a pc table and starts sampling every thread, and every
 // way the process can end writes `<PROFIL_RUN_DIR>/<progname>.<pid>.profraw`
 // exactly once: exit() (a destructor), _exit()/_Exit() (interposed),
-// terminating signals and crashes (crash.h), and exec (the old image's
+// terminating signals and crashes (process_end.h), and exec (the old image's
 // samples, reason "exec").
 #ifndef PROFIL_RUNTIME_PRELOAD_H
 #define PROFIL_RUNTIME_PRELOAD_H

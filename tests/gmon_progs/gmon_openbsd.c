@@ -9,7 +9,9 @@
  *   fork        as cwd, and a child working ~0.3 s writes its own file;
  *   tight       as cwd without the chdir, with room in the buffer for one
  *               arc and a short hot loop (under 2000 calls of thread_cpu),
- *               so main -> called_2000 is the busiest arc.
+ *               so main -> called_2000 is the busiest arc;
+ *   _exit       as profdir, ending in _exit(5): no atexit handler runs;
+ *   abort       as profdir, ending in abort(): death by SIGABRT.
  * Prints hot_cpu=, child_cpu=, child_pid=; exits 1 on a wrong result. */
 #include <errno.h>
 #include <fcntl.h>
@@ -90,6 +92,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < 2000; ++i) called_2000();
   printf("hot_cpu=%.4f\n", hot_loop(tight ? 0.05 : 0.4));
   fflush(stdout);
+  if (strcmp(mode, "_exit") == 0) _exit(failures ? 1 : 5);
+  if (strcmp(mode, "abort") == 0) abort();
   if (strcmp(mode, "fork") == 0) {
     pid_t child = fork();
     if (child == 0) {

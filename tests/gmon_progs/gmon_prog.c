@@ -14,6 +14,9 @@
  *            in_handler while main calls called_2000 a million times or more
  *            (until the handler has run 3 times), so
  *            mcount is interrupted by mcount; prints handler_calls=;
+ *   _exit    hot_loop, then _exit(7): no atexit, the file is written all the same;
+ *   abort    hot_loop, then abort(): the file, then death by SIGABRT;
+ *   segv     hot_loop, then a write through a null pointer: the file, then SIGSEGV;
  *   args     mcount keeps the argument registers: float, integer and
  *            varargs arguments arrive intact (exit 2 otherwise);
  *   many     fn_00..fn_77 (octal digits: fn_<i/8><i%8>) called i + 1 times
@@ -24,6 +27,7 @@
 #include <stdarg.h>
 #include <sys/time.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/gmon.h>
 #include <sys/wait.h>
@@ -151,6 +155,12 @@ int main(int argc, char **argv) {
       return 0;
     }
     waitpid(child, NULL, 0);
+  }
+  if (strcmp(mode, "_exit") == 0) _exit(7);
+  if (strcmp(mode, "abort") == 0) abort();
+  if (strcmp(mode, "segv") == 0) {
+    volatile int *volatile nowhere = NULL;
+    *nowhere = 1;
   }
   if (strcmp(mode, "chdir") == 0 && chdir("/") != 0) return 1;
   if (strcmp(mode, "twice") == 0) {
