@@ -150,18 +150,20 @@ TEST_P(RunSignals, KillSegvFromAShellEndsTheShell) {
 
 // Its own ITIMER_PROF at 100 Hz: the program gets its own signals and none
 // of profil's 500 per second (it received 148–600 a second when profil's
-// ticks reached its handler). The itimer fires at most once per 10 ms of
-// process CPU time; on a busy machine the kernel delivers fewer (its signal
-// coalesces while the process waits for a CPU), so only the upper bound is
-// firm: 100 per CPU-second plus the ticks at the ends.
+// ticks reached its handler). Its handler tells them apart exactly: the
+// itimer's come with SI_KERNEL, a POSIX timer's with SI_TIMER, a perf
+// counter's with POLL_IN. (The count itself is the kernel's business: on a
+// busy machine ITIMER_PROF fires 100–135 times per CPU-second with or
+// without profil.)
 TEST_P(RunSignals, SelfProfilingProgramReceivesOnlyItsOwnTimer) {
   const Result with = profiled("itimer");
   ASSERT_EQ(with.status, 0) << with.err;
-  int signals = 0;
+  int signals = 0, foreign = -1;
   double cpu = 0;
-  ASSERT_EQ(std::sscanf(with.out.c_str(), "signals %d cpu %lf", &signals, &cpu), 2) << with.out;
+  ASSERT_EQ(std::sscanf(with.out.c_str(), "signals %d foreign %d cpu %lf", &signals, &foreign, &cpu), 3)
+      << with.out;
+  EXPECT_EQ(foreign, 0) << "profil's ticks reached the program's handler";
   EXPECT_GT(signals, 0);
-  EXPECT_LE(signals, 100.0 * cpu * 1.05 + 3) << signals << " signals for " << cpu << " s of CPU";
   // And profil sampled it all the same (it wrote nothing before): 500 Hz
   // over ~1 s of CPU, of which a busy machine may cost the cpu clock some.
   const uint64_t samples = samples_of(out_.path(), "run_signals");

@@ -6,7 +6,8 @@
  *   own-sigprof   installs a SIGPROF handler as coreutils sort does (clean
  *                 up, then SIG_DFL and raise), burns 0.3 s of CPU, exits 0
  *   itimer        its own SIGPROF handler and ITIMER_PROF at 100 Hz for
- *                 1 s of CPU; prints "signals N cpu S"
+ *                 1 s of CPU; prints "signals N foreign F cpu S", F
+ *                 counting SIGPROFs that were not its timer's (SI_KERNEL)
  *   query         sigaction(SIGPROF/SIGSEGV, NULL) reports what the
  *                 program set (SIG_DFL first), an ignored SIGPROF sent to
  *                 itself is ignored
@@ -54,10 +55,20 @@ static void sort_like_cleanup(int signo) {
   raise(signo);
 }
 
-static volatile sig_atomic_t prof_signals;
+static volatile sig_atomic_t prof_signals, foreign_signals;
 static void count_sigprof(int signo) {
   (void)signo;
   ++prof_signals;
+}
+/* ITIMER_PROF's signals come with si_code SI_KERNEL; anything else (a
+ * POSIX timer's SI_TIMER, a perf counter's POLL_IN) is not the program's. */
+static void count_itimer(int signo, siginfo_t *info, void *context) {
+  (void)signo;
+  (void)context;
+  if (info->si_code == SI_KERNEL)
+    ++prof_signals;
+  else
+    ++foreign_signals;
 }
 
 static const char *describe(int signo) {
@@ -100,8 +111,8 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "itimer") == 0) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = count_sigprof;
-    action.sa_flags = SA_RESTART;
+    action.sa_sigaction = count_itimer;
+    action.sa_flags = SA_RESTART | SA_SIGINFO;
     sigemptyset(&action.sa_mask);
     sigaction(SIGPROF, &action, NULL);
     struct itimerval every_10ms = {{0, 10000}, {0, 10000}};
@@ -110,7 +121,7 @@ int main(int argc, char **argv) {
     burn(1.0);
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_PROF, &off, NULL);
-    printf("signals %d cpu %.4f\n", (int)prof_signals, process_cpu() - start);
+    printf("signals %d foreign %d cpu %.4f\n", (int)prof_signals, (int)foreign_signals, process_cpu() - start);
     return 0;
   }
   if (strcmp(mode, "query") == 0) {
