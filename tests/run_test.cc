@@ -440,3 +440,124 @@ TEST(Run, TruncatedProfrawIsOneLineAndFailure) {
 }
 
 }  // namespace
+
+// ---- CPU time no sample caught (tests/run_progs/run_unsampled.c) ----
+
+// What run_unsampled printed: "cpu NAME TID S" and "process S".
+struct UnsampledOutput {
+  std::map<std::string, std::pair<int, double>> threads;  // name -> (tid, CPU seconds)
+  double process = 0;
+};
+UnsampledOutput parse_unsampled(const std::string& out) {
+  UnsampledOutput parsed;
+  std::istringstream in(out);
+  for (std::string kind; in >> kind;) {
+    if (kind == "process") {
+      in >> parsed.process;
+    } else {
+      std::string name;
+      int tid = 0;
+      double cpu = 0;
+      in >> name >> tid >> cpu;
+      parsed.threads[name] = {tid, cpu};
+    }
+  }
+  return parsed;
+}
+
+// The one pprof file of a single-process run.
+fs::path only_pprof(const fs::path& dir) {
+  fs::path found;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().string().ends_with(".pb.gz")) {
+      EXPECT_TRUE(found.empty()) << "two profiles: " << found << ", " << entry.path();
+      found = entry.path();
+    }
+  return found;
+}
+
+// The count of the location named name (no mapping), and the total.
+uint64_t count_named(const Profile& profile, const std::string& name) {
+  uint64_t n = 0;
+  for (const auto& s : profile.samples) {
+    const auto* frames = profile.frames_for(s.address);
+    if (frames && !frames->empty() && frames->front().function == name) {
+      EXPECT_EQ(profile.mapping_for(s.address), nullptr) << name << " has a mapping";
+      n += s.count;
+    }
+  }
+  return n;
+}
+
+// A worker that blocks every signal (xz -T2's do) gets no sample on either
+// clock; its CPU time must show as "[unsampled: signals blocked]", in the
+// pprof file, in profil report and on stderr, and the total must be the
+// process's CPU time.
+TEST(Run, UnsampledThreadWithSignalsBlockedIsShown) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  ASSERT_TRUE(out.threads.count("worker") && out.threads.count("main")) << r.out;
+  const auto [worker_tid, worker_cpu] = out.threads.at("worker");
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  const int pid = std::stoi(file.stem().stem().extension().string().substr(1));
+  const double w = weight_bound(r.err, pid);
+  const std::string name = "[unsampled: signals blocked]";
+  // The unsampled count is the worker's CPU time less what was sampled of
+  // it (nothing: its signals stay pending), in periods.
+  expect_accounts_for(count_named(profile, name), worker_cpu, kHz, w, name);
+  expect_accounts_for(profile.total_count(), out.process, kHz, w, "total");
+  EXPECT_NE(r.err.find("s of CPU in 1 thread (tid " + std::to_string(worker_tid) + ") not sampled: signals blocked"),
+            std::string::npos)
+      << r.err;
+
+  Result rep = run({bin("profil"), "report", "--format", "csv", file.string()}, dir.path());
+  ASSERT_EQ(rep.status, 0) << rep.err;
+  std::regex row("\\n([0-9]+),[^\\n]*,\\[unsampled: signals blocked\\],\\[unsampled\\]\\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(rep.out, m, row)) << rep.out;
+  EXPECT_EQ(std::stoull(m[1]), count_named(profile, name));
+}
+
+// A program that calls closefrom(3) (daemons do) closes the perf counters;
+// it must keep being sampled (the sampler moves to CPU-time timers first).
+TEST(Run, ClosefromKeepsTheProgramSampled) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "closefrom"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  const int pid = std::stoi(file.stem().stem().extension().string().substr(1));
+  // The clock at the end is cpu (switched) or was cpu throughout: the
+  // weight bound of CPU-time timers holds for both.
+  const double w = std::max(weight_bound(r.err, pid), kHz / 100.0);
+  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  expect_accounts_for(profile.total_count(), out.process, kHz, w, "closefrom");
+  if (r.err.find("perf clock") != std::string::npos || r.err.find("switched from the perf") != std::string::npos) {
+    EXPECT_NE(r.err.find("switched from the perf clock to the cpu clock"), std::string::npos) << r.err;
+  }
+}
+
+// A raw close_range system call is out of the interposer's reach: on the
+// perf clock the rest of the run is unsampled, and shown as such.
+TEST(Run, ClosefromByRawSystemCallIsShownUnsampled) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find("perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf clock: " << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  // 0.6 s of the 0.8 s ran after the close.
+  const uint64_t closed = count_named(profile, "[unsampled: sampler descriptor closed]");
+  EXPECT_GT(closed, 0u) << r.err;
+  expect_accounts_for(profile.total_count(), out.process, kHz, 1, "total");
+  expect_accounts_for(profile.total_count() - closed, out.process - 0.6, kHz, 1, "sampled before the close");
+  EXPECT_NE(r.err.find("not sampled: sampler descriptor closed"), std::string::npos) << r.err;
+}

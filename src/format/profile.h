@@ -42,6 +42,12 @@ struct Frame {
   friend bool operator==(const Frame&, const Frame&) = default;
 };
 
+// Where a profile puts CPU time no sample caught (named by its frames, e.g.
+// "[unsampled: signals blocked]"): non-canonical x86-64 addresses, which no
+// program counter can hold, so they never meet a sampled one.
+inline constexpr uint64_t kUnsampledAddressBase = 0x8000'0000'0000'0000;
+inline constexpr uint64_t unsampled_address(uint32_t cause) { return kUnsampledAddressBase + cause; }
+
 struct Profile {
   std::string program;        // the main executable's path, when known
   int64_t pid = 0;

@@ -96,16 +96,18 @@ profraw::Header read_profraw_header(std::string_view bytes) {
   if (bytes.size() < offsetof(Header, header_size) + sizeof(uint32_t))
     throw FormatError("truncated profraw header");
   const uint32_t version = load<uint32_t>(bytes, offsetof(Header, version));
-  if (version != profraw::kVersion)
+  if (version != 1 && version != profraw::kVersion)
     throw FormatError("unsupported profraw version " + std::to_string(version));
   const uint32_t header_size = load<uint32_t>(bytes, offsetof(Header, header_size));
-  if (header_size != sizeof(Header))
+  const uint32_t expected_size = version == 1 ? profraw::kHeaderSizeV1 : sizeof(Header);
+  if (header_size != expected_size)
     throw FormatError("bad profraw header size " + std::to_string(header_size));
-  if (bytes.size() < sizeof(Header))
+  if (bytes.size() < header_size)
     throw FormatError("truncated profraw header (" + std::to_string(bytes.size()) + " of " +
-                      std::to_string(sizeof(Header)) + " bytes)");
-  Header header;
-  std::memcpy(&header, bytes.data(), sizeof(Header));
+                      std::to_string(header_size) + " bytes)");
+  Header header{};
+  std::memcpy(&header, bytes.data(), header_size);
+  if (version == 1) header.start_clock = header.clock;  // one clock throughout
   return header;
 }
 
@@ -113,19 +115,24 @@ ProfrawData read_profraw(std::string_view bytes) {
   const profraw::Header header = read_profraw_header(bytes);
   // Sizes first, in 64-bit arithmetic bounded by the real size, so no
   // product or sum can wrap.
-  const uint64_t available = bytes.size() - sizeof(profraw::Header);
+  const uint64_t available = bytes.size() - header.header_size;
   if (header.program_length > available) throw FormatError("truncated profraw (program path)");
   uint64_t rest = available - header.program_length;
   if (header.sample_count > rest / sizeof(profraw::Pair)) throw FormatError("truncated profraw (samples)");
   rest -= header.sample_count * sizeof(profraw::Pair);
   if (header.maps_length > rest) throw FormatError("truncated profraw (maps)");
-  if (header.maps_length < rest) throw FormatError("profraw has trailing bytes after the maps");
+  rest -= header.maps_length;
+  if (header.unsampled_count > rest / sizeof(profraw::Unsampled))
+    throw FormatError("truncated profraw (unsampled records)");
+  if (header.unsampled_count * sizeof(profraw::Unsampled) < rest)
+    throw FormatError(header.version == 1 ? "profraw has trailing bytes after the maps"
+                                          : "profraw has trailing bytes after the unsampled records");
   if (header.end_reason < 1 || header.end_reason > 4)
     throw FormatError("bad profraw end reason " + std::to_string(header.end_reason));
   if (header.hz == 0 || header.period_ns == 0) throw FormatError("profraw has no sampling rate");
 
   ProfrawData data;
-  size_t offset = sizeof(profraw::Header);
+  size_t offset = header.header_size;
   Profile& profile = data.profile;
   profile.program.assign(bytes.data() + offset, header.program_length);
   offset += header.program_length;
@@ -145,6 +152,13 @@ ProfrawData read_profraw(std::string_view bytes) {
   }
   profile.samples = std::move(merged);
   data.maps.assign(bytes.data() + offset, header.maps_length);
+  offset += header.maps_length;
+  for (uint32_t i = 0; i < header.unsampled_count; ++i, offset += sizeof(profraw::Unsampled)) {
+    const auto record = load<profraw::Unsampled>(bytes, offset);
+    if (record.cause < 1 || record.cause > 3)
+      throw FormatError("bad profraw unsampled cause " + std::to_string(record.cause));
+    if (record.cpu_ns != 0) data.unsampled.push_back(record);
+  }
 
   profile.pid = header.pid;
   profile.clock = describe_clock(header.clock);
@@ -163,11 +177,38 @@ ProfrawData read_profraw(std::string_view bytes) {
   data.end_reason = static_cast<profraw::EndReason>(header.end_reason);
   data.signal = header.signal;
   data.cpu_ns = header.cpu_ns;
+  data.start_clock = describe_clock(header.start_clock);
   data.signals = header.signals;
   data.run_id.assign(header.run_id, strnlen(header.run_id, profraw::kRunIdSize));
   return data;
 }
 
 Profile decode_profraw(std::string_view bytes) { return read_profraw(bytes).profile; }
+
+const char* unsampled_cause_name(uint32_t cause) {
+  switch (static_cast<profraw::UnsampledCause>(cause)) {
+    case profraw::UnsampledCause::signals_blocked: return "signals blocked";
+    case profraw::UnsampledCause::descriptor_closed: return "sampler descriptor closed";
+    case profraw::UnsampledCause::unknown: return "unknown";
+  }
+  return "";
+}
+
+void add_unsampled_rows(const ProfrawData& data, Profile* profile) {
+  if (profile->period_ns == 0) return;
+  for (const profraw::Unsampled& record : data.unsampled) {
+    const uint64_t count = (record.cpu_ns + profile->period_ns / 2) / profile->period_ns;
+    if (count == 0) continue;
+    const uint64_t address = unsampled_address(record.cause);
+    auto at = std::lower_bound(profile->samples.begin(), profile->samples.end(), address,
+                               [](const Sample& s, uint64_t a) { return s.address < a; });
+    if (at != profile->samples.end() && at->address == address)
+      at->count += count;
+    else
+      profile->samples.insert(at, Sample{address, count});
+    const std::string name = std::string("[unsampled: ") + unsampled_cause_name(record.cause) + "]";
+    profile->frames[address] = {Frame{name, name, "", 0}};
+  }
+}
 
 }  // namespace profiling::format

@@ -24,7 +24,10 @@ namespace profiling::format {
 namespace profraw {
 
 inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
-inline constexpr uint32_t kVersion = 1;
+// Version 2 added the unsampled records and start_clock; version 1 files
+// (176-byte header, no records) still read.
+inline constexpr uint32_t kVersion = 2;
+inline constexpr uint32_t kHeaderSizeV1 = 176;
 inline constexpr size_t kRunIdSize = 56;
 
 // How the process ended, as the writer saw it.
@@ -37,8 +40,9 @@ enum class EndReason : uint32_t {
 
 // Offsets of the header fields (all little-endian, naturally aligned).
 // The header is followed by program_length bytes of path, sample_count
-// 16-byte (pc, count) pairs, and maps_length bytes of /proc/self/maps; the
-// file is exactly that long (a shorter one is truncated).
+// 16-byte (pc, count) pairs, maps_length bytes of /proc/self/maps, and
+// unsampled_count 48-byte Unsampled records; the file is exactly that long
+// (a shorter one is truncated).
 struct Header {
   char magic[8];
   uint32_t version;
@@ -60,8 +64,27 @@ struct Header {
   uint64_t cpu_ns;   // CLOCK_PROCESS_CPUTIME_ID at the dump
   uint64_t signals;  // sampling signals handled (each count is weighted by 1 + overrun)
   char run_id[kRunIdSize];  // PROFIL_RUN_ID, NUL-padded
+  // Version 2:
+  uint32_t unsampled_count;  // Unsampled records after the maps
+  uint32_t start_clock;      // the clock sampling started with (clock is the one at the end)
 };
-static_assert(sizeof(Header) == 176, "the profraw header is 176 bytes");
+static_assert(sizeof(Header) == 184, "the profraw header is 184 bytes");
+
+// Why CPU time went unsampled (the sampler's UnsampledCause).
+enum class UnsampledCause : uint32_t {
+  signals_blocked = 1,    // the thread blocked the sampling signal
+  descriptor_closed = 2,  // the program closed the thread's perf counter
+  unknown = 3,            // neither; or threads no clock measured
+};
+
+// CPU time of some threads that no sample caught, beyond the noise.
+struct Unsampled {
+  uint32_t cause;    // UnsampledCause
+  uint32_t threads;  // how many threads (0: measured process-wide only)
+  uint64_t cpu_ns;
+  int32_t tids[8];   // the first threads' ids, 0-padded
+};
+static_assert(sizeof(Unsampled) == 48);
 
 struct Pair {
   uint64_t pc;
@@ -70,6 +93,9 @@ struct Pair {
 static_assert(sizeof(Pair) == 16);
 
 }  // namespace profraw
+
+// "signals blocked", "sampler descriptor closed", "unknown" ("" otherwise).
+const char* unsampled_cause_name(uint32_t cause);
 
 // A decoded profraw: the fields of the header plus the profile built from it.
 struct ProfrawData {
@@ -82,7 +108,15 @@ struct ProfrawData {
   uint64_t signals = 0;
   std::string run_id;
   std::string maps;  // the raw /proc/self/maps text
+  std::string start_clock;  // differs from profile.clock when sampling switched clocks
+  std::vector<profraw::Unsampled> unsampled;
 };
+
+// The unsampled records as rows of the profile: a sample at
+// unsampled_address(cause), named "[unsampled: <cause>]" in
+// profile->frames, counting cpu_ns in periods (rounded). No mapping holds
+// those addresses, so they reach pprof as locations without a mapping.
+void add_unsampled_rows(const ProfrawData& data, Profile* profile);
 
 // Throws FormatError on foreign, truncated or inconsistent bytes.
 ProfrawData read_profraw(std::string_view bytes);

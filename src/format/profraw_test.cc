@@ -88,6 +88,64 @@ TEST(Profraw, ReadsEveryField) {
   EXPECT_EQ(decode_profraw(bytes), p);
 }
 
+// Version 1 (before the unsampled records): a 176-byte header, nothing
+// after the maps. Old dumps still read.
+std::string make_v1(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps) {
+  std::string v2 = make_raw(program, pairs, maps);
+  profraw::Header h;
+  std::memcpy(&h, v2.data(), sizeof h);
+  h.version = 1;
+  h.header_size = profraw::kHeaderSizeV1;
+  std::string bytes(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV1);
+  return bytes + v2.substr(sizeof h);
+}
+
+TEST(Profraw, Version1StillReads) {
+  const std::string bytes = make_v1("/usr/bin/prog", {{0x55d0c0a01010, 7}}, kMaps);
+  ProfrawData data = read_profraw(bytes);
+  EXPECT_EQ(data.profile.program, "/usr/bin/prog");
+  EXPECT_EQ(data.profile.total_count(), 7u);
+  EXPECT_EQ(data.maps, kMaps);
+  EXPECT_EQ(data.run_id, "run-1");
+  EXPECT_EQ(data.start_clock, "perf");
+  EXPECT_TRUE(data.unsampled.empty());
+  EXPECT_THROW(read_profraw(bytes + "x"), FormatError);
+}
+
+// The records after the maps, and the profile rows made of them.
+TEST(Profraw, UnsampledRecordsBecomeNamedRowsWithoutMapping) {
+  std::string bytes = make_raw("/usr/bin/prog", {{0x55d0c0a01010, 7}}, kMaps);
+  profraw::Unsampled blocked{1, 2, 3'850'000'000, {124, 125}};
+  profraw::Unsampled unknown{3, 0, 1'500'000, {}};
+  bytes.append(reinterpret_cast<const char*>(&blocked), sizeof blocked);
+  bytes.append(reinterpret_cast<const char*>(&unknown), sizeof unknown);
+  const uint32_t two = 2, cpu = 0;
+  std::memcpy(bytes.data() + offsetof(profraw::Header, unsampled_count), &two, 4);
+  std::memcpy(bytes.data() + offsetof(profraw::Header, start_clock), &cpu, 4);
+  ProfrawData data = read_profraw(bytes);
+  ASSERT_EQ(data.unsampled.size(), 2u);
+  EXPECT_EQ(data.unsampled[0].threads, 2u);
+  EXPECT_EQ(data.unsampled[0].tids[1], 125);
+  EXPECT_EQ(data.start_clock, "cpu");
+  EXPECT_EQ(data.profile.clock, "perf");
+  Profile profile = data.profile;
+  add_unsampled_rows(data, &profile);
+  // 3.85 s and 1.5 ms in 1 ms periods (rounded); no mapping holds them.
+  EXPECT_EQ(profile.total_count(), 7u + 3850u + 2u);
+  const uint64_t address = unsampled_address(1);
+  EXPECT_EQ(profile.mapping_for(address), nullptr);
+  ASSERT_NE(profile.frames_for(address), nullptr);
+  EXPECT_EQ(profile.frames_for(address)->front().function, "[unsampled: signals blocked]");
+  EXPECT_EQ(profile.frames_for(unsampled_address(3))->front().function, "[unsampled: unknown]");
+  // Every truncation, and a bad cause, are errors.
+  for (size_t n = bytes.size() - 2 * sizeof(profraw::Unsampled); n < bytes.size(); ++n)
+    EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, n)), FormatError) << n;
+  std::string bad = bytes;
+  const uint32_t nine = 9;
+  std::memcpy(bad.data() + bytes.size() - sizeof(profraw::Unsampled), &nine, 4);
+  EXPECT_THROW(read_profraw(bad), FormatError);
+}
+
 TEST(Profraw, EveryTruncationIsAnError) {
   const std::string bytes = make_raw("/usr/bin/prog", {{0x55d0c0a01010, 7}}, kMaps);
   for (size_t n = 0; n < bytes.size(); ++n)

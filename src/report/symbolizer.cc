@@ -407,7 +407,11 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
       return symbol;
     }
   }
-  if (!carried || carried->empty() || !name_from_frames(*carried, &symbol) || !mapping) return symbol;
+  if (!carried || carried->empty() || !name_from_frames(*carried, &symbol)) return symbol;
+  // CPU time no sample caught (format::unsampled_address): its own object,
+  // so the object view shows how much of the total it is.
+  if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";
+  if (!mapping) return symbol;
   std::string key = mapping->path + '\0' + mapping->build_id;
   for (ObjectProblem& problem : problems_)
     if (problem.key == key) problem.named_from_profile = true;

@@ -54,6 +54,8 @@ uint32_t g_clock = 0;
 uint32_t g_hz = 0;
 int64_t g_start_ns = 0;
 uint64_t g_signals_at_start = 0;
+uint64_t g_ticks_at_start = 0;
+int64_t g_cpu_at_start = 0;  // CLOCK_PROCESS_CPUTIME_ID when sampling started
 
 using exit_fn = void (*)(int);
 exit_fn g_real_exit = nullptr;
@@ -63,10 +65,64 @@ exit_fn g_real_exit_function = nullptr;  // exit(3)
 
 pid_t current_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
-int64_t realtime_ns() {
+int64_t clock_ns(clockid_t clock) {
   timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
+  ::clock_gettime(clock, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+int64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
+
+uint32_t clock_code(sampler::ClockKind clock) {
+  return clock == sampler::ClockKind::perf ? 1 : clock == sampler::ClockKind::wall ? 2 : 0;
+}
+
+// Sampling (re)starts counting here: the baselines the dump's accounting
+// measures from.
+void mark_sampling_start() {
+  g_start_ns = realtime_ns();
+  g_signals_at_start = sampler::stats().signals;
+  g_ticks_at_start = sampler::stats().ticks;
+  g_cpu_at_start = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+}
+
+// ASYNC-SIGNAL-SAFE. The CPU time no sample caught, as the dump's records:
+// the sampler's per-thread gaps by cause, plus what the process's CPU clock
+// ran beyond every thread's samples and gaps (threads no clock measured:
+// one made by a raw clone, one whose clock could not be created) as
+// "unknown", under the same noise rule. Returns the number of records.
+uint32_t collect_unsampled(format::profraw::Unsampled* records) {
+  using format::profraw::UnsampledCause;
+  static_assert(static_cast<uint32_t>(UnsampledCause::signals_blocked) ==
+                    static_cast<uint32_t>(sampler::UnsampledCause::signals_blocked) &&
+                static_cast<uint32_t>(UnsampledCause::descriptor_closed) ==
+                    static_cast<uint32_t>(sampler::UnsampledCause::descriptor_closed) &&
+                static_cast<uint32_t>(UnsampledCause::unknown) == static_cast<uint32_t>(sampler::UnsampledCause::unknown) &&
+                sampler::kUnsampledCauses == 3 && sampler::kUnsampledTids == 8);
+  const sampler::ClockKind clock = sampler::active_clock();
+  if (g_hz == 0 || (clock != sampler::ClockKind::cpu && clock != sampler::ClockKind::perf)) return 0;
+  sampler::Unsampled measured;
+  sampler::unsampled_time(&measured);
+  const uint64_t period = 1'000'000'000ull / g_hz;
+  const int64_t process_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - g_cpu_at_start;
+  uint64_t explained = (sampler::stats().ticks - g_ticks_at_start) * period + measured.noise_ns;
+  for (const sampler::UnsampledRow& row : measured.rows) explained += row.cpu_ns;
+  if (process_ns > 0 && static_cast<uint64_t>(process_ns) > explained) {
+    const uint64_t rest = static_cast<uint64_t>(process_ns) - explained;
+    if (sampler::unsampled_beyond_noise(rest, static_cast<uint64_t>(process_ns), period))
+      measured.rows[static_cast<size_t>(UnsampledCause::unknown) - 1].cpu_ns += rest;
+  }
+  uint32_t n = 0;
+  for (size_t i = 0; i < sampler::kUnsampledCauses; ++i) {
+    const sampler::UnsampledRow& row = measured.rows[i];
+    if (row.cpu_ns == 0) continue;
+    format::profraw::Unsampled& record = records[n++];
+    record = format::profraw::Unsampled{};
+    record.cause = static_cast<uint32_t>(i + 1);
+    record.threads = row.threads;
+    record.cpu_ns = row.cpu_ns;
+    for (size_t k = 0; k < sampler::kUnsampledTids; ++k) record.tids[k] = row.tids[k];
+  }
+  return n;
 }
 
 // "<progname>.<pid>.profraw"; when the directory already holds that name
@@ -142,8 +198,7 @@ void on_fork_child() {
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
   g_dump_state.store(kIdle, std::memory_order_relaxed);
   g_dumped_once = false;
-  g_start_ns = realtime_ns();
-  g_signals_at_start = sampler::stats().signals;
+  mark_sampling_start();
   choose_name(false);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
@@ -282,12 +337,9 @@ void start() {
   at_process_end(on_process_end);
   install_crash_handlers();
   install_alternate_stack();
-  g_start_ns = realtime_ns();
-  g_signals_at_start = sampler::stats().signals;
+  mark_sampling_start();
   sampler::set_pc_table(g_table);
-  g_clock = sampler::active_clock() == sampler::ClockKind::perf   ? 1
-            : sampler::active_clock() == sampler::ClockKind::wall ? 2
-                                                                  : 0;
+  g_clock = clock_code(sampler::active_clock());
   g_hz = sampler::active_hz();
 }
 
@@ -354,7 +406,13 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   }
   g_dump_tid.store(current_tid(), std::memory_order_relaxed);
   ProfrawInfo info;
-  info.clock = g_clock;
+  // The clock now: a program that closed the perf counters' descriptors
+  // moved the process to CPU-time timers (descriptor_hooks.cc).
+  info.clock = clock_code(sampler::active_clock());
+  info.start_clock = g_clock;
+  format::profraw::Unsampled unsampled[sampler::kUnsampledCauses];
+  info.unsampled_count = collect_unsampled(unsampled);
+  info.unsampled = unsampled;
   info.hz = g_hz;
   info.start_ns = g_start_ns;
   info.end_reason = reason;

@@ -68,6 +68,8 @@ std::vector<char*> collect_args(const char* first, va_list ap, char*** envp_out)
 
 void ensure_process_hooks() { pthread_once(&g_hooks_once, register_hooks); }
 
+bool process_owns_sampler() { return g_owner_pid.load(std::memory_order_relaxed) == ::getpid(); }
+
 }  // namespace profiling::runtime
 
 using profiling::runtime::ExecGuard;

@@ -15,6 +15,11 @@ namespace profiling::runtime {
 // calls it (a static link pulls this file in through that call).
 void ensure_process_hooks();
 
+// True in the process the sampler's state belongs to; false in a vfork
+// child, which shares that state's memory under another pid and must not
+// change it.
+bool process_owns_sampler();
+
 }  // namespace profiling::runtime
 
 #endif  // PROFIL_RUNTIME_PROCESS_HOOKS_H

@@ -102,6 +102,7 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       header.end_reason = static_cast<uint32_t>(info.end_reason);
       header.signal = info.signal;
       header.signals = info.signals;
+      header.start_clock = info.start_clock;
       for (size_t i = 0; i < sizeof header.run_id && info.run_id[i] != '\0'; ++i)
         header.run_id[i] = info.run_id[i];
 
@@ -121,8 +122,12 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       header.sample_count = pairs.written();
       header.dropped = table.dropped();
       const int64_t maps = copy_maps(file);
-      if (maps >= 0) {
+      const bool records = maps >= 0 && (info.unsampled_count == 0 ||
+                                         file.write(info.unsampled, info.unsampled_count *
+                                                                        sizeof(format::profraw::Unsampled)));
+      if (records) {
         header.maps_length = static_cast<uint64_t>(maps);
+        header.unsampled_count = info.unsampled_count;
         header.end_ns = clock_ns(CLOCK_REALTIME);
         header.cpu_ns = static_cast<uint64_t>(clock_ns(CLOCK_PROCESS_CPUTIME_ID));
         ssize_t n;

@@ -24,6 +24,10 @@ struct ProfrawInfo {
   uint32_t signal = 0;
   uint64_t signals = 0;
   const char* run_id = "";  // at most kRunIdSize bytes are kept
+  uint32_t start_clock = 0;  // the clock at start (clock: the one at the end)
+  // CPU time no sample caught, by cause, written after the maps.
+  const format::profraw::Unsampled* unsampled = nullptr;
+  uint32_t unsampled_count = 0;
 };
 
 // Writes <dir>/<name> atomically (temporary + rename). false with errno set

@@ -34,10 +34,12 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
     // stands for several periods is weighted by them (its overrun), so
     // counts measure CPU time at the requested rate.
     weight = timer_sample_weight(info->si_overrun);
+    count_timer_ticks(info->si_value.sival_ptr, weight);
   } else if (info->si_code > 0 && info->si_code <= POLL_HUP) {
     if (is_our_perf_fd(info->si_fd)) {
       weight = perf_sample_weight(info->si_fd);
       if (weight == 0) return;  // an early signal after a period change
+      count_perf_ticks(info->si_fd, weight);
     } else {
       // A descriptor's SIGPROF (F_SETSIG): one of our perf counters that
       // was closed with a signal still pending, unless the program set up

@@ -92,6 +92,42 @@ void thread_exiting();
 // handed to a sink; the preload runtime installs it at start. Idempotent.
 void install_fault_guard();
 
+// ---- descriptors the program closes ----
+// Called before the program closes every descriptor in [first, last]
+// (close, close_range, closefrom): if one is a perf counter of ours, the
+// process's sampling moves to CPU-time timers first, so a program that
+// closes all its descriptors (daemons do) keeps being sampled.
+void before_closing_descriptors(unsigned first, unsigned last);
+
+// ---- CPU time no sample caught (profil run's accounting) ----
+// Each thread's CPU clock is compared with the weighted ticks its sampling
+// clock delivered (times the period). A thread whose signals are blocked,
+// or whose perf counter the program closed with a raw system call, runs
+// without samples; its gap is counted here with the cause, so that a
+// profile can show it rather than lose it (docs/run.md, "Unsampled CPU
+// time").
+enum class UnsampledCause : uint32_t { signals_blocked = 1, descriptor_closed = 2, unknown = 3 };
+inline constexpr size_t kUnsampledCauses = 3;
+inline constexpr size_t kUnsampledTids = 8;
+struct UnsampledRow {
+  uint64_t cpu_ns = 0;
+  uint32_t threads = 0;
+  int32_t tids[kUnsampledTids] = {};  // the first threads' ids
+};
+struct Unsampled {
+  UnsampledRow rows[kUnsampledCauses];  // rows[cause - 1]
+  uint64_t noise_ns = 0;  // gaps of threads within the noise (not shown)
+};
+// The noise rule: a thread's clock leaves up to a period unsampled at its
+// end (a CPU-time timer's remainder; ±half a period on the perf clock),
+// and a rate change or exec suspension loses at most one more. So a gap
+// counts only when it is at least 2 periods and at least 5 % of the
+// thread's CPU time.
+bool unsampled_beyond_noise(uint64_t gap_ns, uint64_t cpu_ns, uint64_t period_ns);
+// ASYNC-SIGNAL-SAFE (the dump calls it): the gaps of the threads that
+// ended, plus those of every thread sampled now, measured now.
+void unsampled_time(Unsampled* out);
+
 struct Stats {
   uint64_t signals = 0;        // sampling signals handled
   uint64_t ticks = 0;          // weighted ticks delivered

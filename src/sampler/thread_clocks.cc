@@ -1,12 +1,14 @@
 // Per-thread sampling clocks (see thread_clocks.h).
 //
-// ASYNC-SIGNAL-SAFE: perf_sample_weight (and the inline checks in
-// thread_clocks.h). Everything else runs under the sampler's control lock.
+// ASYNC-SIGNAL-SAFE: perf_sample_weight, perf_fd_in_range, unsampled_time
+// and what they call (and the inline checks in thread_clocks.h).
+// Everything else runs under the sampler's control lock.
 #include "sampler/thread_clocks.h"
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "base/io.h"
 #include "base/raw_syscall.h"
 #include "sampler/handler.h"
 #include "sampler/wall_sampler.h"
@@ -24,13 +27,15 @@
 namespace profiling::sampler {
 namespace internal {
 ThreadClock g_clocks[kMaxThreads];
-std::atomic<uint64_t> g_perf_fd_bits[kMaxPerfFd / 64];
+std::atomic<uint16_t> g_perf_fd_slot[kMaxPerfFd];
+std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
 }  // namespace internal
 
 namespace {
 
 using internal::g_clocks;
-using internal::g_perf_fd_bits;
+using internal::g_clock_ticks;
+using internal::g_perf_fd_slot;
 using internal::kMaxPerfFd;
 using internal::kMaxThreads;
 
@@ -69,14 +74,87 @@ clockid_t thread_cpu_clock(pid_t tid) {
   return static_cast<clockid_t>((~static_cast<unsigned>(tid) << 3) | 4 | 2);
 }
 
-void mark_perf_fd(int fd, bool ours) {
+// slot: the index of the clock in g_clocks, or -1 when fd is no longer ours.
+void mark_perf_fd(int fd, long slot) {
   if (fd < 0 || fd >= kMaxPerfFd) return;
-  const uint64_t bit = uint64_t{1} << (fd % 64);
-  if (ours)
-    g_perf_fd_bits[fd / 64].fetch_or(bit, std::memory_order_release);
-  else
-    g_perf_fd_bits[fd / 64].fetch_and(~bit, std::memory_order_release);
+  g_perf_fd_slot[fd].store(static_cast<uint16_t>(slot + 1), std::memory_order_release);
 }
+
+// ---- accounting (sampler.h, "CPU time no sample caught") ----
+
+// The gaps of threads whose clocks were released (the thread ended, or
+// sampling restarted), by cause. Written under the control lock, read by
+// the dump from any context.
+struct EndedRow {
+  std::atomic<uint64_t> cpu_ns{0};
+  std::atomic<uint32_t> threads{0};
+  std::atomic<int32_t> tids[kUnsampledTids];
+};
+EndedRow g_ended[kUnsampledCauses];
+std::atomic<uint64_t> g_ended_noise_ns{0};
+
+// ASYNC-SIGNAL-SAFE. -1 when the clock cannot be read (the thread is gone).
+int64_t read_clock_ns(clockid_t clock) {
+  timespec ts{};
+  if (::clock_gettime(clock, &ts) != 0) return -1;
+  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// ASYNC-SIGNAL-SAFE (open, read, close, readlink, pthread_sigmask and
+// clock_gettime are on signal-safety(7)'s list; errno is the caller's to
+// keep: the dump saves it). Is the sampling signal blocked in thread tid? The
+// calling thread asks pthread_sigmask; another thread's mask is the SigBlk
+// line of /proc/self/task/TID/status (proc(5)), read with open/read.
+bool sampling_signal_blocked(pid_t tid, bool self) {
+  if (self) {
+    sigset_t mask;
+    return ::pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, kSamplingSignal) == 1;
+  }
+  char path[64] = "/proc/self/task/";
+  size_t n = std::strlen(path);
+  n += base::format_decimal(static_cast<unsigned>(tid), path + n);
+  std::memcpy(path + n, "/status", sizeof "/status");
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[4096];
+  ssize_t got = ::read(fd, text, sizeof text - 1);
+  ::close(fd);
+  if (got <= 0) return false;
+  text[got] = '\0';
+  const char* line = std::strstr(text, "\nSigBlk:");
+  if (line == nullptr) return false;
+  line += sizeof "\nSigBlk:" - 1;
+  while (*line == ' ' || *line == '\t') ++line;
+  uint64_t mask = 0;
+  for (; (*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f'); ++line)
+    mask = mask << 4 | static_cast<uint64_t>(*line <= '9' ? *line - '0' : *line - 'a' + 10);
+  return (mask >> (kSamplingSignal - 1)) & 1;
+}
+
+// ASYNC-SIGNAL-SAFE: is a perf counter still open on fd? The program may
+// have closed it with a raw system call (past the interposed close), and
+// the number may since name another file.
+bool perf_fd_still_open(int fd) {
+  char path[48] = "/proc/self/fd/";
+  size_t n = std::strlen(path);
+  path[n + base::format_decimal(static_cast<unsigned>(fd), path + n)] = '\0';
+  char target[64];
+  ssize_t got = ::readlink(path, target, sizeof target - 1);
+  if (got <= 0) return false;
+  target[got] = '\0';
+  return std::strcmp(target, "anon_inode:[perf_event]") == 0;
+}
+
+void add_to_row(UnsampledRow& row, pid_t tid, uint64_t gap) {
+  row.cpu_ns += gap;
+  if (row.threads < kUnsampledTids) row.tids[row.threads] = tid;
+  ++row.threads;
+}
+
+// ASYNC-SIGNAL-SAFE. The gap of clock c (index in g_clocks) now: false
+// when its thread's clock cannot be read; *cause 0 when within the noise.
+bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, uint32_t* cause);
+
 
 uint32_t next_random() {
   uint32_t x = t_jitter_state;
@@ -124,11 +202,41 @@ ThreadClock* find_clock(pid_t tid) {
   return nullptr;
 }
 
+// A clock released while its thread runs unsampled (blocked signals, a
+// closed counter) keeps what it missed in g_ended.
+void account_released(const ThreadClock& c) {
+  if (g_clock != ClockKind::cpu && g_clock != ClockKind::perf) return;  // wall samples sleep too
+  const size_t index = static_cast<size_t>(&c - g_clocks);
+  uint64_t gap = 0;
+  uint32_t cause = 0;
+  if (!measure_gap(c, index, c.tid == current_tid(), &gap, &cause)) return;
+  if (cause == 0) {
+    g_ended_noise_ns.fetch_add(gap, std::memory_order_relaxed);
+    return;
+  }
+  EndedRow& row = g_ended[cause - 1];
+  const uint32_t n = row.threads.load(std::memory_order_relaxed);
+  if (n < kUnsampledTids) row.tids[n].store(c.tid, std::memory_order_relaxed);
+  row.cpu_ns.fetch_add(gap, std::memory_order_relaxed);
+  row.threads.store(n + 1, std::memory_order_release);
+}
+
+void reset_accounting() {
+  for (EndedRow& row : g_ended) {
+    row.cpu_ns.store(0, std::memory_order_relaxed);
+    row.threads.store(0, std::memory_order_relaxed);
+  }
+  g_ended_noise_ns.store(0, std::memory_order_relaxed);
+}
+
 void release_clock(ThreadClock& c) {
+  account_released(c);
   if (c.has_timer) ::timer_delete(c.timer);
   if (c.perf_fd >= 0) {
-    mark_perf_fd(c.perf_fd, false);
-    ::close(c.perf_fd);
+    mark_perf_fd(c.perf_fd, -1);
+    // A raw close by the program may have freed the number for a file of
+    // its own: that one is not ours to close.
+    if (perf_fd_still_open(c.perf_fd)) ::close(c.perf_fd);
   }
   c.has_timer = false;
   c.perf_fd = -1;
@@ -157,12 +265,16 @@ bool attach(pid_t tid) {
       break;
     }
   if (slot == nullptr) return false;
+  const size_t index = static_cast<size_t>(slot - g_clocks);
   const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
+  const int64_t cpu_now = read_clock_ns(thread_cpu_clock(tid));
+  slot->cpu_at_attach_ns = cpu_now > 0 ? static_cast<uint64_t>(cpu_now) : 0;
+  g_clock_ticks[index].store(0, std::memory_order_relaxed);
   if (g_clock == ClockKind::perf) {
     int fd = open_perf_counter(tid, period);
     if (fd < 0) return false;
     slot->perf_fd = fd;
-    mark_perf_fd(fd, true);
+    mark_perf_fd(fd, static_cast<long>(index));
   } else {
     sigevent event{};
     event.sigev_notify = SIGEV_THREAD_ID;
@@ -335,13 +447,107 @@ void reset_in_child() {
   for (ThreadClock& c : g_clocks) {
     if (!c.in_use) continue;
     if (c.perf_fd >= 0) {
-      mark_perf_fd(c.perf_fd, false);
-      ::close(c.perf_fd);
+      mark_perf_fd(c.perf_fd, -1);
+      if (perf_fd_still_open(c.perf_fd)) ::close(c.perf_fd);
     }
     c = ThreadClock{};
   }
+  reset_accounting();  // the parent's threads are not the child's
   if (g_running && !g_suspended) attach(current_tid());
   if (g_running) restart_wall_watcher_in_child();
+}
+
+bool switch_to_cpu_timers(unsigned first, unsigned last) {
+  if (!g_running || g_clock != ClockKind::perf || !live_perf_fd_in_range(first, last)) return false;
+  const ClockSettings cpu{ClockKind::cpu, g_hz};
+  // Each thread's perf interval is accounted as its clock is released; the
+  // timers start a new one. The closing thread's own close then finds only
+  // descriptors that are no longer ours.
+  stop_all_threads();
+  start_all_threads(cpu);
+  std::snprintf(g_fallback_reason, sizeof g_fallback_reason,
+                "the program closed the perf counters' descriptors; switched to per-thread CPU-time timers");
+  return true;
+}
+
+bool perf_fd_in_range(unsigned first, unsigned last) {
+  if (first >= static_cast<unsigned>(kMaxPerfFd)) return false;
+  if (last >= static_cast<unsigned>(kMaxPerfFd)) last = kMaxPerfFd - 1;
+  for (unsigned fd = first; fd <= last; ++fd)
+    if (g_perf_fd_slot[fd].load(std::memory_order_acquire) != 0) return true;
+  return false;
+}
+
+bool live_perf_fd_in_range(unsigned first, unsigned last) {
+  if (first >= static_cast<unsigned>(kMaxPerfFd)) return false;
+  if (last >= static_cast<unsigned>(kMaxPerfFd)) last = kMaxPerfFd - 1;
+  bool live = false;
+  for (unsigned fd = first; fd <= last; ++fd) {
+    if (g_perf_fd_slot[fd].load(std::memory_order_acquire) == 0) continue;
+    // Closed behind our back (a raw close): the number may be the
+    // program's now. Forget it, so closing that file stays the program's
+    // business (the slot keeps the number: the accounting names the cause).
+    if (perf_fd_still_open(static_cast<int>(fd)))
+      live = true;
+    else
+      mark_perf_fd(static_cast<int>(fd), -1);
+  }
+  return live;
+}
+
+namespace {
+
+bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, uint32_t* cause) {
+  const int64_t now = read_clock_ns(self ? CLOCK_THREAD_CPUTIME_ID : thread_cpu_clock(c.tid));
+  if (now < 0) return false;
+  const uint64_t cpu = static_cast<uint64_t>(now) > c.cpu_at_attach_ns ? static_cast<uint64_t>(now) - c.cpu_at_attach_ns : 0;
+  const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
+  const uint64_t sampled = g_clock_ticks[index].load(std::memory_order_relaxed) * period;
+  *gap = cpu > sampled ? cpu - sampled : 0;
+  *cause = 0;
+  if (!unsampled_beyond_noise(*gap, cpu, period)) return true;
+  if (c.perf_fd >= 0 && !perf_fd_still_open(c.perf_fd))
+    *cause = static_cast<uint32_t>(UnsampledCause::descriptor_closed);
+  else if (sampling_signal_blocked(c.tid, self))
+    *cause = static_cast<uint32_t>(UnsampledCause::signals_blocked);
+  else
+    *cause = static_cast<uint32_t>(UnsampledCause::unknown);
+  return true;
+}
+
+}  // namespace
+
+bool unsampled_beyond_noise(uint64_t gap_ns, uint64_t cpu_ns, uint64_t period_ns) {
+  return gap_ns >= 2 * period_ns && gap_ns >= cpu_ns / 20;
+}
+
+void unsampled_time(Unsampled* out) {
+  *out = Unsampled{};
+  for (size_t i = 0; i < kUnsampledCauses; ++i) {
+    const EndedRow& ended = g_ended[i];
+    UnsampledRow& row = out->rows[i];
+    row.threads = ended.threads.load(std::memory_order_acquire);
+    row.cpu_ns = ended.cpu_ns.load(std::memory_order_relaxed);
+    for (size_t k = 0; k < kUnsampledTids && k < row.threads; ++k)
+      row.tids[k] = ended.tids[k].load(std::memory_order_relaxed);
+  }
+  out->noise_ns = g_ended_noise_ns.load(std::memory_order_relaxed);
+  if (g_clock != ClockKind::cpu && g_clock != ClockKind::perf) return;
+  // The live threads, read without the control lock (this runs from exit
+  // paths and signal handlers): a thread ending meanwhile may be missed or
+  // counted twice; its gap then shows in the dump's process-wide check.
+  const pid_t self = current_tid();
+  for (size_t index = 0; index < kMaxThreads; ++index) {
+    const ThreadClock& c = g_clocks[index];
+    if (!c.in_use) continue;
+    uint64_t gap = 0;
+    uint32_t cause = 0;
+    if (!measure_gap(c, index, c.tid == self, &gap, &cause)) continue;
+    if (cause == 0)
+      out->noise_ns += gap;
+    else
+      add_to_row(out->rows[cause - 1], c.tid, gap);
+  }
 }
 
 ClockKind running_clock() { return g_clock; }

@@ -32,6 +32,7 @@ struct ThreadClock {
   bool has_timer = false;
   timer_t timer{};
   int perf_fd = -1;
+  uint64_t cpu_at_attach_ns = 0;  // the thread's CPU clock when this clock started
 };
 
 namespace internal {
@@ -40,7 +41,13 @@ namespace internal {
 inline constexpr size_t kMaxThreads = 4096;
 extern ThreadClock g_clocks[kMaxThreads];
 inline constexpr int kMaxPerfFd = 1 << 16;
-extern std::atomic<uint64_t> g_perf_fd_bits[kMaxPerfFd / 64];
+// Per descriptor: 1 + the index in g_clocks of our perf counter open on it,
+// 0 when it is not ours (128 KiB of zero pages, touched only where used).
+extern std::atomic<uint16_t> g_perf_fd_slot[kMaxPerfFd];
+static_assert(kMaxThreads < 65535);
+// Weighted ticks delivered per clock, since it was attached: what the
+// accounting (unsampled_time) compares with the thread's CPU clock.
+extern std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
 }  // namespace internal
 
 // ASYNC-SIGNAL-SAFE: is this the sigev_value of one of our timers?
@@ -52,7 +59,25 @@ inline bool is_our_timer_value(const void* value) {
 // ASYNC-SIGNAL-SAFE: is fd one of our perf counters?
 inline bool is_our_perf_fd(int fd) {
   if (static_cast<unsigned>(fd) >= static_cast<unsigned>(internal::kMaxPerfFd)) return false;
-  return (internal::g_perf_fd_bits[fd / 64].load(std::memory_order_acquire) >> (fd % 64)) & 1;
+  return internal::g_perf_fd_slot[fd].load(std::memory_order_acquire) != 0;
+}
+// ASYNC-SIGNAL-SAFE: is one of our perf counters open on a descriptor in
+// [first, last]? (The program is about to close that range.)
+bool perf_fd_in_range(unsigned first, unsigned last);
+// ASYNC-SIGNAL-SAFE: the same, counting only descriptors still open on a
+// perf counter; forgets the ones the program closed with a raw system call.
+bool live_perf_fd_in_range(unsigned first, unsigned last);
+// ASYNC-SIGNAL-SAFE: a sample's weight counted against the thread whose
+// clock sent it (a timer's value, already checked by is_our_timer_value;
+// a perf descriptor, already checked by is_our_perf_fd). One relaxed add.
+inline void count_timer_ticks(const void* value, uint32_t weight) {
+  const auto index = (reinterpret_cast<uintptr_t>(value) - reinterpret_cast<uintptr_t>(&internal::g_clocks[0])) /
+                     sizeof(ThreadClock);
+  internal::g_clock_ticks[index].fetch_add(weight, std::memory_order_relaxed);
+}
+inline void count_perf_ticks(int fd, uint32_t weight) {
+  const unsigned slot = internal::g_perf_fd_slot[fd].load(std::memory_order_relaxed);
+  if (slot != 0) internal::g_clock_ticks[slot - 1].fetch_add(weight, std::memory_order_relaxed);
 }
 // CPU-time timers are not jittered: the kernel checks them at its tick, so
 // the sampling instants are the tick's whatever the period, and re-arming a
@@ -90,6 +115,10 @@ void suspend_for_exec();
 void resume_after_exec();
 // fork, in the child: forget the parent's clocks, sample the only thread.
 void reset_in_child();
+// The program is about to close every descriptor in [first, last] and one
+// of them is a perf counter of ours: every thread moves to CPU-time
+// timers (whose clocks no close can reach). Returns true if it switched.
+bool switch_to_cpu_timers(unsigned first, unsigned last);
 
 ClockKind running_clock();
 unsigned running_hz();

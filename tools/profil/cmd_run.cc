@@ -240,6 +240,7 @@ class Converter {
   // Converts one dump; returns a line saying what was written.
   std::string convert(const fs::path& raw_path, const format::ProfrawData& data) {
     format::Profile profile = data.profile;
+    format::add_unsampled_rows(data, &profile);
     for (format::Mapping& mapping : profile.mappings) {
       if (mapping.path.empty() || mapping.path[0] != '/') continue;
       auto [it, inserted] = build_ids_.try_emplace(mapping.path);
@@ -335,6 +336,31 @@ std::string ending(const format::ProfrawData& data) {
   return "";
 }
 
+// The CPU time no sample caught, one line per process (empty when there
+// is none): "profil: xz (pid 123): 3.85 s of CPU in 2 threads (tids 124,
+// 125) not sampled: signals blocked", one clause per cause; and a note
+// when the program's close moved it off the perf clock.
+std::string unsampled_lines(const std::string& label, const format::ProfrawData& data) {
+  std::string out;
+  for (const format::profraw::Unsampled& record : data.unsampled) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.2f", static_cast<double>(record.cpu_ns) * 1e-9);
+    std::string threads;
+    if (record.threads > 0) {
+      threads = " in " + std::to_string(record.threads) + (record.threads == 1 ? " thread (tid " : " threads (tids ");
+      const uint32_t listed = std::min<uint32_t>(record.threads, std::size(record.tids));
+      for (uint32_t i = 0; i < listed; ++i) threads += (i ? ", " : "") + std::to_string(record.tids[i]);
+      threads += record.threads > listed ? ", ...)" : ")";
+    }
+    out += "profil: " + label + ": " + seconds + " s of CPU" + threads +
+           " not sampled: " + format::unsampled_cause_name(record.cause) + "\n";
+  }
+  if (!data.start_clock.empty() && data.start_clock != data.profile.clock)
+    out += "profil: " + label + ": switched from the " + data.start_clock + " clock to the " + data.profile.clock +
+           " clock (the program closed the sampler's descriptors)\n";
+  return out;
+}
+
 // Converts the dumps; returns how many failed (each said on one line).
 int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id, bool symbolize) {
   Converter converter(symbolize);
@@ -354,7 +380,7 @@ int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id,
       }
       const format::ProfrawData data = format::read_profraw(bytes);
       const uint64_t samples = data.profile.total_count();
-      if (samples == 0) {
+      if (samples == 0 && data.unsampled.empty()) {
         // A process that never ran a sampling period (a shell that exec'd
         // at once): nothing to show.
         ++empty;
@@ -371,6 +397,7 @@ int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id,
                    data.profile.clock.c_str(), data.hz,
                    data.profile.dropped ? (", " + std::to_string(data.profile.dropped) + " dropped").c_str() : "",
                    ending(data).c_str(), written.c_str());
+      std::fputs(unsampled_lines(program_label(raw, data), data).c_str(), stderr);
     } catch (const std::exception& e) {
       ++failures;
       fail(raw.string(), e.what());

@@ -1,0 +1,72 @@
+/* The test program of the unsampled-time tests (tests/run_test.cc, Run.*
+ * Unsampled*, Run.Closefrom*): threads and closes that a sampler cannot see
+ * through. Each part runs for a fixed amount of its thread's CPU time
+ * (never wall time) and the program prints what it measured:
+ *   cpu <name> <tid> <seconds>     a thread's CPU time
+ *   process <seconds>              the process's CPU time at the end
+ * Modes (argv[1]):
+ *   blocked    a worker thread blocks every signal (as xz's workers do)
+ *              and burns 0.5 s while main burns 0.5 s;
+ *   closefrom  burns 0.2 s, calls closefrom(3) (as daemons do), burns 0.6 s;
+ *   rawclose   the same with a raw close_range system call, which no
+ *              interposed function sees. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+static double clock_seconds(clockid_t clock) {
+  struct timespec ts;
+  clock_gettime(clock, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Runs for `seconds` of this thread's CPU time. */
+static void burn(double seconds) {
+  volatile double sink = 0;
+  const double start = clock_seconds(CLOCK_THREAD_CPUTIME_ID);
+  while (clock_seconds(CLOCK_THREAD_CPUTIME_ID) - start < seconds)
+    for (long i = 0; i < 20000; ++i) sink += (double)i * 0.5;
+}
+
+static void report(const char* name) {
+  printf("cpu %s %ld %.6f\n", name, (long)syscall(SYS_gettid), clock_seconds(CLOCK_THREAD_CPUTIME_ID));
+}
+
+static void* blocked_worker(void* unused) {
+  (void)unused;
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, NULL);
+  burn(0.5);
+  report("worker");
+  return NULL;
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "blocked";
+  if (strcmp(mode, "blocked") == 0) {
+    pthread_t worker;
+    if (pthread_create(&worker, NULL, blocked_worker, NULL) != 0) return 2;
+    burn(0.5);
+    pthread_join(worker, NULL);
+  } else if (strcmp(mode, "closefrom") == 0 || strcmp(mode, "rawclose") == 0) {
+    burn(0.2);
+    fflush(stdout);
+    if (strcmp(mode, "closefrom") == 0)
+      closefrom(3);
+    else
+      syscall(SYS_close_range, 3u, ~0u, 0);
+    burn(0.6);
+  } else {
+    fprintf(stderr, "run_unsampled: unknown mode %s\n", mode);
+    return 2;
+  }
+  report("main");
+  printf("process %.6f\n", clock_seconds(CLOCK_PROCESS_CPUTIME_ID));
+  return 0;
+}
