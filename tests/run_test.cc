@@ -522,11 +522,15 @@ TEST(Run, UnsampledThreadWithSignalsBlockedIsShown) {
   EXPECT_EQ(std::stoull(m[1]), count_named(profile, name));
 }
 
-// A program that calls closefrom(3) (daemons do) closes the perf counters;
-// it must keep being sampled (the sampler moves to CPU-time timers first).
-TEST(Run, ClosefromKeepsTheProgramSampled) {
+// A program that calls closefrom(3) (daemons do), or dup2's /dev/null over
+// a range of descriptors, closes the perf counters; it must keep being
+// sampled (the sampler moves to CPU-time timers first).
+class RunCloses : public ::testing::TestWithParam<const char*> {};
+INSTANTIATE_TEST_SUITE_P(Closefrom, RunCloses, ::testing::Values("closefrom", "dup2"));
+
+TEST_P(RunCloses, KeepsTheProgramSampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "closefrom"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), GetParam()}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
   const fs::path file = only_pprof(dir.path());
@@ -537,7 +541,7 @@ TEST(Run, ClosefromKeepsTheProgramSampled) {
   // weight bound of CPU-time timers holds for both.
   const double w = std::max(weight_bound(r.err, pid), kHz / 100.0);
   EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
-  expect_accounts_for(profile.total_count(), out.process, kHz, w, "closefrom");
+  expect_accounts_for(profile.total_count(), out.process, kHz, w, GetParam());
   if (r.err.find("perf clock") != std::string::npos || r.err.find("switched from the perf") != std::string::npos) {
     EXPECT_NE(r.err.find("switched from the perf clock to the cpu clock"), std::string::npos) << r.err;
   }

@@ -116,8 +116,10 @@ uint32_t collect_unsampled(format::profraw::Unsampled* records) {
     const sampler::UnsampledRow& row = measured.rows[i];
     if (row.cpu_ns == 0) continue;
     // A cause found is worth its row however small; "unknown" only beyond
-    // the noise of the whole process (seen: xz's main thread left 5-20 ms
-    // of its exit path unsampled in a 20 s run, its signals not blocked).
+    // the noise of the whole process. (Seen: xz's main thread, which runs
+    // in short bursts between its worker's, had 6 ms of CPU and no tick of
+    // its CPU-time timer, which the kernel checks only at a tick that finds
+    // the thread running; 6 ms of a 2 s process is noise.)
     if (i + 1 == static_cast<size_t>(UnsampledCause::unknown) && process_ns > 0 &&
         !sampler::unsampled_beyond_noise(row.cpu_ns, static_cast<uint64_t>(process_ns), period))
       continue;

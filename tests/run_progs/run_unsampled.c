@@ -8,9 +8,12 @@
  *   blocked    a worker thread blocks every signal (as xz's workers do)
  *              and burns 0.5 s while main burns 0.5 s;
  *   closefrom  burns 0.2 s, calls closefrom(3) (as daemons do), burns 0.6 s;
+ *   dup2       the same, pointing descriptors 3..63 at /dev/null with dup2
+ *              (which closes each target first);
  *   rawclose   the same with a raw close_range system call, which no
  *              interposed function sees. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -54,13 +57,18 @@ int main(int argc, char** argv) {
     if (pthread_create(&worker, NULL, blocked_worker, NULL) != 0) return 2;
     burn(0.5);
     pthread_join(worker, NULL);
-  } else if (strcmp(mode, "closefrom") == 0 || strcmp(mode, "rawclose") == 0) {
+  } else if (strcmp(mode, "closefrom") == 0 || strcmp(mode, "dup2") == 0 || strcmp(mode, "rawclose") == 0) {
     burn(0.2);
     fflush(stdout);
-    if (strcmp(mode, "closefrom") == 0)
+    if (strcmp(mode, "closefrom") == 0) {
       closefrom(3);
-    else
+    } else if (strcmp(mode, "dup2") == 0) {
+      int null = open("/dev/null", O_RDWR);
+      for (int fd = 3; fd < 64; ++fd)
+        if (fd != null) dup2(null, fd);
+    } else {
       syscall(SYS_close_range, 3u, ~0u, 0);
+    }
     burn(0.6);
   } else {
     fprintf(stderr, "run_unsampled: unknown mode %s\n", mode);
