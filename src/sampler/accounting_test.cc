@@ -1,0 +1,105 @@
+// The sampler's accounting of CPU time no sample caught (sampler.h): a
+// thread that blocks the sampling signal is measured against its CPU
+// clock and counted with its cause; a thread sampled normally is not.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sampler/sampler.h"
+#include "sampler/thread_clocks.h"
+
+namespace profiling::sampler {
+namespace {
+
+TEST(Accounting, NoiseRule) {
+  const uint64_t period = 2'000'000;
+  EXPECT_FALSE(unsampled_beyond_noise(3'999'999, 1'000'000'000, period));  // under 2 periods
+  EXPECT_FALSE(unsampled_beyond_noise(40'000'000, 1'000'000'000, period));  // 4 %
+  EXPECT_TRUE(unsampled_beyond_noise(50'000'000, 1'000'000'000, period));   // 5 %
+  EXPECT_TRUE(unsampled_beyond_noise(4'000'000, 4'000'000, period));        // a short thread, all of it
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct Burn {
+  bool block = false;
+  pid_t tid = 0;
+  double cpu = 0;
+};
+
+void* burn(void* opaque) {
+  auto* b = static_cast<Burn*>(opaque);
+  if (b->block) {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, kSamplingSignal);
+    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+  }
+  b->tid = static_cast<pid_t>(syscall(SYS_gettid));
+  volatile double sink = 0;
+  const double start = thread_cpu_seconds();
+  while (thread_cpu_seconds() - start < 0.3)
+    for (int i = 0; i < 10000; ++i) sink = sink + i * 0.5;
+  b->cpu = thread_cpu_seconds();
+  return nullptr;
+}
+
+class AccountingOnClock : public ::testing::TestWithParam<ClockKind> {};
+INSTANTIATE_TEST_SUITE_P(Clocks, AccountingOnClock, ::testing::Values(ClockKind::cpu, ClockKind::perf));
+
+// One thread blocks the signal, one does not; both end before the
+// measurement, so their gaps come from the process-wide rows their
+// clocks' release wrote.
+TEST_P(AccountingOnClock, BlockedThreadIsCountedWithItsCause) {
+  ASSERT_EQ(set_clock_settings({GetParam(), 1000}), 0);
+  PcTable* table = PcTable::create(4096);
+  ASSERT_NE(table, nullptr);
+  set_pc_table(table);
+  if (active_clock() != GetParam()) {
+    set_pc_table(nullptr);
+    GTEST_SKIP() << "clock not available: " << clock_fallback_reason();
+  }
+  // The rows are the process's since it started (a clock switch must not
+  // lose them): what this test adds is the difference.
+  Unsampled before;
+  unsampled_time(&before);
+  Burn blocked{true}, sampled{false};
+  pthread_t a, b;
+  ASSERT_EQ(pthread_create(&a, nullptr, burn, &blocked), 0);
+  ASSERT_EQ(pthread_create(&b, nullptr, burn, &sampled), 0);
+  pthread_join(a, nullptr);
+  pthread_join(b, nullptr);
+  Unsampled measured;
+  unsampled_time(&measured);
+  set_pc_table(nullptr);
+
+  const size_t cause = static_cast<size_t>(UnsampledCause::signals_blocked) - 1;
+  UnsampledRow row = measured.rows[cause];
+  const UnsampledRow& earlier = before.rows[cause];
+  ASSERT_EQ(row.threads, earlier.threads + 1);
+  if (earlier.threads < kUnsampledTids) {
+    EXPECT_EQ(row.tids[earlier.threads], blocked.tid);
+  }
+  row.cpu_ns -= earlier.cpu_ns;
+  // All of the blocked thread's CPU time since its clock started (a few
+  // microseconds after the thread did): nothing of it was sampled.
+  EXPECT_LE(static_cast<double>(row.cpu_ns), blocked.cpu * 1e9 + 1e6);
+  EXPECT_GE(static_cast<double>(row.cpu_ns), blocked.cpu * 1e9 - 5e6);
+  // The other thread's gap is within the noise: no row names it.
+  for (size_t c = 0; c < kUnsampledCauses; ++c) {
+    EXPECT_EQ(measured.rows[c].threads - before.rows[c].threads, c == cause ? 1u : 0u);
+    for (uint32_t i = 0; i < measured.rows[c].threads && i < kUnsampledTids; ++i)
+      EXPECT_NE(measured.rows[c].tids[i], sampled.tid);
+  }
+}
+
+}  // namespace
+}  // namespace profiling::sampler
