@@ -197,13 +197,15 @@ const char* unsampled_cause_name(uint32_t cause) {
 void add_unsampled_rows(const ProfrawData& data, Profile* profile) {
   if (profile->period_ns == 0) return;
   for (const profraw::Unsampled& record : data.unsampled) {
-    const uint64_t count = (record.cpu_ns + profile->period_ns / 2) / profile->period_ns;
+    // Rounded, in a way no cpu_ns (a corrupt file's) can wrap.
+    const uint64_t count = record.cpu_ns / profile->period_ns +
+                           (record.cpu_ns % profile->period_ns >= profile->period_ns - profile->period_ns / 2);
     if (count == 0) continue;
     const uint64_t address = unsampled_address(record.cause);
     auto at = std::lower_bound(profile->samples.begin(), profile->samples.end(), address,
                                [](const Sample& s, uint64_t a) { return s.address < a; });
     if (at != profile->samples.end() && at->address == address)
-      at->count += count;
+      at->count = at->count > UINT64_MAX - count ? UINT64_MAX : at->count + count;
     else
       profile->samples.insert(at, Sample{address, count});
     const std::string name = std::string("[unsampled: ") + unsampled_cause_name(record.cause) + "]";
