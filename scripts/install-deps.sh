@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   valgrind bc linux-perf
   chromium
+  # the real-program corpus (tests/corpus): programs run under profil run
+  coreutils bash xz-utils sqlite3 python3 make golang-go
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,177 @@
+# The corpus harness, sourced by every tests/corpus/cases/*.sh (issue 9,
+# item 7): a real program run twice, as itself and under `profil run`, and
+# every difference profil made reported.
+#
+#   compare LABEL [--files "F..."] [--run-args "ARGS"] [--no-dashdash] [--] PROGRAM [ARGS...]
+#
+# copies $work/in into two fresh directories, runs PROGRAM in each (stdin
+# /dev/null) — once under corpus_trace, once under `profil run -o DIR --` —
+# and checks:
+#   - the exit status is the same;
+#   - stdout is byte for byte the same, and so are the --files it wrote;
+#   - every process of the plain run that used at least $min_process_ms of
+#     CPU has a profile of its own: DIR/<name>.<pid>.pb.gz, name being
+#     argv[0]'s base name (counted per name: three cc1 need three cc1
+#     profiles);
+#   - for runs of at least 1 s of CPU, the profiles' CPU total (`profil
+#     report --format json`: every sample, including `[unsampled: ...]`
+#     rows) is within 10 % of what the profiled program's whole process tree
+#     used in that same run (corpus_trace --no-follow around `profil run`:
+#     the tree's user+sys, getrusage(RUSAGE_CHILDREN), minus profil's own
+#     process, which is the conversion work), and within 25 % of the plain
+#     run's user+sys for its whole tree.
+#     Why two: the issue asks for the plain run as the reference, but two
+#     runs of the same program differ by up to ±15 % of CPU time on this
+#     busy shared 2-core VM (cc1 on one file: 269-331 ms in six runs), so
+#     10 % against another run would fail by chance; against the same run
+#     it measures the accounting alone, and 10 % holds with room. The 25 %
+#     against the plain run still catches a profiled program that costs
+#     much more (a signal storm) or a profile missing a whole thread.
+# It writes one Markdown row of the corpus table to $CORPUS_ROWS/ and
+# prints it. After compare, $plain_dir, $prof_dir, $profile_dir,
+# $plain_stderr and $prof_stderr are the last run's, for checks of the
+# case's own. `finish` ends the case: status 1 if any check failed.
+#
+# Environment (set by tests/corpus.cmake): PROFIL, CORPUS_TRACE, CORPUS_ROWS.
+set -uo pipefail
+: "${PROFIL:?path of build/bin/profil}" "${CORPUS_TRACE:?path of corpus_trace}" "${CORPUS_ROWS:?rows directory}"
+export LC_ALL=C
+case_name=$(basename "$0" .sh)
+case_dir=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/corpus.$case_name.XXXXXX")
+# CORPUS_KEEP=1 keeps the runs' directories to look at.
+[ "${CORPUS_KEEP:-0}" = 1 ] && echo "$case_name: work directory $work" || trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/in" "$CORPUS_ROWS"
+rm -f "$CORPUS_ROWS/$case_name".*.md
+failures=0
+# A process of the plain run below this much CPU need not have a profile of
+# its own (issue 9 lets ones under 10 ms be gathered); the margin over 10 ms
+# keeps one whose CPU time wobbles around 10 ms from run to run from failing.
+min_process_ms=20
+# The CPU-total check, for runs of at least min_total_ms.
+min_total_ms=1000
+total_tolerance_percent=10
+plain_tolerance_percent=25
+
+fail() {
+  echo "FAIL [$case_name${label:+/$label}]: $*" >&2
+  failures=$((failures + 1))
+}
+
+# The program must be there: the corpus is part of `make check`, whose
+# `deps` step installs it (scripts/install-deps.sh).
+need() {
+  local program
+  for program in "$@"; do
+    command -v "$program" > /dev/null ||
+      { echo "FAIL [$case_name]: $program is not installed (run scripts/install-deps.sh)" >&2; exit 1; }
+  done
+}
+
+# The first value of "key": in profil report's JSON: the summary's, which
+# comes before the rows.
+json_number() { grep -o "\"$1\":[0-9.]*" | head -n 1 | cut -d: -f2; }
+
+compare() {
+  label=$1
+  shift
+  local files="" run_args="" dashdash=1
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --files) files=$2; shift 2 ;;
+      --run-args) run_args=$2; shift 2 ;;
+      --no-dashdash) dashdash=0; shift ;;
+      --) shift; break ;;
+      *) break ;;
+    esac
+  done
+  local run=$work/$label
+  plain_dir=$run/plain prof_dir=$run/prof profile_dir=$run/profile
+  plain_stderr=$run/plain.stderr prof_stderr=$run/prof.stderr
+  mkdir -p "$plain_dir" "$prof_dir"
+  cp -a "$work/in/." "$plain_dir/"
+  cp -a "$work/in/." "$prof_dir/"
+
+  local plain_status prof_status
+  (cd "$plain_dir" && "$CORPUS_TRACE" "$run/plain.trace" "$@" < /dev/null > "$run/plain.stdout" 2> "$plain_stderr")
+  plain_status=$?
+  local -a run_cmd=("$PROFIL" run -o "$profile_dir")
+  # shellcheck disable=SC2206 # run_args are words on purpose
+  [ -n "$run_args" ] && run_cmd+=($run_args)
+  [ $dashdash = 1 ] && run_cmd+=(--)
+  (cd "$prof_dir" && "$CORPUS_TRACE" --no-follow "$run/prof.trace" "${run_cmd[@]}" "$@" < /dev/null > "$run/prof.stdout" 2> "$prof_stderr")
+  prof_status=$?
+  if [ ! -s "$run/plain.trace" ]; then
+    echo "FAIL [$case_name/$label]: corpus_trace wrote no report (status $plain_status): $(cat "$plain_stderr")" >&2
+    exit 1
+  fi
+  sed "s/^/  $label plain stderr: /" "$plain_stderr" | head -n 20
+  sed "s/^/  $label profil run stderr: /" "$prof_stderr" | head -n 40
+
+  local status_same=yes output_same=yes
+  if [ "$plain_status" != "$prof_status" ]; then
+    status_same="no ($plain_status → $prof_status)"
+    fail "exit status $prof_status under profil run, $plain_status without"
+  fi
+  if ! cmp -s "$run/plain.stdout" "$run/prof.stdout"; then
+    output_same="no (stdout)"
+    fail "stdout differs: $(wc -c < "$run/plain.stdout") bytes without profil, $(wc -c < "$run/prof.stdout") under it; first difference: $(cmp "$run/plain.stdout" "$run/prof.stdout" 2>&1 | head -n 1)"
+  fi
+  local f
+  for f in $files; do
+    if ! cmp -s "$plain_dir/$f" "$prof_dir/$f"; then
+      output_same="no ($f)"
+      fail "$f differs: $(cmp "$plain_dir/$f" "$prof_dir/$f" 2>&1 | head -n 1)"
+    fi
+  done
+
+  # Every process that used CPU has its profile.
+  local name count found missing=""
+  while read -r name count; do
+    found=$(find "$profile_dir" -maxdepth 1 -name "$name.[0-9]*.pb.gz" 2> /dev/null | wc -l)
+    if [ "$found" -lt "$count" ]; then
+      missing+=" $name"
+      fail "$count $name process(es) used ≥ $min_process_ms ms of CPU without profil, $found profile(s) named $name.<pid>.pb.gz in $profile_dir"
+    fi
+  done < <(awk -v min="$min_process_ms" '$1 == "process" && $4 >= min * 1000 { n[$3]++ } END { for (k in n) print k, n[k] }' "$run/plain.trace")
+
+  # The CPU total.
+  local measured_ms prof_tree_ms accounted_ms=0 samples=0 report_json nfiles cpu_cell
+  measured_ms=$(awk '$1 == "total" { printf "%d", $2 / 1000 }' "$run/plain.trace")
+  prof_tree_ms=$(awk '$1 == "total" { t = $2 } $1 == "process" { own += $4 } END { printf "%d", (t - own) / 1000 }' "$run/prof.trace")
+  nfiles=$(find "$profile_dir" -maxdepth 1 -type f 2> /dev/null | wc -l)
+  if compgen -G "$profile_dir/*.pb.gz" > /dev/null; then
+    if report_json=$("$PROFIL" report --format json --by object "$profile_dir"/*.pb.gz 2> "$run/report.stderr"); then
+      samples=$(json_number samples <<< "$report_json")
+      accounted_ms=$(json_number cpu_seconds <<< "$report_json" | awk '{ printf "%d", $1 * 1000 }')
+    else
+      fail "profil report cannot read the profiles: $(head -n 1 "$run/report.stderr")"
+    fi
+  fi
+  cpu_cell=$(awk -v a="$accounted_ms" -v t="$prof_tree_ms" -v m="$measured_ms" 'BEGIN {
+    printf "%.2f s of %.2f s (%s); plain %.2f s", a / 1000, t / 1000, (t > 0 ? sprintf("%.0f %%", 100 * a / t) : "-"), m / 1000 }')
+  within() { awk -v a="$1" -v m="$2" -v t="$3" 'BEGIN { exit !(a >= m * (1 - t / 100) && a <= m * (1 + t / 100)) }'; }
+  if [ "$measured_ms" -ge "$min_total_ms" ] || [ "$prof_tree_ms" -ge "$min_total_ms" ]; then
+    within "$accounted_ms" "$prof_tree_ms" "$total_tolerance_percent" ||
+      fail "the profiles account for $accounted_ms ms of CPU, the program's processes used $prof_tree_ms ms under profil run (more than $total_tolerance_percent % apart)"
+    within "$accounted_ms" "$measured_ms" "$plain_tolerance_percent" ||
+      fail "the profiles account for $accounted_ms ms of CPU, the plain run used $measured_ms ms (more than $plain_tolerance_percent % apart)"
+  else
+    cpu_cell+=" (under 1 s: not checked)"
+  fi
+  [ -n "$missing" ] && cpu_cell+="; no profile:$missing"
+
+  local row
+  row="| $case_name/$label | \`$(printf '%q ' "$@" | cut -c 1-60 | sed 's/ *$//; s/|/\\|/g')\` | $status_same | $output_same | $cpu_cell | $samples | $nfiles |"
+  echo "$row" > "$CORPUS_ROWS/$case_name.$label.md"
+  echo "corpus row: $row"
+}
+
+finish() {
+  if [ "$failures" -gt 0 ]; then
+    echo "$case_name: $failures check(s) failed" >&2
+    exit 1
+  fi
+  echo "$case_name: all checks passed"
+  exit 0
+}
