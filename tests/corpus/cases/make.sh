@@ -7,13 +7,13 @@ need make gcc
 cd "$work/in" || exit 1
 for n in 1 2 3; do
   awk -v n=$n 'BEGIN {
-    for (f = 0; f < 28; f++) {
+    for (f = 0; f < 40; f++) {
       printf "int m%d_%d(int x) {\n  int s = x;\n  for (int i = 0; i < x; i++) {\n", n, f
       for (c = 0; c < 6; c++) printf "    if ((s ^ i) %% %d == %d) s = s * %d + i; else s -= %d;\n", c + 3, c, c + 5, f + c
       printf "  }\n  return s;\n}\n"
     }
     printf "int m%d(int x) {\n  int s = 0;\n", n
-    for (f = 0; f < 28; f++) printf "  s += m%d_%d(x + %d);\n", n, f, f
+    for (f = 0; f < 40; f++) printf "  s += m%d_%d(x + %d);\n", n, f, f
     printf "  return s;\n}\n"
   }' > m$n.c
 done
