@@ -4,7 +4,9 @@
 # offline, as a cgo program: a pure-Go binary is static and cannot be
 # preloaded (profil run could only say so), while a cgo one is dynamic like
 # many real Go programs. Its own profile (cpu.pprof, which profil report
-# reads) must account for its CPU time as it does without profil.
+# reads) must account for its CPU time as it does without profil, and
+# profil must write the program's own profile although Go ends with a raw
+# exit_group system call (runtime.exit), not glibc's exit.
 source "$(dirname "$0")/../lib.sh"
 need go "${CC:-cc}"
 export GOCACHE=$work/gocache GOPATH=$work/gopath GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local CGO_ENABLED=1
