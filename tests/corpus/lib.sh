@@ -53,7 +53,9 @@ failures=0
 min_process_ms=20
 # The CPU-total check, for runs of at least min_total_ms.
 min_total_ms=1000
-total_tolerance_percent=10
+# CORPUS_TOTAL_TOLERANCE_PERCENT widens it for a case whose fix has not
+# merged yet (tests/corpus.cmake says which and until when).
+total_tolerance_percent=${CORPUS_TOTAL_TOLERANCE_PERCENT:-10}
 
 fail() {
   echo "FAIL [$case_name${label:+/$label}]: $*" >&2
