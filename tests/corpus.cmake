@@ -24,8 +24,6 @@ endforeach()
 set_tests_properties(corpus_gcc PROPERTIES WILL_FAIL TRUE)          # until branch cli-run merges: `--` reaches gcc
 set_tests_properties(corpus_sqlite PROPERTIES WILL_FAIL TRUE)       # until branch cli-run merges: `--` reaches sqlite3
 set_tests_properties(corpus_tricky_args PROPERTIES WILL_FAIL TRUE)  # until branch cli-run merges: `--` forwarded, words after the program parsed
-set_tests_properties(corpus_xz PROPERTIES WILL_FAIL TRUE)           # until branch accounting merges: xz's worker blocks signals, unsampled
-set_tests_properties(corpus_closefrom PROPERTIES WILL_FAIL TRUE)    # until branch accounting merges: closefrom(3) closes the perf clock
 set_tests_properties(corpus_go_pprof PROPERTIES WILL_FAIL TRUE)     # until a Go program's samples survive its raw exit_group (no branch has it yet)
 # Runs of several processes are accounted 88-95 % of their CPU on main:
 # the time before libprofil's constructor and during the dump, and time
