@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 
+#include "sampler/segments.h"
 #include "sampler/signal_front.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
@@ -84,34 +85,6 @@ int update_clocks() {
   if (any_sink_owned()) return start_all_threads(g_settings);
   stop_all_threads();
   return 0;
-}
-
-// Regions resolved to disjoint address segments; where regions overlap the
-// one with the higher offset wins (glibc sprofil's rule), then the earlier
-// one in the array.
-std::vector<Segment> resolve_segments(const std::vector<Region>& regions) {
-  std::vector<uint32_t> order(regions.size());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return regions[a].offset > regions[b].offset; });
-  std::vector<Segment> claimed;  // kept sorted by start
-  for (uint32_t index : order) {
-    const Region& r = regions[index];
-    uint64_t start = r.offset;
-    const uint64_t end = region_end(r);
-    std::vector<Segment> pieces;
-    for (const Segment& c : claimed) {
-      if (start >= end) break;
-      if (c.end <= start || c.start >= end) continue;
-      if (c.start > start) pieces.push_back({start, c.start, index});
-      start = std::max(start, c.end);
-    }
-    if (start < end) pieces.push_back({start, end, index});
-    claimed.insert(claimed.end(), pieces.begin(), pieces.end());
-    std::sort(claimed.begin(), claimed.end(),
-              [](const Segment& a, const Segment& b) { return a.start < b.start; });
-  }
-  return claimed;
 }
 
 }  // namespace
