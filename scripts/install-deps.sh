@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config binutils
   libelf-dev libdw-dev zlib1g-dev
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
-  libcli11-dev libfmt-dev
+  libcli11-dev libfmt-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   valgrind bc linux-perf
   chromium

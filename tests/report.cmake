@@ -106,3 +106,9 @@ if(TARGET profil_cli)
   add_test(NAME report_names_from_the_profile_without_the_program
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_missing_program.sh $<TARGET_FILE:profil_cli> ${REPORT_FIXTURE_DIR})
 endif()
+
+# Hostile inputs (issue 11): bounded reads, FIFOs, long names, huge counts.
+profil_add_gtest(report_hostile_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_hostile_test.cc LIBS profil_report)
+if(TARGET report_hostile_test AND TARGET profil_cli)
+  add_dependencies(report_hostile_test profil_cli report_make_profile)
+endif()

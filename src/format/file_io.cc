@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "base/io.h"
@@ -19,26 +21,59 @@ namespace {
 
 }  // namespace
 
-std::string read_file(const std::string& path) {
-  base::UniqueFd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!owned.valid()) fail_errno(path, errno);
+std::string size_text(size_t bytes) {
+  if (bytes >= (size_t{1} << 30) && bytes % (size_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+  if (bytes >= (size_t{1} << 20) && bytes % (size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (size_t{1} << 10) && bytes % (size_t{1} << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+bool try_read_file(const std::string& path, std::string* bytes, std::string* problem, size_t limit) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever.
+  base::UniqueFd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  auto failed = [&](const std::string& why) {
+    *problem = why;
+    return false;
+  };
+  if (!owned.valid()) return failed(std::strerror(errno));
   int fd = owned.get();
   struct stat st;
-  if (::fstat(fd, &st) != 0) fail_errno(path, errno);
-  if (S_ISDIR(st.st_mode)) fail_errno(path, EISDIR);
-  std::string bytes;
+  if (::fstat(fd, &st) != 0) return failed(std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return failed(std::strerror(EISDIR));
+  if (!S_ISREG(st.st_mode))
+    return failed(std::string("not a regular file (") +
+                  (S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device"
+                                     : S_ISBLK(st.st_mode)  ? "a block device"
+                                                            : "a socket") +
+                  "); profiles are read from regular files only");
+  auto too_large = [&](const std::string& size) {
+    return failed("file is " + size + ", larger than the " + size_text(limit) + " a profile may be");
+  };
+  if (static_cast<uint64_t>(st.st_size) > limit) return too_large(std::to_string(st.st_size) + " bytes");
+  // Regular files ignore O_NONBLOCK (open(2)); it is cleared all the same so
+  // that nothing below depends on that.
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  bytes->clear();
   // st_size is a hint only (0 for /proc files, stale for growing files):
-  // read until end of file.
-  size_t capacity = S_ISREG(st.st_mode) && st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 65536;
+  // read until end of file, never past limit + 1 bytes.
+  size_t capacity = st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 65536;
   for (;;) {
-    size_t used = bytes.size();
-    if (capacity <= used) capacity = used * 2;
-    bytes.resize(capacity);
-    ssize_t n = base::read_full(fd, bytes.data() + used, capacity - used);
-    if (n < 0) fail_errno(path, errno);
-    bytes.resize(used + static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < capacity - used) return bytes;
+    capacity = std::min(capacity, limit + 1);
+    size_t used = bytes->size();
+    bytes->resize(capacity);
+    ssize_t n = base::read_full(fd, bytes->data() + used, capacity - used);
+    if (n < 0) return failed(std::strerror(errno));
+    bytes->resize(used + static_cast<size_t>(n));
+    if (bytes->size() > limit) return too_large("more than " + size_text(limit));
+    if (static_cast<size_t>(n) < capacity - used) return true;
+    capacity = bytes->size() * 2;
   }
+}
+
+std::string read_file(const std::string& path, size_t limit) {
+  std::string bytes, problem;
+  if (!try_read_file(path, &bytes, &problem, limit)) throw FormatError(path + ": " + problem);
+  return bytes;
 }
 
 void write_file_atomically(const std::string& path, std::string_view bytes) {

@@ -5,6 +5,7 @@
 #ifndef PROFIL_FORMAT_FILE_IO_H
 #define PROFIL_FORMAT_FILE_IO_H
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -12,8 +13,24 @@
 
 namespace profiling::format {
 
-// The file's bytes; throws FormatError("<path>: <strerror>").
-std::string read_file(const std::string& path);
+// The most bytes a profile file, or the data inflated from it, may hold: far
+// above any real profile, and refused before it is allocated.
+inline constexpr size_t kMaxInputSize = size_t{1} << 30;
+
+// The bytes of a regular file of at most `limit` bytes. Anything else is
+// refused before a byte is read: a FIFO (opened without waiting for a
+// writer, O_NONBLOCK), a device such as /dev/zero, a directory, a file whose
+// size (fstat) is over the limit; so is a file that grows past it while it
+// is read (/proc files report size 0). False and *problem (without the
+// path) on failure.
+bool try_read_file(const std::string& path, std::string* bytes, std::string* problem,
+                   size_t limit = kMaxInputSize);
+
+// The same, throwing FormatError("<path>: <problem>").
+std::string read_file(const std::string& path, size_t limit = kMaxInputSize);
+
+// "1 GiB", "512 KiB", or bytes: a limit as a person reads it.
+std::string size_text(size_t bytes);
 
 // Writes bytes to "<path>.tmp.<pid>" and renames it to path; throws
 // FormatError("<path>: <strerror>") and leaves an existing path untouched

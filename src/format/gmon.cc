@@ -420,16 +420,22 @@ Profile profile_from_gmon(const GmonData& data, const std::string& program) {
   Mapping mapping;
   mapping.path = program;
   mapping.start = std::numeric_limits<uint64_t>::max();
-  std::map<uint64_t, uint64_t> counts;
+  // One Sample (16 bytes) per non-zero bin and nothing more: the samples
+  // are counted first so the vector is allocated once, at its size, and
+  // summed per address in place (histograms of one range repeat addresses).
+  // A map of every address cost 80 bytes per bin (issue 11).
+  size_t non_zero = 0;
   for (const GmonHistogram& h : data.histograms) {
     mapping.start = std::min(mapping.start, h.low_pc);
     mapping.limit = std::max(mapping.limit, h.high_pc);
-    for (size_t i = 0; i < h.bins.size(); ++i)
-      if (h.bins[i]) counts[h.bin_address(i)] += h.bins[i];
+    for (uint16_t bin : h.bins) non_zero += bin != 0;
   }
   profile.mappings.push_back(mapping);
-  profile.samples.reserve(counts.size());
-  for (const auto& [address, count] : counts) profile.samples.push_back({address, count});
+  profile.samples.reserve(non_zero);
+  for (const GmonHistogram& h : data.histograms)
+    for (size_t i = 0; i < h.bins.size(); ++i)
+      if (h.bins[i]) profile.samples.push_back({h.bin_address(i), h.bins[i]});
+  coalesce_samples(&profile.samples);  // 16-bit bins: no sum of 2^32 records reaches 2^64
   return profile;
 }
 

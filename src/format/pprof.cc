@@ -2,13 +2,16 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 #include <map>
 #include <tuple>
 #include <unordered_map>
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include "profile.pb.h"
 
@@ -97,27 +100,31 @@ std::string gzip(const std::string& raw) {
   return out;
 }
 
-std::string gunzip(std::string_view compressed) {
+// Inflates `compressed` into `out` (nullptr: only counts); returns the
+// inflated size, or a size above kMaxInflatedSize as soon as it is exceeded.
+size_t inflate_into(std::string_view compressed, std::string* out) {
   z_stream stream{};
   if (inflateInit2(&stream, 15 + 16) != Z_OK) fail("cannot initialize zlib");
   struct End {
     z_stream* s;
     ~End() { inflateEnd(s); }
   } end{&stream};
-  std::string out;
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
   stream.avail_in = static_cast<uInt>(compressed.size());
+  size_t total = 0;
   char buffer[65536];
   for (;;) {
     stream.next_out = reinterpret_cast<Bytef*>(buffer);
     stream.avail_out = sizeof buffer;
     int result = inflate(&stream, Z_NO_FLUSH);
-    out.append(buffer, sizeof buffer - stream.avail_out);
-    if (out.size() > kMaxInflatedSize) fail("gzip data inflates to more than 1 GiB");
+    size_t got = sizeof buffer - stream.avail_out;
+    total += got;
+    if (total > kMaxInflatedSize) return total;
+    if (out) out->append(buffer, got);
     if (result == Z_STREAM_END) {
       // Several gzip members are one stream to gunzip; anything else after
       // the end is damage.
-      if (stream.avail_in == 0) return out;
+      if (stream.avail_in == 0) return total;
       if (stream.avail_in < 2 || stream.next_in[0] != 0x1f || stream.next_in[1] != 0x8b)
         fail("bytes after the end of the gzip stream");
       inflateReset(&stream);
@@ -125,6 +132,51 @@ std::string gunzip(std::string_view compressed) {
     }
     if (result == Z_BUF_ERROR && stream.avail_in == 0) fail("truncated gzip data");
     if (result != Z_OK) fail(std::string("corrupt gzip data") + (stream.msg ? std::string(": ") + stream.msg : ""));
+  }
+}
+
+std::string gunzip(std::string_view compressed) {
+  if (compressed.size() > std::numeric_limits<uInt>::max()) fail("gzip data larger than 4 GiB");
+  // Inflated twice: once to learn the size without keeping anything, once
+  // into a buffer of exactly that size. A "gzip bomb" is refused after the
+  // first pass having cost 64 KiB, and a real profile costs its size, not
+  // the doubling growth of a string appended to.
+  size_t size = inflate_into(compressed, nullptr);
+  if (size > kMaxInflatedSize) fail("gzip data inflates to more than " + std::to_string(kMaxInflatedSize >> 30) + " GiB");
+  std::string out;
+  out.reserve(size);
+  inflate_into(compressed, &out);
+  return out;
+}
+
+// profile.proto's field numbers for Profile.sample and Profile.location.
+constexpr uint32_t kSampleField = 2, kLocationField = 4;
+
+// Walks the top-level fields of a serialized message: visit(field number,
+// payload of a length-delimited field (else empty), the whole field with
+// its tag). False when the bytes are not a well-formed message.
+template <typename Visit>
+bool for_each_field(std::string_view bytes, Visit&& visit) {
+  namespace io = google::protobuf::io;
+  using google::protobuf::internal::WireFormatLite;
+  io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()), static_cast<int>(bytes.size()));
+  for (;;) {
+    size_t start = static_cast<size_t>(in.CurrentPosition());
+    if (start == bytes.size()) return true;
+    uint32_t tag = in.ReadTag();
+    if (tag == 0) return false;
+    std::string_view payload;
+    if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) return false;
+      size_t at = static_cast<size_t>(in.CurrentPosition());
+      if (length > bytes.size() - at || !in.Skip(static_cast<int>(length))) return false;
+      payload = bytes.substr(at, length);
+    } else if (!WireFormatLite::SkipField(&in, tag)) {
+      return false;
+    }
+    size_t end = static_cast<size_t>(in.CurrentPosition());
+    visit(WireFormatLite::GetTagFieldNumber(tag), payload, bytes.substr(start, end - start));
   }
 }
 
@@ -242,10 +294,19 @@ Profile decode_pprof(std::string_view bytes) {
   }
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     fail("profile larger than 2 GiB");
-  pb::Profile in;
+  // Locations and samples (a million of each in a large profile) are read
+  // one message at a time into compact tables; the rest of the Profile
+  // (mappings, functions, strings: small) is parsed as one message. Parsed
+  // whole, the Profile's objects cost ~400 bytes per location (issue 11).
   QuietProtobuf quiet;
-  if (!in.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  std::string rest;
+  if (!for_each_field(bytes, [&](uint32_t field, std::string_view, std::string_view whole) {
+        if (field != kSampleField && field != kLocationField) rest.append(whole);
+      }))
     fail("not a pprof profile (profile.proto does not parse)");
+  pb::Profile in;
+  if (!in.ParseFromString(rest)) fail("not a pprof profile (profile.proto does not parse)");
+  std::string().swap(rest);
 
   auto string_at = [&](int64_t index, const char* what) -> const std::string& {
     if (index < 0 || index >= in.string_table_size())
@@ -303,15 +364,23 @@ Profile decode_pprof(std::string_view bytes) {
     if (!functions.emplace(f.id(), std::move(frame)).second) fail("two functions with id " + std::to_string(f.id()));
   }
 
-  std::unordered_map<uint64_t, uint64_t> location_address;
-  std::unordered_map<uint64_t, std::vector<Frame>> location_frames;
-  for (const pb::Location& l : in.location()) {
+  // Each location: its address and its named frames (a range of
+  // location_lines), sorted by id for lookup.
+  struct LocationEntry {
+    uint64_t id, address;
+    uint32_t first_line, line_count;
+  };
+  std::vector<LocationEntry> locations;
+  std::vector<std::pair<uint64_t, int64_t>> location_lines;  // (function id, line)
+  pb::Location l;
+  bool parsed = for_each_field(bytes, [&](uint32_t field, std::string_view payload, std::string_view) {
+    if (field != kLocationField) return;
+    if (!l.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
+      fail("not a pprof profile (profile.proto does not parse)");
     if (l.id() == 0) fail("location with id 0");
     if (l.mapping_id() != 0 && !mapping_index.count(l.mapping_id()))
       fail("location " + std::to_string(l.id()) + " refers to missing mapping " + std::to_string(l.mapping_id()));
-    if (!location_address.emplace(l.id(), l.address()).second)
-      fail("two locations with id " + std::to_string(l.id()));
-    std::vector<Frame> frames;
+    LocationEntry entry{l.id(), l.address(), static_cast<uint32_t>(location_lines.size()), 0};
     for (const pb::Line& line : l.line()) {
       if (line.function_id() == 0) continue;  // a line of no known function: nothing to name
       auto function = functions.find(line.function_id());
@@ -320,11 +389,22 @@ Profile decode_pprof(std::string_view bytes) {
              std::to_string(line.function_id()));
       const Frame& named = function->second;
       if (named.function.empty() && named.file.empty()) continue;  // as the writer leaves such frames out
-      frames.push_back(named);
-      frames.back().line = line.line();
+      location_lines.emplace_back(line.function_id(), line.line());
+      ++entry.line_count;
     }
-    if (!frames.empty()) location_frames.emplace(l.id(), std::move(frames));
-  }
+    if (location_lines.size() > std::numeric_limits<uint32_t>::max()) fail("more than 2^32 location lines");
+    locations.push_back(entry);
+  });
+  if (!parsed) fail("not a pprof profile (profile.proto does not parse)");
+  std::sort(locations.begin(), locations.end(),
+            [](const LocationEntry& a, const LocationEntry& b) { return a.id < b.id; });
+  for (size_t i = 1; i < locations.size(); ++i)
+    if (locations[i - 1].id == locations[i].id) fail("two locations with id " + std::to_string(locations[i].id));
+  auto location = [&](uint64_t id) -> const LocationEntry* {
+    auto it = std::lower_bound(locations.begin(), locations.end(), id,
+                               [](const LocationEntry& e, uint64_t v) { return e.id < v; });
+    return it != locations.end() && it->id == id ? &*it : nullptr;
+  };
 
   // The value to read: the sample type counted in "count" (pprof's CPU
   // profiles call it samples/count), else the first.
@@ -336,26 +416,35 @@ Profile decode_pprof(std::string_view bytes) {
     }
   for (int i = 0; i < in.sample_type_size(); ++i) string_at(in.sample_type(i).type(), "sample type");
 
-  std::map<uint64_t, uint64_t> counts;
-  for (const pb::Sample& s : in.sample()) {
+  pb::Sample sample;
+  parsed = for_each_field(bytes, [&](uint32_t field, std::string_view payload, std::string_view) {
+    if (field != kSampleField) return;
+    const pb::Sample& s = sample;
+    if (!sample.ParseFromArray(payload.data(), static_cast<int>(payload.size())))
+      fail("not a pprof profile (profile.proto does not parse)");
     if (s.value_size() != in.sample_type_size())
       fail("sample has " + std::to_string(s.value_size()) + " values for " + std::to_string(in.sample_type_size()) +
            " sample types");
     for (uint64_t id : s.location_id())
-      if (!location_address.count(id)) fail("sample refers to missing location " + std::to_string(id));
-    if (s.location_id_size() == 0 || s.value_size() == 0) continue;
+      if (!location(id)) fail("sample refers to missing location " + std::to_string(id));
+    if (s.location_id_size() == 0 || s.value_size() == 0) return;
     int64_t value = s.value(value_index);
     if (value < 0) fail("negative sample value " + std::to_string(value));
-    uint64_t address = location_address[s.location_id(0)];
-    uint64_t& total = counts[address];
-    if (__builtin_add_overflow(total, static_cast<uint64_t>(value), &total)) fail("sample counts overflow 64 bits");
-    if (value == 0) continue;  // the address may end up unsampled: no names for it
-    auto named = location_frames.find(s.location_id(0));
-    if (named != location_frames.end()) profile.frames.try_emplace(address, named->second);
-  }
-  profile.samples.reserve(counts.size());
-  for (const auto& [address, count] : counts)
-    if (count) profile.samples.push_back({address, count});
+    const LocationEntry* leaf = location(s.location_id(0));
+    profile.samples.push_back({leaf->address, static_cast<uint64_t>(value)});
+    if (value == 0 || leaf->line_count == 0) return;  // the address may end up unsampled: no names for it
+    auto [it, inserted] = profile.frames.try_emplace(leaf->address);
+    if (!inserted) return;
+    for (uint32_t i = leaf->first_line; i < leaf->first_line + leaf->line_count; ++i) {
+      it->second.push_back(functions.find(location_lines[i].first)->second);
+      it->second.back().line = location_lines[i].second;
+    }
+  });
+  if (!parsed) fail("not a pprof profile (profile.proto does not parse)");
+  if (coalesce_samples(&profile.samples)) fail("sample counts overflow 64 bits");
+  // An address whose samples are all zero was not sampled: dropped, with
+  // any names a zero sample gave it.
+  std::erase_if(profile.samples, [](const Sample& s) { return s.count == 0; });
   return profile;
 }
 

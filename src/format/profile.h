@@ -48,6 +48,19 @@ struct Frame {
 inline constexpr uint64_t kUnsampledAddressBase = 0x8000'0000'0000'0000;
 inline constexpr uint64_t unsampled_address(uint32_t cause) { return kUnsampledAddressBase + cause; }
 
+// a += b, staying at 2^64-1 instead of wrapping; true when it saturated.
+// Counts summed from several profiles can exceed 64 bits (issue 11).
+inline bool saturating_add(uint64_t& a, uint64_t b) {
+  if (!__builtin_add_overflow(a, b, &a)) return false;
+  a = UINT64_MAX;
+  return true;
+}
+
+// Sorts samples by address and sums those at one address into one
+// (saturating; true when a sum did). In place: no second copy of a large
+// profile.
+bool coalesce_samples(std::vector<Sample>* samples);
+
 struct Profile {
   std::string program;        // the main executable's path, when known
   int64_t pid = 0;
@@ -62,7 +75,7 @@ struct Profile {
   // pprof carries them, and only for addresses its writer could symbolize.
   std::map<uint64_t, std::vector<Frame>> frames;
 
-  uint64_t total_count() const;
+  uint64_t total_count() const;  // saturates at 2^64-1
   // The mapping holding address, or nullptr.
   const Mapping* mapping_for(uint64_t address) const;
   // The frames the file named address with, or nullptr.

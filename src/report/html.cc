@@ -3,12 +3,12 @@
 // attached to a bug report.
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "format/file_io.h"
 #include "report/render.h"
 
 namespace profiling::report {
@@ -125,7 +125,7 @@ std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer
   for (const SymbolizedSample& s : symbolized.samples) {
     if (!s.mapping) continue;
     auto& o = objects[s.symbol.object];
-    o.total += s.count;
+    format::saturating_add(o.total, s.count);
     o.samples.push_back(&s);
   }
   std::vector<std::pair<std::string, ObjectSamples*>> order;
@@ -158,8 +158,8 @@ std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer
     std::vector<std::map<std::string, uint64_t>> functions(columns);
     for (const SymbolizedSample* s : o->samples) {
       size_t c = static_cast<size_t>((address_of(s) - low) * columns / span);
-      counts[c] += s->count;
-      functions[c][s->symbol.function] += s->count;
+      format::saturating_add(counts[c], s->count);
+      format::saturating_add(functions[c][s->symbol.function], s->count);
     }
     uint64_t max_count = *std::max_element(counts.begin(), counts.end());
     out += fmt::format("<h3 class=\"mono\">{} <small>({} samples, {:#x}-{:#x})</small></h3>\n",
@@ -203,11 +203,19 @@ std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer
   return out + "</div>\n";
 }
 
+// The source file's lines; none when it is not a regular file of at most
+// 16 MiB (the profile names the path: it may be a FIFO or /dev/zero).
 std::vector<std::string> read_lines(const std::string& path) {
   std::vector<std::string> lines;
-  std::ifstream in(path);
-  std::string line;
-  while (in && std::getline(in, line)) lines.push_back(line);
+  std::string bytes, problem;
+  if (!format::try_read_file(path, &bytes, &problem, size_t{16} << 20)) return lines;
+  size_t start = 0;
+  while (start < bytes.size()) {
+    size_t end = bytes.find('\n', start);
+    if (end == std::string::npos) end = bytes.size();
+    lines.push_back(bytes.substr(start, end - start));
+    start = end + 1;
+  }
   return lines;
 }
 
@@ -223,10 +231,10 @@ std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& sym
   for (const SymbolizedSample& s : symbolized.samples) {
     if (!s.symbol.known && !s.symbol.from_profile) continue;
     auto& f = functions[s.symbol.function + '\0' + s.symbol.object];
-    f.total += s.count;
+    format::saturating_add(f.total, s.count);
     f.object = s.symbol.object;
     SourceLine line = s.line.line ? s.line : symbolizer.source_line(s.mapping, s.symbol);
-    f.lines[{line.file, line.line}] += s.count;
+    format::saturating_add(f.lines[{line.file, line.line}], s.count);
   }
   std::vector<std::pair<std::string, FunctionLines*>> order;
   for (auto& [key, f] : functions) order.emplace_back(key.substr(0, key.find('\0')), &f);
@@ -241,7 +249,7 @@ std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& sym
                        escape(function), escape(object_basename(f->object)), f->total, 100.0 * f->total / n);
     // Lines grouped per file; each file shows its sampled lines +-2.
     std::map<std::string, std::map<int, uint64_t>> by_file;
-    for (const auto& [where, count] : f->lines) by_file[where.first][where.second] += count;
+    for (const auto& [where, count] : f->lines) format::saturating_add(by_file[where.first][where.second], count);
     out += "<table class=\"lines\"><thead><tr><th>line</th><th>samples</th><th>percent</th></tr></thead><tbody>\n";
     for (const auto& [file, lines] : by_file)
       for (const auto& [line, count] : lines)

@@ -1,13 +1,11 @@
 #include "report/input.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
 
+#include "format/file_io.h"
 #include "format/gmon.h"
 #include "format/pprof.h"
 #include "format/profraw.h"
@@ -27,22 +25,8 @@ const char* input_kind_name(InputKind kind) {
 namespace {
 
 std::string read_whole_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw InputError(path, std::strerror(errno));
-  std::string bytes;
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t got = ::read(fd, buffer, sizeof buffer);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      int saved = errno;
-      ::close(fd);
-      throw InputError(path, std::strerror(saved));
-    }
-    if (got == 0) break;
-    bytes.append(buffer, static_cast<size_t>(got));
-  }
-  ::close(fd);
+  std::string bytes, problem;
+  if (!format::try_read_file(path, &bytes, &problem)) throw InputError(path, problem);
   return bytes;
 }
 
@@ -129,8 +113,13 @@ LoadedProfile load_profile(const std::string& path, const std::string& exe) {
   return decode_profile(read_whole_file(path), path, exe);
 }
 
-format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs) {
+namespace {
+
+// inputs are read; when `owned` is inputs itself, each input's samples and
+// frames are moved out rather than copied once they have been used.
+format::Profile merge(const std::vector<LoadedProfile>& inputs, std::vector<LoadedProfile>* owned, bool* saturated) {
   format::Profile merged;
+  if (saturated) *saturated = false;
   if (inputs.empty()) return merged;
   const LoadedProfile* period_source = nullptr;
   for (const LoadedProfile& input : inputs) {
@@ -148,12 +137,13 @@ format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs) {
   merged.period_ns = period_source ? period_source->profile.period_ns : 0;
   merged.pid = inputs.size() == 1 ? inputs[0].profile.pid : 0;
   merged.clock = inputs[0].profile.clock;
+  bool overflow = false;
   for (const LoadedProfile& input : inputs) {
     const format::Profile& p = input.profile;
     if (merged.program.empty()) merged.program = p.program;
     if (p.clock != merged.clock) merged.clock.clear();
-    merged.duration_ns += p.duration_ns;
-    merged.dropped += p.dropped;
+    overflow |= format::saturating_add(merged.duration_ns, p.duration_ns);
+    overflow |= format::saturating_add(merged.dropped, p.dropped);
     if (p.time_nanos != 0 && (merged.time_nanos == 0 || p.time_nanos < merged.time_nanos))
       merged.time_nanos = p.time_nanos;
   }
@@ -163,15 +153,15 @@ format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs) {
   // first profile that mapped it, or moves above everything when another
   // object already occupies that range (ASLR puts objects anywhere).
   std::map<std::string, size_t> output_mapping;
-  std::map<uint64_t, uint64_t> counts;
   auto overlaps_any = [&merged](uint64_t start, uint64_t limit) {
     for (const format::Mapping& m : merged.mappings)
       if (start < m.limit && m.start < limit) return true;
     return false;
   };
-  for (const LoadedProfile& input : inputs) {
-    const format::Profile& p = input.profile;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const format::Profile& p = inputs[k].profile;
     std::vector<size_t> target(p.mappings.size());
+    bool moved = false;  // some mapping of p lands at another address
     for (size_t i = 0; i < p.mappings.size(); ++i) {
       const format::Mapping& m = p.mappings[i];
       std::string key = (m.build_id.empty() ? "path:" + m.path : "id:" + m.build_id) + "@" +
@@ -193,20 +183,48 @@ format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs) {
         if (placed.build_id.empty()) placed.build_id = m.build_id;
       }
       target[i] = it->second;
+      moved |= merged.mappings[it->second].start != m.start;
     }
     auto relocated = [&](uint64_t address) {
+      if (!moved) return address;
       for (size_t i = 0; i < p.mappings.size(); ++i)
         if (p.mappings[i].contains(address)) return address - p.mappings[i].start + merged.mappings[target[i]].start;
       return address;
     };
-    for (const format::Sample& sample : p.samples) counts[relocated(sample.address)] += sample.count;
+    format::Profile* mine = owned ? &(*owned)[k].profile : nullptr;
+    // Samples are collected first and summed per address once, in place
+    // (coalesce_samples): a map of every address cost ten times the
+    // samples themselves.
+    if (mine && !moved && merged.samples.empty()) {
+      merged.samples = std::move(mine->samples);
+    } else {
+      merged.samples.reserve(merged.samples.size() + p.samples.size());
+      for (const format::Sample& sample : p.samples) merged.samples.push_back({relocated(sample.address), sample.count});
+    }
+    if (mine) std::vector<format::Sample>().swap(mine->samples);
     // One object's names at one address are the same in every profile that
     // names them; the first profile's are kept.
-    for (const auto& [address, frames] : p.frames) merged.frames.try_emplace(relocated(address), frames);
+    if (mine && !moved && merged.frames.empty()) {
+      merged.frames = std::move(mine->frames);
+    } else {
+      for (const auto& [address, frames] : p.frames) merged.frames.try_emplace(relocated(address), frames);
+    }
+    if (mine) mine->frames.clear();
   }
+  overflow |= format::coalesce_samples(&merged.samples);
+  if (saturated) *saturated = overflow;
   // The main executable stays first (profile.h's convention).
-  for (const auto& [address, count] : counts) merged.samples.push_back({address, count});
   return merged;
+}
+
+}  // namespace
+
+format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs, bool* saturated) {
+  return merge(inputs, nullptr, saturated);
+}
+
+format::Profile merge_profiles(std::vector<LoadedProfile>&& inputs, bool* saturated) {
+  return merge(inputs, &inputs, saturated);
 }
 
 }  // namespace profiling::report

@@ -46,8 +46,14 @@ LoadedProfile load_profile(const std::string& path, const std::string& exe = {})
 LoadedProfile decode_profile(std::string_view bytes, const std::string& path, const std::string& exe = {});
 
 // Sums profiles. Throws InputError naming the input whose sampling period
-// differs from the first one's.
-format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs);
+// differs from the first one's. Counts that would pass 2^64-1 stay there
+// and set *saturated (when given). The samples come out sorted by address,
+// one per address.
+format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs, bool* saturated = nullptr);
+// The same, moving the inputs' samples and frames instead of copying them
+// (their profiles are left without samples): a large profile is never held
+// twice.
+format::Profile merge_profiles(std::vector<LoadedProfile>&& inputs, bool* saturated = nullptr);
 
 // gmon histograms hold link-time addresses; gives each mapping of `profile`
 // the file offset that makes runtime == link-time through the object's

@@ -11,11 +11,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 
 extern char** environ;
 
@@ -49,35 +51,79 @@ Interval wilson_interval(uint64_t k, uint64_t n, double z) {
   return {std::max(0.0, center - half) * 100, std::min(1.0, center + half) * 100};
 }
 
-SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& symbolizer, bool with_lines) {
+FocusPattern::FocusPattern(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);
+  auto re = std::make_shared<const RE2>(pattern, options);
+  if (!re->ok()) throw std::invalid_argument(re->error());
+  re_ = std::move(re);
+}
+
+bool FocusPattern::found_in(const std::string& text) const { return RE2::PartialMatch(text, *re_); }
+
+namespace {
+
+bool same_symbol(const Symbol& a, const Symbol& b) {
+  return a.known == b.known && a.from_profile == b.from_profile && a.function_address == b.function_address &&
+         a.function == b.function && a.object == b.object;
+}
+
+}  // namespace
+
+SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& symbolizer, bool with_lines,
+                                    bool per_address) {
   SymbolizedProfile out;
   out.profile = &profile;
-  // Samples may repeat an address (merged inputs); each distinct address is
-  // symbolized once.
-  std::map<uint64_t, uint64_t> counts;
-  for (const format::Sample& sample : profile.samples) counts[sample.address] += sample.count;
+  // Every reader and merge_profiles leave the samples sorted, one per
+  // address; anything else is summed in a sorted copy first.
+  const std::vector<format::Sample>* samples = &profile.samples;
+  std::vector<format::Sample> sorted;
+  bool sorted_unique = true;
+  for (size_t i = 1; i < profile.samples.size() && sorted_unique; ++i)
+    sorted_unique = profile.samples[i - 1].address < profile.samples[i].address;
+  if (!sorted_unique) {
+    sorted = profile.samples;
+    out.saturated |= format::coalesce_samples(&sorted);
+    samples = &sorted;
+  }
   // Mappings sorted by start: one binary search per address instead of
   // Profile::mapping_for's linear scan (thousands of libraries).
   std::vector<const format::Mapping*> mappings;
   for (const format::Mapping& m : profile.mappings) mappings.push_back(&m);
   std::sort(mappings.begin(), mappings.end(),
             [](const format::Mapping* a, const format::Mapping* b) { return a->start < b->start; });
-  out.samples.reserve(counts.size());
-  for (const auto& [address, count] : counts) {
-    if (count == 0) continue;
+  for (const format::Sample& sample : *samples) {
+    if (sample.count == 0) continue;
     SymbolizedSample s;
-    s.address = address;
-    s.count = count;
-    auto it = std::upper_bound(mappings.begin(), mappings.end(), address,
+    s.address = sample.address;
+    s.count = sample.count;
+    auto it = std::upper_bound(mappings.begin(), mappings.end(), s.address,
                                [](uint64_t a, const format::Mapping* m) { return a < m->start; });
-    if (it != mappings.begin() && (*(it - 1))->contains(address)) s.mapping = *(it - 1);
-    if (!s.mapping) s.mapping = profile.mapping_for(address);  // overlapping mappings
-    s.symbol = symbolizer.symbolize(s.mapping, address, profile.frames_for(address));
+    if (it != mappings.begin() && (*(it - 1))->contains(s.address)) s.mapping = *(it - 1);
+    if (!s.mapping) s.mapping = profile.mapping_for(s.address);  // overlapping mappings
+    s.symbol = symbolizer.symbolize(s.mapping, s.address, profile.frames_for(s.address));
     if (with_lines) s.line = symbolizer.source_line(s.mapping, s.symbol);
-    out.total += count;
+    out.saturated |= format::saturating_add(out.total, s.count);
+    // Neighbouring addresses of one function (and line) are one entry
+    // unless each address is wanted: a gmon.out of millions of bins costs
+    // a few entries per function, not 200 bytes per bin.
+    if (!per_address && !out.samples.empty()) {
+      SymbolizedSample& last = out.samples.back();
+      if (last.mapping == s.mapping && same_symbol(last.symbol, s.symbol) &&
+          (!with_lines || (last.line.line == s.line.line && last.line.file == s.line.file))) {
+        out.saturated |= format::saturating_add(last.count, s.count);
+        continue;
+      }
+    }
     out.samples.push_back(std::move(s));
   }
   return out;
+}
+
+void warn_saturated() {
+  std::fprintf(stderr,
+               "profil: warning: sample counts add up to more than 2^64-1; sums are shown saturated at "
+               "18446744073709551615\n");
 }
 
 Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::string>& files) {
@@ -190,7 +236,7 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
   std::map<RowKey, const SymbolizedSample*> example;
   for (const SymbolizedSample& s : symbolized.samples) {
     RowKey key = key_for(options.view, s);
-    groups[key] += s.count;
+    format::saturating_add(groups[key], s.count);  // no sum passes the saturated total
     example.try_emplace(key, &s);
   }
   std::vector<std::pair<RowKey, uint64_t>> sorted(groups.begin(), groups.end());
@@ -213,7 +259,7 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
     if (options.min_percent > 0 && row.percent < options.min_percent) continue;
     if (options.focus) {
       const std::string& subject = options.view == View::object ? row.object_path : row.function;
-      if (!std::regex_search(subject, *options.focus)) continue;
+      if (!options.focus->found_in(subject)) continue;
     }
     report.rows.push_back(std::move(row));
     if (options.top && report.rows.size() >= options.top) break;
@@ -240,7 +286,7 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
       if (ins != it->second.begin()) row.instruction = std::prev(ins)->second;
     }
   }
-  for (const Row& row : report.rows) report.samples_shown += row.samples;
+  for (const Row& row : report.rows) format::saturating_add(report.samples_shown, row.samples);
   return report;
 }
 
@@ -250,9 +296,9 @@ Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& chang
   diff.changed = summarize(changed, {});
   std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
   for (const SymbolizedSample& s : base.samples)
-    counts[{object_basename(s.symbol.object), s.symbol.function}].first += s.count;
+    format::saturating_add(counts[{object_basename(s.symbol.object), s.symbol.function}].first, s.count);
   for (const SymbolizedSample& s : changed.samples)
-    counts[{object_basename(s.symbol.object), s.symbol.function}].second += s.count;
+    format::saturating_add(counts[{object_basename(s.symbol.object), s.symbol.function}].second, s.count);
   double n1 = static_cast<double>(base.total), n2 = static_cast<double>(changed.total);
   for (const auto& [key, c] : counts) {
     DiffRow row;

@@ -7,13 +7,17 @@
 #define PROFIL_REPORT_REPORT_H
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "format/profile.h"
 #include "report/symbolizer.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace profiling::report {
 
@@ -40,10 +44,17 @@ struct SymbolizedSample {
 // The profile with every distinct address symbolized once.
 struct SymbolizedProfile {
   const format::Profile* profile = nullptr;
-  uint64_t total = 0;
+  uint64_t total = 0;  // saturates at 2^64-1
+  bool saturated = false;  // some count or the total passed 2^64-1 and stayed there
   std::vector<SymbolizedSample> samples;  // by address
 };
-SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& symbolizer, bool with_lines);
+// per_address false: consecutive addresses with the same symbol (and line,
+// with_lines) are one entry at the first one's address, enough for every
+// view but the address view and the HTML page's address chart.
+SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& symbolizer, bool with_lines,
+                                    bool per_address = true);
+// The one line on stderr saying that counts were shown saturated.
+void warn_saturated();
 
 struct Row {
   uint64_t samples = 0;
@@ -71,11 +82,26 @@ struct Summary {
   size_t objects = 0;       // distinct objects sampled
 };
 
+// A --focus pattern, matched anywhere in a name (RE2 syntax: Perl-like,
+// without backreferences). RE2 runs in time linear in the name and without
+// recursion, so no name in a profile can crash the report; std::regex
+// recursed once per character and overflowed the stack on long names
+// (issue 11).
+class FocusPattern {
+ public:
+  // Throws std::invalid_argument with RE2's reason when pattern is not valid.
+  explicit FocusPattern(const std::string& pattern);
+  bool found_in(const std::string& text) const;
+
+ private:
+  std::shared_ptr<const re2::RE2> re_;
+};
+
 struct ReportOptions {
   View view = View::function;
   size_t top = 0;            // 0: all rows
   double min_percent = 0;    // rows below are left out
-  std::optional<std::regex> focus;  // rows whose function (or object in the object view) matches
+  std::optional<FocusPattern> focus;  // rows whose function (or object in the object view) matches
   std::string focus_text;
   std::string objdump = "objdump";  // for the address view
 };

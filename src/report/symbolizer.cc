@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -70,8 +71,14 @@ struct ElfFile {
   std::string open(const std::string& file) {
     init_libelf();
     path = file;
-    fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    // A profile names any path it likes: a FIFO there must not block the
+    // open (O_NONBLOCK) and a device must not be read; only regular files
+    // are objects.
+    fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) return std::strerror(errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return std::strerror(errno);
+    if (!S_ISREG(st.st_mode)) return S_ISDIR(st.st_mode) ? std::strerror(EISDIR) : "not a regular file";
     elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
     if (elf == nullptr || elf_kind(elf) != ELF_K_ELF) return "not an ELF object";
     return {};

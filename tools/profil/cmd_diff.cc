@@ -30,8 +30,9 @@ int run_diff(const DiffArgs& args) {
     return fail(e.file(), e.what());
   }
   report::Symbolizer symbolizer;
-  auto base_symbolized = report::symbolize_profile(base.profile, symbolizer, false);
-  auto new_symbolized = report::symbolize_profile(changed.profile, symbolizer, false);
+  auto base_symbolized = report::symbolize_profile(base.profile, symbolizer, false, false);
+  auto new_symbolized = report::symbolize_profile(changed.profile, symbolizer, false, false);
+  if (base_symbolized.saturated || new_symbolized.saturated) report::warn_saturated();
   report::Diff diff = report::diff_profiles(base_symbolized, new_symbolized);
   if (args.top && diff.rows.size() > args.top) diff.rows.resize(args.top);
   for (const std::string& w : symbolizer.take_warnings()) std::fprintf(stderr, "profil: warning: %s\n", w.c_str());

@@ -21,7 +21,11 @@ int run_merge(const MergeArgs& args) {
   format::Profile merged;
   try {
     for (const std::string& file : args.files) inputs.push_back(report::load_profile(file, args.exe));
-    merged = report::merge_profiles(inputs);
+    bool saturated = false;
+    merged = report::merge_profiles(inputs, &saturated);
+    // A merged file must hold the true sums; a report may show them
+    // saturated, a file that is read again may not.
+    if (saturated) return fail(args.files.back(), "sample counts add up to more than 2^64-1; cannot merge");
   } catch (const report::InputError& e) {
     return fail(e.file(), e.what());
   }

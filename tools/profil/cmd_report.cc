@@ -4,7 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <regex>
+#include <stdexcept>
 
 #include "command.h"
 #include "report/export.h"
@@ -62,20 +62,22 @@ int run_report(const ReportArgs& args) {
   options.min_percent = args.min_percent;
   if (!args.focus.empty()) {
     try {
-      options.focus.emplace(args.focus, std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
+      options.focus.emplace(args.focus);
+    } catch (const std::invalid_argument& e) {
       return fail("--focus", std::string("bad regular expression: ") + e.what());
     }
     options.focus_text = args.focus;
   }
   std::vector<report::LoadedProfile> inputs;
   format::Profile profile;
+  bool saturated = false;
   try {
     for (const std::string& file : args.files) inputs.push_back(report::load_profile(file, args.exe));
-    profile = report::merge_profiles(inputs);
+    profile = report::merge_profiles(std::move(inputs), &saturated);
   } catch (const report::InputError& e) {
     return fail(e.file(), e.what());
   }
+  if (saturated) report::warn_saturated();
   report::Symbolizer symbolizer;
   bool to_file = !args.output.empty() && args.output != "-";
   if (args.format == "pprof" || args.format == "gmon") {
@@ -97,7 +99,9 @@ int run_report(const ReportArgs& args) {
     return emit(args.output, bytes, true);
   }
   bool lines = options.view == report::View::line;
-  report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines);
+  bool per_address = options.view == report::View::address || args.format == "html";
+  report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines, per_address);
+  if (symbolized.saturated && !saturated) report::warn_saturated();
   report::Report built = report::build_report(symbolized, options, args.files);
   std::string text;
   if (args.format == "text")

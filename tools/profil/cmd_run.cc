@@ -248,7 +248,11 @@ class Converter {
       mapping.build_id = it->second;
     }
     const fs::path dir = raw_path.parent_path();
-    const std::string stem = raw_path.stem().string();  // "<progname>.<pid>[.<n>]"
+    // "<progname>.<pid>[.<n>]" of "<stem>.profraw", and of a writer's
+    // leftover "<stem>.profraw.tmp.<pid>" too.
+    std::string stem = raw_path.filename().string();
+    size_t suffix = stem.rfind(".profraw");
+    stem = suffix != std::string::npos ? stem.substr(0, suffix) : raw_path.stem().string();
     const fs::path pprof_path = dir / (stem + ".pb.gz");
     format::PprofSymbolizer symbolizer;
     if (symbolize_) {
@@ -367,7 +371,8 @@ int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id,
   int failures = 0, converted = 0, empty = 0;
   for (const fs::path& raw : dumps) {
     try {
-      const std::string bytes = format::read_file(raw.string());
+      std::string bytes, problem;  // the problem without the path: fail() below names it
+      if (!format::try_read_file(raw.string(), &bytes, &problem)) throw format::FormatError(problem);
       if (!run_id.empty()) {
         // Only this run's dumps; another run's (or a foreign file) stay.
         format::profraw::Header header;
