@@ -89,6 +89,7 @@ PROFIL_EXPORT int sprofil(struct prof* profp, int profcnt, struct timeval* tvp, 
   const auto width = (flags & PROF_UINT) ? sampler::BinWidth::u32 : sampler::BinWidth::u16;
   const size_t bin_bytes = static_cast<size_t>(width);
   sampler::HistogramSpec spec;
+  const runtime::WritableMemory writable;  // one reading of the maps for every region
   for (int i = 0; i < profcnt; ++i) {
     const struct prof& p = profp[i];
     if (p.pr_scale > sampler::kMaxScale) return runtime::fail(EINVAL);
@@ -100,7 +101,7 @@ PROFIL_EXPORT int sprofil(struct prof* profp, int profcnt, struct timeval* tvp, 
     region.scale = static_cast<uint32_t>(p.pr_scale);
     region.width = width;
     if (region.nbins == 0) continue;
-    if (p.pr_base == nullptr || !runtime::memory_is_writable(p.pr_base, region.nbins * bin_bytes))
+    if (p.pr_base == nullptr || !writable.covers(p.pr_base, region.nbins * bin_bytes))
       return runtime::fail(EFAULT);
     // <sys/profil.h>: the overflow bin is the region with offset 0 and scale
     // 2; PCs that fall in no other region count in its first bin.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -52,13 +53,9 @@ profil_personality current_personality() {
   return static_cast<profil_personality>(p);
 }
 
-bool memory_is_writable(const void* address, size_t size) {
-  if (size == 0) return true;
-  const auto begin = reinterpret_cast<uintptr_t>(address);
-  if (begin + size < begin) return false;
-  const uintptr_t end = begin + size;
+WritableMemory::WritableMemory() {
   base::UniqueFd fd(::open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return false;
+  if (!fd.valid()) return;
   std::string maps;
   char chunk[8192];
   for (;;) {
@@ -66,11 +63,9 @@ bool memory_is_writable(const void* address, size_t size) {
     if (n <= 0) break;
     maps.append(chunk, static_cast<size_t>(n));
   }
-  // Lines are sorted by address: walk them, requiring writable coverage of
-  // [begin, end) without holes.
-  uintptr_t covered = begin;
+  // Lines are sorted by address; adjacent writable mappings are one range.
   size_t pos = 0;
-  while (pos < maps.size() && covered < end) {
+  while (pos < maps.size()) {
     size_t eol = maps.find('\n', pos);
     if (eol == std::string::npos) eol = maps.size();
     const char* line = maps.c_str() + pos;
@@ -78,13 +73,31 @@ bool memory_is_writable(const void* address, size_t size) {
     uintptr_t lo = std::strtoull(line, &rest, 16);
     uintptr_t hi = (*rest == '-') ? std::strtoull(rest + 1, &rest, 16) : 0;
     bool writable = rest && rest[0] == ' ' && rest[1] == 'r' && rest[2] == 'w';
-    if (hi > covered) {
-      if (lo > covered || !writable) return false;
-      covered = hi;
+    if (writable && hi > lo) {
+      if (!ranges_.empty() && ranges_.back().second == lo)
+        ranges_.back().second = hi;
+      else
+        ranges_.emplace_back(lo, hi);
     }
     pos = eol + 1;
   }
-  return covered >= end;
+}
+
+bool WritableMemory::covers(const void* address, size_t size) const {
+  if (size == 0) return true;
+  const auto begin = reinterpret_cast<uintptr_t>(address);
+  if (begin + size < begin) return false;
+  // The last range starting at or below begin must reach the end.
+  auto it = std::upper_bound(ranges_.begin(), ranges_.end(), begin,
+                             [](uintptr_t a, const std::pair<uintptr_t, uintptr_t>& r) { return a < r.first; });
+  if (it == ranges_.begin()) return false;
+  --it;
+  return begin < it->second && begin + size <= it->second;
+}
+
+bool memory_is_writable(const void* address, size_t size) {
+  if (size == 0) return true;
+  return WritableMemory().covers(address, size);
 }
 
 void set_personality(profil_personality personality) {

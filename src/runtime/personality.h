@@ -3,6 +3,9 @@
 #define PROFIL_RUNTIME_PERSONALITY_H
 
 #include <cstddef>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "profil/profil.h"
 #include "sampler/bins.h"
@@ -27,6 +30,18 @@ profil_personality current_personality();
 // True when [address, address + size) is mapped writable in this process
 // (read from /proc/self/maps; nothing is written to the buffer).
 bool memory_is_writable(const void* address, size_t size);
+
+// The process's writable ranges read from /proc/self/maps once, for
+// checking many buffers: sprofil() with 10^6 regions read the maps 10^6
+// times (issue 11).
+class WritableMemory {
+ public:
+  WritableMemory();
+  bool covers(const void* address, size_t size) const;
+
+ private:
+  std::vector<std::pair<uintptr_t, uintptr_t>> ranges_;  // [lo, hi), sorted, neighbours merged
+};
 
 void set_personality(profil_personality personality);
 
