@@ -118,6 +118,9 @@ size_t inflate_into(std::string_view compressed, std::string* out) {
     stream.avail_out = sizeof buffer;
     int result = inflate(&stream, Z_NO_FLUSH);
     size_t got = sizeof buffer - stream.avail_out;
+    // A message never begins with a zero byte (field number 0 does not
+    // exist): the commonest bomb, compressed zeros, is refused at once.
+    if (total == 0 && got > 0 && buffer[0] == 0) fail("gzip data that is no profile.proto (it begins with a zero byte)");
     total += got;
     if (total > kMaxInflatedSize) return total;
     if (out) out->append(buffer, got);
