@@ -141,16 +141,9 @@ ProfrawData read_profraw(std::string_view bytes) {
     const auto pair = load<profraw::Pair>(bytes, offset);
     if (pair.count != 0) profile.samples.push_back({pair.pc, pair.count});
   }
-  std::sort(profile.samples.begin(), profile.samples.end(),
-            [](const Sample& a, const Sample& b) { return a.address < b.address; });
-  // The table never holds one pc twice, but a hand-made file might: merge.
-  std::vector<Sample> merged;
-  for (const Sample& s : profile.samples) {
-    if (!merged.empty() && merged.back().address == s.address)
-      merged.back().count = merged.back().count > UINT64_MAX - s.count ? UINT64_MAX : merged.back().count + s.count;
-    else merged.push_back(s);
-  }
-  profile.samples = std::move(merged);
+  // The table never holds one pc twice, but a hand-made file might: summed
+  // (saturating) in place, not in a second copy of every sample.
+  coalesce_samples(&profile.samples);
   data.maps.assign(bytes.data() + offset, header.maps_length);
   offset += header.maps_length;
   for (uint32_t i = 0; i < header.unsampled_count; ++i, offset += sizeof(profraw::Unsampled)) {
