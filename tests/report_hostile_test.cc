@@ -85,7 +85,7 @@ class HostileReport : public ::testing::Test {
       dup2(o, 1);
       dup2(e, 2);
       setenv("NO_COLOR", "1", 1);
-      alarm(300);  // a hang guard only: the old reader of a FIFO never returned
+      alarm(120);  // a hang guard only: the old reader of a FIFO never returned
       std::vector<char*> argv = {const_cast<char*>(profil_.c_str())};
       for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
       argv.push_back(nullptr);
