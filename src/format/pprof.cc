@@ -229,16 +229,21 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     mapping->set_build_id(strings.intern(m.build_id));
   }
 
-  // One location per distinct address, in address order.
-  std::map<uint64_t, uint64_t> counts;
+  // One location per distinct address, in address order; one sample per
+  // address and process (a profile of several processes labels each with
+  // its pid).
+  std::map<uint64_t, std::map<int64_t, uint64_t>> counts;
   for (const Sample& s : profile.samples) {
-    uint64_t& total = counts[s.address];
+    uint64_t& total = counts[s.address][s.pid];
     if (__builtin_add_overflow(total, s.count, &total)) fail("sample count overflows 64 bits");
   }
+  int64_t pid_key = 0;  // interned when a label needs it
   std::map<std::tuple<std::string, std::string, std::string>, uint64_t> function_ids;
   uint64_t location_id = 0;
-  for (const auto& [address, count] : counts) {
-    if (count == 0) continue;  // as the reader drops them: nothing was sampled there
+  for (const auto& [address, by_pid] : counts) {
+    bool sampled = false;
+    for (const auto& [pid, n] : by_pid) sampled = sampled || n != 0;
+    if (!sampled) continue;  // as the reader drops them: nothing was sampled there
     pb::Location* location = out.add_location();
     location->set_id(++location_id);
     location->set_address(address);
@@ -276,12 +281,21 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
       if (!frame.file.empty()) mapping->set_has_filenames(true);
       if (frame.line > 0) mapping->set_has_line_numbers(true);
     }
-    pb::Sample* sample = out.add_sample();
-    sample->add_location_id(location->id());
-    sample->add_value(checked_int64(count, "sample count"));
-    uint64_t nanoseconds = 0;
-    if (__builtin_mul_overflow(count, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
-    sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
+    for (const auto& [pid, n] : by_pid) {
+      if (n == 0) continue;
+      pb::Sample* sample = out.add_sample();
+      sample->add_location_id(location->id());
+      sample->add_value(checked_int64(n, "sample count"));
+      uint64_t nanoseconds = 0;
+      if (__builtin_mul_overflow(n, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
+      sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
+      if (pid != 0) {
+        pb::Label* label = sample->add_label();
+        if (pid_key == 0) pid_key = strings.intern("pid");
+        label->set_key(pid_key);
+        label->set_num(pid);
+      }
+    }
   }
 
   std::string raw;
@@ -419,6 +433,7 @@ Profile decode_pprof(std::string_view bytes) {
     }
   for (int i = 0; i < in.sample_type_size(); ++i) string_at(in.sample_type(i).type(), "sample type");
 
+  const std::string pid_key = "pid";
   pb::Sample sample;
   parsed = for_each_field(bytes, [&](uint32_t field, std::string_view payload, std::string_view) {
     if (field != kSampleField) return;
@@ -434,7 +449,10 @@ Profile decode_pprof(std::string_view bytes) {
     int64_t value = s.value(value_index);
     if (value < 0) fail("negative sample value " + std::to_string(value));
     const LocationEntry* leaf = location(s.location_id(0));
-    profile.samples.push_back({leaf->address, static_cast<uint64_t>(value)});
+    int64_t pid = 0;
+    for (const pb::Label& label : s.label())
+      if (string_at(label.key(), "label key") == pid_key && label.str() == 0) pid = label.num();
+    profile.samples.push_back({leaf->address, static_cast<uint64_t>(value), pid});
     if (value == 0 || leaf->line_count == 0) return;  // the address may end up unsampled: no names for it
     auto [it, inserted] = profile.frames.try_emplace(leaf->address);
     if (!inserted) return;

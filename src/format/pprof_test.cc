@@ -86,6 +86,28 @@ TEST(Pprof, SameAddressIsOneLocationAndOneSample) {
   EXPECT_EQ(decode_pprof(encode_pprof(profile)).samples, (std::vector<Sample>{{0x555555554100, 12}}));
 }
 
+// A profile of several processes (profil run's small.<pid>.pb.gz): one
+// location per address, one sample per process there, labelled pid as
+// pprof's -tagfocus=pid=N reads it.
+TEST(Pprof, SamplesOfSeveralProcessesKeepTheirPidLabel) {
+  Profile profile = sample_profile();
+  profile.pid = 0;
+  profile.samples = {{0x555555554100, 7, 41}, {0x555555554100, 5, 42}, {0x555555554100, 1, 41}};
+  pb::Profile message = parse(encode_pprof(profile));
+  ASSERT_EQ(message.location_size(), 1);
+  ASSERT_EQ(message.sample_size(), 2);
+  for (const pb::Sample& sample : message.sample()) {
+    ASSERT_EQ(sample.label_size(), 1);
+    EXPECT_EQ(message.string_table(static_cast<int>(sample.label(0).key())), "pid");
+    EXPECT_EQ(sample.value(0), sample.label(0).num() == 41 ? 8 : 5);
+  }
+  EXPECT_EQ(decode_pprof(encode_pprof(profile)).samples,
+            (std::vector<Sample>{{0x555555554100, 8, 41}, {0x555555554100, 5, 42}}));
+  // A profile of one process has no labels.
+  profile.samples = {{0x555555554100, 7}};
+  EXPECT_EQ(parse(encode_pprof(profile)).sample(0).label_size(), 0);
+}
+
 TEST(Pprof, MessageLayoutFollowsProfileProto) {
   Profile profile = sample_profile();
   pb::Profile message = parse(encode_pprof(profile));

@@ -11,14 +11,16 @@ uint64_t Profile::total_count() const {
 }
 
 bool coalesce_samples(std::vector<Sample>* samples) {
-  auto by_address = [](const Sample& a, const Sample& b) { return a.address < b.address; };
+  auto by_address = [](const Sample& a, const Sample& b) {
+    return a.address != b.address ? a.address < b.address : a.pid < b.pid;
+  };
   if (!std::is_sorted(samples->begin(), samples->end(), by_address))
     std::sort(samples->begin(), samples->end(), by_address);
   bool saturated = false;
   size_t kept = 0;
   for (size_t i = 0; i < samples->size(); ++i) {
     Sample& s = (*samples)[i];
-    if (kept > 0 && (*samples)[kept - 1].address == s.address)
+    if (kept > 0 && (*samples)[kept - 1].address == s.address && (*samples)[kept - 1].pid == s.pid)
       saturated |= saturating_add((*samples)[kept - 1].count, s.count);
     else
       (*samples)[kept++] = s;

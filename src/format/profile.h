@@ -29,6 +29,9 @@ struct Mapping {
 struct Sample {
   uint64_t address = 0;  // runtime address
   uint64_t count = 0;
+  // The process it was taken in, in a profile that holds several (pprof
+  // label "pid"; `profil run` gathers its small processes so); 0 otherwise.
+  int64_t pid = 0;
   friend bool operator==(const Sample&, const Sample&) = default;
 };
 
@@ -56,7 +59,8 @@ inline bool saturating_add(uint64_t& a, uint64_t b) {
   return true;
 }
 
-// Sorts samples by address and sums those at one address into one
+// Sorts samples by address (then pid) and sums those at one address and
+// pid into one
 // (saturating; true when a sum did). In place: no second copy of a large
 // profile.
 bool coalesce_samples(std::vector<Sample>* samples);

@@ -153,6 +153,9 @@ format::Profile merge(const std::vector<LoadedProfile>& inputs, std::vector<Load
   // first profile that mapped it, or moves above everything when another
   // object already occupies that range (ASLR puts objects anywhere).
   std::map<std::string, size_t> output_mapping;
+  // Of several inputs, each sample keeps its process's pid (its own, else
+  // its profile's), so a sum of several processes keeps each findable.
+  const bool label_pids = inputs.size() > 1;
   auto overlaps_any = [&merged](uint64_t start, uint64_t limit) {
     for (const format::Mapping& m : merged.mappings)
       if (start < m.limit && m.start < limit) return true;
@@ -192,14 +195,18 @@ format::Profile merge(const std::vector<LoadedProfile>& inputs, std::vector<Load
       return address;
     };
     format::Profile* mine = owned ? &(*owned)[k].profile : nullptr;
-    // Samples are collected first and summed per address once, in place
-    // (coalesce_samples): a map of every address cost ten times the
+    // Samples are collected first and summed per address and pid once, in
+    // place (coalesce_samples): a map of every address cost ten times the
     // samples themselves.
+    const int64_t default_pid = label_pids ? p.pid : 0;
     if (mine && !moved && merged.samples.empty()) {
       merged.samples = std::move(mine->samples);
+      for (format::Sample& sample : merged.samples)
+        if (sample.pid == 0) sample.pid = default_pid;
     } else {
       merged.samples.reserve(merged.samples.size() + p.samples.size());
-      for (const format::Sample& sample : p.samples) merged.samples.push_back({relocated(sample.address), sample.count});
+      for (const format::Sample& sample : p.samples)
+        merged.samples.push_back({relocated(sample.address), sample.count, sample.pid ? sample.pid : default_pid});
     }
     if (mine) std::vector<format::Sample>().swap(mine->samples);
     // One object's names at one address are the same in every profile that

@@ -48,7 +48,8 @@ LoadedProfile decode_profile(std::string_view bytes, const std::string& path, co
 // Sums profiles. Throws InputError naming the input whose sampling period
 // differs from the first one's. Counts that would pass 2^64-1 stay there
 // and set *saturated (when given). The samples come out sorted by address,
-// one per address.
+// one per address and process: of several inputs, each sample keeps the pid
+// of the process it came from (Sample::pid, else its profile's pid).
 format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs, bool* saturated = nullptr);
 // The same, moving the inputs' samples and frames instead of copying them
 // (their profiles are left without samples): a large profile is never held

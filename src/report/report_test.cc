@@ -51,6 +51,27 @@ TEST(Merge, SumsObjectsMatchedByBuildIdWhereverTheyWereLoaded) {
   EXPECT_EQ(merged.samples[0].count, 12u);
 }
 
+TEST(Merge, SamplesOfSeveralProcessesKeepTheirPid) {
+  LoadedProfile a{"a", InputKind::pprof, profile_at(0x555500000000, 1000, {{0x10, 5}})};
+  LoadedProfile b{"b", InputKind::pprof, profile_at(0x7f0000000000, 1000, {{0x10, 7}, {0x20, 2}})};
+  a.profile.pid = 100;
+  b.profile.pid = 200;
+  format::Profile merged = merge_profiles({a, b});
+  EXPECT_EQ(merged.pid, 0);
+  EXPECT_EQ(merged.samples, (std::vector<format::Sample>{
+                                {0x555500000010, 5, 100}, {0x555500000010, 7, 200}, {0x555500000020, 2, 200}}));
+  // Merging such a sum again keeps the pids it holds.
+  LoadedProfile sum{"sum", InputKind::pprof, merged};
+  LoadedProfile c{"c", InputKind::pprof, profile_at(0x555500000000, 1000, {{0x10, 1}})};
+  c.profile.pid = 300;
+  format::Profile again = merge_profiles({sum, c});
+  ASSERT_EQ(again.samples.size(), 4u);
+  EXPECT_EQ(again.samples[0].pid, 100);
+  EXPECT_EQ(again.samples[2].pid, 300);
+  // One input keeps its samples as they were.
+  EXPECT_EQ(merge_profiles({a}).samples, a.profile.samples);
+}
+
 TEST(Merge, MovesAnOtherObjectThatOverlaps) {
   LoadedProfile a{"a", InputKind::pprof, profile_at(0x1000000, 1000, {{0x10, 5}})};
   LoadedProfile b{"b", InputKind::pprof, profile_at(0x1000000, 1000, {{0x10, 7}})};
