@@ -157,8 +157,12 @@ void expect_accounts_for(uint64_t count, double cpu, double hz, double w, const 
 
 constexpr int kHz = 1000;
 
-std::vector<std::string> profil_run(const fs::path& dir, const std::vector<std::string>& program) {
-  std::vector<std::string> argv = {bin("profil"), "run", "-o", dir.string(), "--hz", std::to_string(kHz), "--"};
+// -v: a line per process, which weight_bound reads.
+std::vector<std::string> profil_run(const fs::path& dir, const std::vector<std::string>& program,
+                                    const std::vector<std::string>& options = {}) {
+  std::vector<std::string> argv = {bin("profil"), "run", "-v", "-o", dir.string(), "--hz", std::to_string(kHz)};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
   argv.insert(argv.end(), program.begin(), program.end());
   return argv;
 }
@@ -167,7 +171,7 @@ std::string stem(int pid, const std::string& name = "run_workload") { return nam
 
 TEST(Run, ProgramLibraryThreadAndForkedChildEachGetTheirShare) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_workload"), "all"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_workload"), "all"}, {"--gmon"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   auto parts = parse_parts(r.out);
   ASSERT_EQ(parts.size(), 4u) << r.out;
@@ -341,8 +345,8 @@ TEST(Run, ExecdProgramGetsItsOwnProfile) {
 // which the cpu clock would show as nothing — without its sleep cut short.
 TEST(Run, WallClockProfilesTimeSpentAsleep) {
   TempDir dir;
-  std::vector<std::string> argv = {bin("profil"), "run", "-o", dir.path().string(), "--hz", "1000", "--clock", "wall",
-                                   "--", "/bin/sh", "-c", "sleep 0.3"};
+  std::vector<std::string> argv = {bin("profil"), "run", "-v", "-o", dir.path().string(), "--hz", "1000",
+                                   "--clock", "wall", "--", "/bin/sh", "-c", "sleep 0.3"};
   const auto start = std::chrono::steady_clock::now();
   Result r = run(argv, dir.path());
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

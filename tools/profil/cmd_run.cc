@@ -1,21 +1,27 @@
-// profil run [options] -- PROGRAM [ARGS...]
+// profil run [options] [--] PROGRAM [ARGS...]
 //
 // Runs PROGRAM with libprofil preloaded (LD_PRELOAD) and PROFIL_RUN_DIR set,
 // so that every process of the run — the program, its forked children, the
 // programs they exec — writes a raw dump (<progname>.<pid>.profraw) when it
-// ends; then turns each dump of this run into <progname>.<pid>.pb.gz (pprof
-// profile.proto, every executable mapping with its build id) and, for the
-// main executable, gmon.<progname>.<pid>.out (GNU gmon.out for gprof), and
-// exits with the program's status. See docs/run.md.
+// ends; then turns the dumps of this run into pprof files (profile.proto,
+// every executable mapping with its build id): <progname>.<pid>.pb.gz for
+// each process that used real CPU, one small.<pid>.pb.gz for the rest (each
+// sample labelled with its pid), gmon.out for gprof on request; says what
+// was lost and why, and exits with the program's status. See docs/run.md.
 // Built once the format and report layers it converts with are in the tree.
 #if __has_include("format/pprof.h") && __has_include("format/file_io.h") && \
     __has_include("report/symbolizer.h")
+#include <dirent.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,6 +42,7 @@
 #include "format/gmon.h"
 #include "format/pprof.h"
 #include "format/profraw.h"
+#include "report/input.h"
 #include "report/symbolizer.h"
 
 extern char** environ;
@@ -51,16 +58,31 @@ namespace fs = std::filesystem;
 // costs ~60 µs; 1000 Hz doubled that cost for 1.4 times the precision.
 constexpr unsigned kDefaultHz = 500;
 
+// A process whose samples stand for at least this much CPU keeps a file of
+// its own; the others of the run share one (docs/run.md, "Output").
+constexpr uint64_t kOwnFileCpuNs = 10'000'000;
+
+// env(1) and timeout(1): "125 if the command itself fails", so that profil
+// run's own failures cannot be taken for the program's status.
+constexpr int kUsageStatus = 125;
+
 struct RunOptions {
   std::string output_dir;
   unsigned hz = 0;
   std::string clock;
   bool convert_only = false;
   bool symbolize = true;
+  bool verbose = false;
+  bool gmon = false;
   std::vector<std::string> command;
 };
 
 std::string errno_text(int error) { return std::strerror(error); }
+
+int usage_error(const std::string& what, const std::string& why) {
+  fail(what, why);
+  return kUsageStatus;
+}
 
 // execvp's search (POSIX, Shell Command Language "Command Search and
 // Execution"): a name with a slash is used as it is; otherwise the first
@@ -153,12 +175,87 @@ void forward_signal(int signo) {
   if (g_child > 0) ::kill(g_child, signo);
 }
 
+// A process profil run waited for itself: the program, and every process
+// of the run orphaned to it (it is their subreaper). Others are waited for
+// by their own parents, and seen only through their dumps.
+struct Reaped {
+  int status = 0;
+  std::string name;  // its comm, read while it was a zombie
+};
+
+struct RunOutcome {
+  pid_t pid = 0;           // the program's
+  int status = 0;          // the program's wait status
+  std::string exec_error;  // the program could not be started
+  std::map<pid_t, Reaped> reaped;
+};
+
+std::string process_name(pid_t pid) {
+  std::string name;
+  try {
+    name = format::read_file("/proc/" + std::to_string(pid) + "/comm");
+  } catch (const std::exception&) {
+  }
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name.empty() ? "?" : name;
+}
+
+// Waits for one process (WNOWAIT first, so that its name can still be read
+// from /proc). Returns its pid, 0 when none has ended and !block, -1 when
+// there is none left (ECHILD).
+pid_t reap_one(bool block, std::map<pid_t, Reaped>* reaped) {
+  siginfo_t info{};
+  for (;;) {
+    info.si_pid = 0;
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) == 0) break;
+    if (errno != EINTR) return -1;
+  }
+  const pid_t pid = info.si_pid;
+  if (pid == 0) return 0;
+  Reaped& r = (*reaped)[pid];
+  r.name = process_name(pid);
+  while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
+  }
+  return pid;
+}
+
+// The processes of the run still running with this one as their parent
+// (orphans given back to the subreaper), "name (pid N)" each, from the
+// PPid field of /proc/PID/stat (proc(5)); zombies left out.
+std::vector<std::string> processes_left() {
+  std::vector<std::string> left;
+  const pid_t self = ::getpid();
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return left;
+  while (dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::string stat;
+    try {
+      stat = format::read_file(std::string("/proc/") + entry->d_name + "/stat");
+    } catch (const std::exception&) {
+      continue;  // ended meanwhile
+    }
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const size_t paren = stat.rfind(')');
+    if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
+    const char state = stat[paren + 2];
+    const long ppid = std::strtol(stat.c_str() + paren + 4, nullptr, 10);
+    if (ppid != self || state == 'Z' || state == 'X') continue;
+    const size_t open = stat.find('(');
+    left.push_back(stat.substr(open + 1, paren - open - 1) + " (pid " + std::to_string(pid) + ")");
+  }
+  ::closedir(proc);
+  std::sort(left.begin(), left.end());
+  return left;
+}
+
 // Runs the program and every process it leaves behind to completion (the
 // tool is their subreaper, so orphaned grandchildren come back to it and
-// their profiles are written before conversion). Returns the wait status
-// of the program itself, or -1 (exec error reported by the child).
-int run_program(const Resolved& program, const std::vector<std::string>& argv,
-                const std::vector<std::string>& env, std::string* exec_error) {
+// their profiles are written before conversion).
+RunOutcome run_program(const Resolved& program, const std::vector<std::string>& argv,
+                       const std::vector<std::string>& env) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   int error_pipe[2];
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
@@ -203,57 +300,105 @@ int run_program(const Resolved& program, const std::vector<std::string>& argv,
   } while (got < 0 && errno == EINTR);
   ::close(error_pipe[0]);
 
-  int program_status = 0;
-  for (;;) {
-    int status = 0;
-    pid_t pid = ::waitpid(-1, &status, 0);
-    if (pid < 0) {
-      if (errno == EINTR) continue;
-      break;  // ECHILD: every descendant has ended
+  RunOutcome outcome;
+  outcome.pid = child;
+  for (pid_t pid; (pid = reap_one(true, &outcome.reaped)) > 0;) {
+    if (pid != child) continue;
+    outcome.status = outcome.reaped[child].status;
+    g_child = -1;
+    if (got == sizeof exec_errno) continue;
+    // Say why the tool has not returned yet, and for whom it waits (those
+    // that have already ended are not waited for).
+    while (reap_one(false, &outcome.reaped) > 0) {
     }
-    if (pid == child) {
-      program_status = status;
-      g_child = -1;
-    }
+    const std::vector<std::string> left = processes_left();
+    if (left.empty()) continue;
+    std::string names;
+    for (size_t i = 0; i < left.size() && i < 8; ++i) names += (i ? ", " : "") + left[i];
+    if (left.size() > 8) names += " and " + std::to_string(left.size() - 8) + " more";
+    std::fprintf(stderr, "profil: %s (pid %d) has ended; waiting for the %zu process%s it left running: %s\n",
+                 fs::path(program.path).filename().c_str(), static_cast<int>(child), left.size(),
+                 left.size() == 1 ? "" : "es", names.c_str());
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
-  if (got == sizeof exec_errno) {
-    *exec_error = errno_text(exec_errno);
-    return -1;
+  if (got == sizeof exec_errno) outcome.exec_error = errno_text(exec_errno);
+  return outcome;
+}
+
+// Why a program that left no dump could not have written one, from its
+// file: "" when nothing in it explains that.
+std::string why_not_preloaded(const std::string& path, int depth = 0) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string why;
+  ::elf_version(EV_CURRENT);
+  if (Elf* elf = ::elf_begin(fd, ELF_C_READ, nullptr)) {
+    if (::elf_kind(elf) == ELF_K_ELF) {
+      size_t count = 0;
+      bool interpreter = false;
+      if (::elf_getphdrnum(elf, &count) == 0) {
+        for (size_t i = 0; i < count; ++i) {
+          GElf_Phdr header;
+          if (::gelf_getphdr(elf, static_cast<int>(i), &header) && header.p_type == PT_INTERP) interpreter = true;
+        }
+      }
+      // Only the dynamic loader named by PT_INTERP reads LD_PRELOAD (ld.so(8)).
+      if (::gelf_getclass(elf) == ELFCLASS32)
+        why = "it is a 32-bit program, which cannot load the 64-bit libprofil.so";
+      else if (!interpreter)
+        why = "it is statically linked (no PT_INTERP), so no dynamic loader runs to preload libprofil.so";
+    }
+    ::elf_end(elf);
   }
-  return program_status;
+  struct stat st{};
+  struct statvfs fs_info{};
+  if (why.empty() && ::fstat(fd, &st) == 0 && ::fstatvfs(fd, &fs_info) == 0 && !(fs_info.f_flag & ST_NOSUID)) {
+    // Secure-execution mode (ld.so(8), getauxval(3) AT_SECURE): the kernel
+    // sets it when exec changes the credentials, and the loader then ignores
+    // LD_PRELOAD paths with a slash.
+    if ((st.st_mode & S_ISUID) && st.st_uid != ::getuid())
+      why = "it is set-user-ID, and the loader ignores LD_PRELOAD in such programs";
+    else if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != ::getgid())
+      why = "it is set-group-ID, and the loader ignores LD_PRELOAD in such programs";
+    else if (::fgetxattr(fd, "security.capability", nullptr, 0) > 0)
+      why = "it has file capabilities, and the loader ignores LD_PRELOAD in such programs";
+  }
+  // A script: what its "#!" line names is what runs (execve(2)).
+  char head[256] = {};
+  if (why.empty() && depth == 0 && ::pread(fd, head, sizeof head - 1, 0) > 2 && head[0] == '#' && head[1] == '!') {
+    std::string line(head + 2, std::strcspn(head + 2, "\n"));
+    const size_t begin = line.find_first_not_of(" \t");
+    if (begin != std::string::npos) {
+      const std::string interpreter = line.substr(begin, line.find_first_of(" \t", begin) - begin);
+      const std::string inner = why_not_preloaded(interpreter, depth + 1);
+      if (!inner.empty()) why = "its interpreter " + interpreter + ": " + inner;
+    }
+  }
+  ::close(fd);
+  return why;
 }
 
 // ---- conversion ----
-
-struct ObjectInfo {
-  std::string build_id;
-};
 
 class Converter {
  public:
   explicit Converter(bool symbolize) : symbolize_(symbolize) {}
 
-  // Converts one dump; returns a line saying what was written.
-  std::string convert(const fs::path& raw_path, const format::ProfrawData& data) {
-    format::Profile profile = data.profile;
-    format::add_unsampled_rows(data, &profile);
-    for (format::Mapping& mapping : profile.mappings) {
+  // Each file mapping gets its object's build id (NT_GNU_BUILD_ID), read
+  // once per path.
+  void add_build_ids(format::Profile* profile) {
+    for (format::Mapping& mapping : profile->mappings) {
       if (mapping.path.empty() || mapping.path[0] != '/') continue;
       auto [it, inserted] = build_ids_.try_emplace(mapping.path);
       if (inserted) it->second = report::read_build_id(mapping.path);
       mapping.build_id = it->second;
     }
-    const fs::path dir = raw_path.parent_path();
-    // "<progname>.<pid>[.<n>]" of "<stem>.profraw", and of a writer's
-    // leftover "<stem>.profraw.tmp.<pid>" too.
-    std::string stem = raw_path.filename().string();
-    size_t suffix = stem.rfind(".profraw");
-    stem = suffix != std::string::npos ? stem.substr(0, suffix) : raw_path.stem().string();
-    const fs::path pprof_path = dir / (stem + ".pb.gz");
+  }
+
+  void write_pprof(const fs::path& path, const format::Profile& profile) {
     format::PprofSymbolizer symbolizer;
     if (symbolize_) {
       symbolizer = [this](const format::Mapping& mapping, uint64_t address) {
@@ -271,25 +416,14 @@ class Converter {
         return frames;
       };
     }
-    format::write_file_atomically(pprof_path.string(), format::encode_pprof(profile, symbolizer));
-    std::string written = pprof_path.string();
-
-    if (auto gmon = gmon_for_main_executable(profile, data.hz)) {
-      const fs::path gmon_path = dir / ("gmon." + stem + ".out");
-      format::write_file_atomically(gmon_path.string(), *gmon);
-      written += ", " + gmon_path.string();
-    }
-    return written;
+    format::write_file_atomically(path.string(), format::encode_pprof(profile, symbolizer));
   }
 
-  std::vector<std::string> warnings() { return symbolizer_.take_warnings(); }
-
- private:
   // gmon.out for gprof: one histogram over the main executable's code, in
   // the link-time addresses gprof matches against the symbol table (the
-  // load bias subtracted). Empty when the executable cannot be read.
-  std::optional<std::string> gmon_for_main_executable(const format::Profile& profile, uint32_t hz) {
-    if (profile.mappings.empty() || profile.mappings.front().path != profile.program) return std::nullopt;
+  // load bias subtracted). false when the executable cannot be read.
+  bool write_gmon(const fs::path& path, const format::Profile& profile, uint32_t hz) {
+    if (profile.mappings.empty() || profile.mappings.front().path != profile.program) return false;
     const format::Mapping& main = profile.mappings.front();
     uint64_t low = UINT64_MAX, high = 0, bias = 0;
     bool have_bias = false;
@@ -304,51 +438,108 @@ class Converter {
         have_bias = true;
       }
     }
-    if (!have_bias || low >= high) return std::nullopt;
+    if (!have_bias || low >= high) return false;
     format::GmonData data;
     data.histograms.push_back(format::histogram_from_samples(profile, bias, low, high, hz));
-    return format::encode_gmon(data);
+    format::write_file_atomically(path.string(), format::encode_gmon(data));
+    return true;
   }
 
+  std::vector<std::string> warnings() { return symbolizer_.take_warnings(); }
+
+ private:
   bool symbolize_;
   report::Symbolizer symbolizer_;
   std::map<std::string, std::string> build_ids_;
 };
 
+// What became of one process of the run (one dump). Every line about a
+// process is printed from this record, by print_process.
+struct ProcessSummary {
+  std::string dump;   // the .profraw it came from
+  std::string label;  // "bash (pid 12)"
+  int64_t pid = 0;
+  uint64_t samples = 0;
+  uint64_t period_ns = 0;
+  std::string clock;
+  uint32_t hz = 0;
+  uint64_t dropped = 0;
+  format::profraw::EndReason end_reason = format::profraw::EndReason::exit;
+  uint32_t signal = 0;
+  std::vector<std::string> files;  // the files holding its samples
+  // CPU time no sample caught (threads with the signal blocked, a closed
+  // perf descriptor), and the counts its [unsampled: ...] rows carry.
+  std::vector<format::profraw::Unsampled> unsampled;
+  uint64_t unsampled_counts = 0;
+  std::string start_clock;  // differs from clock when sampling switched clocks
+
+  bool empty() const { return samples == 0 && unsampled.empty(); }
+  // What its profile stands for, unsampled rows included.
+  uint64_t cpu_ns() const { return (samples + unsampled_counts) * period_ns; }
+  double cpu_seconds() const { return static_cast<double>(samples) * static_cast<double>(period_ns) * 1e-9; }
+};
+
+std::string signal_name(int signo) {
+  const char* name = sigabbrev_np(signo);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(signo);
+}
+
 // "<progname> (pid N)", progname as in the file names (argv[0]'s, which
 // for a link like sh -> dash is the name the program was called by).
-std::string program_label(const fs::path& raw, const format::ProfrawData& data) {
+ProcessSummary summarize(const fs::path& raw, const format::ProfrawData& data) {
+  ProcessSummary p;
+  p.dump = raw.string();
+  p.pid = data.profile.pid;
   const std::string stem = raw.stem().string();
   const std::string pid = "." + std::to_string(data.profile.pid);
   size_t at = stem.rfind(pid);
   std::string name = at != std::string::npos && at > 0 ? stem.substr(0, at)
                                                        : fs::path(data.profile.program).filename().string();
-  return name + " (pid " + std::to_string(data.profile.pid) + ")";
+  p.label = name + " (pid " + std::to_string(data.profile.pid) + ")";
+  p.samples = data.profile.total_count();
+  p.period_ns = data.profile.period_ns;
+  p.clock = data.profile.clock;
+  p.hz = data.hz;
+  p.dropped = data.profile.dropped;
+  p.end_reason = data.end_reason;
+  p.signal = data.signal;
+  p.unsampled = data.unsampled;
+  p.start_clock = data.start_clock;
+  return p;
 }
 
-std::string ending(const format::ProfrawData& data) {
+std::string ending(const ProcessSummary& p) {
   using format::profraw::EndReason;
-  switch (data.end_reason) {
+  switch (p.end_reason) {
     case EndReason::exit: return "";
     case EndReason::quick: return ", ended by _exit";
     case EndReason::exec: return ", then exec'd";
-    case EndReason::signal: {
-      const char* name = sigabbrev_np(static_cast<int>(data.signal));
-      return std::string(", ended by SIG") + (name ? name : std::to_string(data.signal).c_str());
-    }
+    case EndReason::signal: return ", ended by " + signal_name(static_cast<int>(p.signal));
   }
   return "";
 }
 
-// The CPU time no sample caught, one line per process (empty when there
-// is none): "profil: xz (pid 123): 3.85 s of CPU in 2 threads (tids 124,
-// 125) not sampled: signals blocked", one clause per cause; and a note
-// when the program's close moved it off the perf clock.
-std::string unsampled_lines(const std::string& label, const format::ProfrawData& data) {
+std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
   std::string out;
-  for (const format::profraw::Unsampled& record : data.unsampled) {
-    char seconds[32];
-    std::snprintf(seconds, sizeof seconds, "%.2f", static_cast<double>(record.cpu_ns) * 1e-9);
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", s);
+  return text;
+}
+
+// The CPU time no sample caught, one line per cause (nothing when there is
+// none): "profil: xz (pid 123): 3.85 s of CPU in 2 threads (tids 124, 125)
+// not sampled: signals blocked"; and a note when the program's close moved
+// it off the perf clock. Printed whatever the verbosity: a gap in the
+// profile must never be silent.
+void print_unsampled(const ProcessSummary& p) {
+  for (const format::profraw::Unsampled& record : p.unsampled) {
+    char cpu[32];
+    std::snprintf(cpu, sizeof cpu, "%.2f", static_cast<double>(record.cpu_ns) * 1e-9);
     std::string threads;
     if (record.threads > 0) {
       threads = " in " + std::to_string(record.threads) + (record.threads == 1 ? " thread (tid " : " threads (tids ");
@@ -356,19 +547,79 @@ std::string unsampled_lines(const std::string& label, const format::ProfrawData&
       for (uint32_t i = 0; i < listed; ++i) threads += (i ? ", " : "") + std::to_string(record.tids[i]);
       threads += record.threads > listed ? ", ...)" : ")";
     }
-    out += "profil: " + label + ": " + seconds + " s of CPU" + threads +
-           " not sampled: " + format::unsampled_cause_name(record.cause) + "\n";
+    std::fprintf(stderr, "profil: %s: %s s of CPU%s not sampled: %s\n", p.label.c_str(), cpu, threads.c_str(),
+                 format::unsampled_cause_name(record.cause));
   }
-  if (!data.start_clock.empty() && data.start_clock != data.profile.clock)
-    out += "profil: " + label + ": switched from the " + data.start_clock + " clock to the " + data.profile.clock +
-           " clock (the program closed the sampler's descriptors)\n";
-  return out;
+  if (!p.start_clock.empty() && p.start_clock != p.clock)
+    std::fprintf(stderr,
+                 "profil: %s: switched from the %s clock to the %s clock (the program closed the sampler's "
+                 "descriptors)\n",
+                 p.label.c_str(), p.start_clock.c_str(), p.clock.c_str());
 }
 
-// Converts the dumps; returns how many failed (each said on one line).
-int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id, bool symbolize) {
-  Converter converter(symbolize);
-  int failures = 0, converted = 0, empty = 0;
+void print_process(const ProcessSummary& p) {
+  if (p.samples == 0 && p.unsampled.empty()) {
+    std::fprintf(stderr, "profil: %s: no samples (less than one sampling period of CPU%s)\n", p.label.c_str(),
+                 ending(p).c_str());
+    return;
+  }
+  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n", p.label.c_str(),
+               static_cast<unsigned long long>(p.samples), seconds(p.cpu_seconds()).c_str(), p.clock.c_str(), p.hz,
+               p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "", ending(p).c_str(),
+               join(p.files).c_str());
+}
+
+// What the conversion of a run found and wrote.
+struct Conversion {
+  std::vector<ProcessSummary> processes;  // one per dump read, in file name order
+  std::vector<std::string> files;         // every file written
+  std::string shared_file;                // the file the small processes share, when written
+  size_t shared_processes = 0;
+  std::map<int64_t, bool> dumped;         // pid -> wrote a dump at its end (not only before an exec)
+  std::vector<std::string> losses;        // one line each; already printed
+};
+
+// One line for a profile that should exist and does not; the run then
+// exits 1 if the program exited 0 (docs/run.md, "Errors").
+void lose(Conversion* c, const std::string& what, const std::string& why) {
+  fail(what, why);
+  c->losses.push_back(what);
+}
+
+// Converts the dumps. With `share`, a process whose samples stand for less
+// than kOwnFileCpuNs has its samples put in one file with the other such
+// processes of the run, each sample labelled with its pid; otherwise (and
+// for the only such process) each process gets <stem>.pb.gz.
+Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id, const RunOptions& options,
+                         const fs::path& dir, bool share) {
+  Converter converter(options.symbolize);
+  Conversion c;
+  struct Pending {
+    size_t index;  // in c.processes
+    fs::path raw;
+    format::Profile profile;
+  };
+  std::vector<Pending> small;
+
+  // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process.
+  auto write_own = [&](ProcessSummary& p, const fs::path& raw, const format::Profile& profile) {
+    // "<progname>.<pid>[.<n>]" of "<stem>.profraw", and of a writer's
+    // leftover "<stem>.profraw.tmp.<pid>" too.
+    std::string stem = raw.filename().string();
+    const size_t suffix = stem.rfind(".profraw");
+    stem = suffix != std::string::npos ? stem.substr(0, suffix) : raw.stem().string();
+    const fs::path pprof_path = raw.parent_path() / (stem + ".pb.gz");
+    converter.write_pprof(pprof_path, profile);
+    p.files.push_back(pprof_path.string());
+    c.files.push_back(pprof_path.string());
+    const fs::path gmon_path = raw.parent_path() / ("gmon." + stem + ".out");
+    if (options.gmon && converter.write_gmon(gmon_path, profile, p.hz)) {
+      p.files.push_back(gmon_path.string());
+      c.files.push_back(gmon_path.string());
+    }
+    fs::remove(raw);
+  };
+
   for (const fs::path& raw : dumps) {
     try {
       std::string bytes, problem;  // the problem without the path: fail() below names it
@@ -383,38 +634,151 @@ int convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id,
         }
         if (std::string(header.run_id, strnlen(header.run_id, sizeof header.run_id)) != run_id) continue;
       }
-      const format::ProfrawData data = format::read_profraw(bytes);
-      const uint64_t samples = data.profile.total_count();
-      if (samples == 0 && data.unsampled.empty()) {
+      format::ProfrawData data = format::read_profraw(bytes);
+      c.processes.push_back(summarize(raw, data));
+      ProcessSummary& p = c.processes.back();
+      c.dumped[p.pid] = c.dumped[p.pid] || data.end_reason != format::profraw::EndReason::exec;
+      if (p.empty()) {
         // A process that never ran a sampling period (a shell that exec'd
         // at once): nothing to show.
-        ++empty;
         fs::remove(raw);
         continue;
       }
-      const std::string written = converter.convert(raw, data);
-      fs::remove(raw);
-      ++converted;
-      char cpu[32];
-      std::snprintf(cpu, sizeof cpu, "%.3f", static_cast<double>(samples) * data.profile.period_ns * 1e-9);
-      std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
-                   program_label(raw, data).c_str(), static_cast<unsigned long long>(samples), cpu,
-                   data.profile.clock.c_str(), data.hz,
-                   data.profile.dropped ? (", " + std::to_string(data.profile.dropped) + " dropped").c_str() : "",
-                   ending(data).c_str(), written.c_str());
-      std::fputs(unsampled_lines(program_label(raw, data), data).c_str(), stderr);
+      format::add_unsampled_rows(data, &data.profile);
+      p.unsampled_counts = data.profile.total_count() - p.samples;
+      converter.add_build_ids(&data.profile);
+      if (share && p.cpu_ns() < kOwnFileCpuNs)
+        small.push_back({c.processes.size() - 1, raw, std::move(data.profile)});
+      else
+        write_own(p, raw, data.profile);
     } catch (const std::exception& e) {
-      ++failures;
-      fail(raw.string(), e.what());
+      lose(&c, raw.string(), std::string(e.what()) + "; the dump is kept");
+    }
+  }
+
+  // The small processes share one file when there are several (of one
+  // sampling period: only those can be summed).
+  std::vector<report::LoadedProfile> shared;
+  std::vector<const Pending*> shared_pending;
+  for (const Pending& pending : small) {
+    ProcessSummary& p = c.processes[pending.index];
+    if (small.size() > 1 && pending.profile.period_ns == small.front().profile.period_ns) {
+      shared.push_back({pending.raw.string(), report::InputKind::profraw, pending.profile});
+      shared_pending.push_back(&pending);
+      continue;
+    }
+    try {
+      write_own(p, pending.raw, pending.profile);
+    } catch (const std::exception& e) {
+      lose(&c, pending.raw.string(), std::string(e.what()) + "; the dump is kept");
+    }
+  }
+  if (!shared.empty()) {
+    const fs::path path = dir / ("small." + std::to_string(::getpid()) + ".pb.gz");
+    try {
+      format::Profile merged = report::merge_profiles(shared);
+      merged.program.clear();  // several programs
+      converter.write_pprof(path, merged);
+      c.files.push_back(path.string());
+      c.shared_file = path.string();
+      c.shared_processes = shared.size();
+      for (const Pending* pending : shared_pending) {
+        c.processes[pending->index].files.push_back(path.string());
+        fs::remove(pending->raw);
+      }
+    } catch (const std::exception& e) {
+      lose(&c, path.string(), std::string(e.what()) + "; the dumps of " + std::to_string(shared.size()) +
+                                  " processes are kept");
     }
   }
   for (const std::string& warning : converter.warnings()) std::fprintf(stderr, "profil: warning: %s\n", warning.c_str());
-  if (empty > 0)
-    std::fprintf(stderr, "profil: %d process%s without samples skipped\n", empty, empty == 1 ? "" : "es");
-  if (converted == 0 && failures == 0 && !run_id.empty())
-    std::fprintf(stderr,
-                 "profil: no profile was written (a statically linked program cannot be preloaded)\n");
-  return failures;
+  return c;
+}
+
+// The default account of a run: one line (processes, samples, CPU, files).
+void print_summary(const Conversion& c, const fs::path& dir) {
+  std::vector<const ProcessSummary*> sampled;
+  uint64_t samples = 0, dropped = 0;
+  double cpu = 0;
+  for (const ProcessSummary& p : c.processes) {
+    if (p.empty()) continue;
+    sampled.push_back(&p);
+    samples += p.samples;
+    dropped += p.dropped;
+    cpu += p.cpu_seconds();
+  }
+  if (sampled.empty()) return;
+  if (sampled.size() == 1) {
+    print_process(*sampled.front());
+    return;
+  }
+  const std::string shared = std::to_string(c.shared_processes) + " processes of under " +
+                             std::to_string(kOwnFileCpuNs / 1'000'000) + " ms of CPU each";
+  std::string files;
+  if (c.files.size() <= 3) {
+    for (const std::string& file : c.files)
+      files += (files.empty() ? "" : ", ") + file + (file == c.shared_file ? " (" + shared + ")" : "");
+  } else {
+    files = std::to_string(c.files.size()) + " files in " + dir.string();
+    if (!c.shared_file.empty()) files += " (" + shared + " in " + fs::path(c.shared_file).filename().string() + ")";
+  }
+  const size_t unsampled = c.processes.size() - sampled.size();
+  std::fprintf(stderr, "profil: %zu processes sampled%s: %llu samples (%s s, %s clock at %u Hz%s) -> %s\n",
+               sampled.size(),
+               unsampled ? (", " + std::to_string(unsampled) + " more under one sampling period").c_str() : "",
+               static_cast<unsigned long long>(samples), seconds(cpu).c_str(), sampled.front()->clock.c_str(),
+               sampled.front()->hz, dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "",
+               files.c_str());
+}
+
+void print_conversion(const Conversion& c, const fs::path& dir, bool verbose) {
+  if (!verbose) print_summary(c, dir);
+  size_t empty = 0;
+  for (const ProcessSummary& p : c.processes) {
+    if (p.empty()) {
+      ++empty;
+      continue;
+    }
+    if (verbose) print_process(p);
+    print_unsampled(p);
+  }
+  if (verbose && empty > 0)
+    std::fprintf(stderr, "profil: %zu process%s without samples skipped\n", empty, empty == 1 ? "" : "es");
+}
+
+// Dumps of this run left under their temporary name: a process killed
+// (SIGKILL) while it was writing. Their header, written first, names the
+// run; one too short to say is taken as ours when it is newer than the
+// run's start. Removed (the samples cannot be read back); returns the pids.
+std::map<int64_t, std::string> unfinished_dumps(const fs::path& dir, const std::string& run_id,
+                                                fs::file_time_type run_start) {
+  std::map<int64_t, std::string> pids;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.find(".profraw.tmp.");
+    if (at == std::string::npos) continue;
+    std::string bytes;
+    try {
+      bytes = format::read_file(entry.path().string());
+    } catch (const std::exception&) {
+      continue;
+    }
+    bool ours;
+    try {
+      const format::profraw::Header header = format::read_profraw_header(bytes);
+      ours = std::string(header.run_id, strnlen(header.run_id, sizeof header.run_id)) == run_id;
+    } catch (const format::FormatError&) {
+      ours = fs::last_write_time(entry.path(), ec) >= run_start && !ec;
+    }
+    if (!ours) continue;
+    const int64_t pid = std::strtoll(name.c_str() + at + 13, nullptr, 10);
+    pids[pid] = name.substr(0, at);
+    fs::remove(entry.path(), ec);
+    fail(entry.path().string(), "an unfinished dump: pid " + std::to_string(pid) +
+                                    " was killed while writing its profile; removed");
+  }
+  return pids;
 }
 
 int run_command(RunOptions options) {
@@ -423,7 +787,8 @@ int run_command(RunOptions options) {
     if (const char* env = std::getenv("PROFIL_HZ"); env && *env) {
       char* end = nullptr;
       unsigned long value = std::strtoul(env, &end, 10);
-      if (*end != '\0' || value < 1 || value > 100000) return fail("PROFIL_HZ", std::string("bad rate '") + env + "' (1..100000)");
+      if (*end != '\0' || value < 1 || value > 100000)
+        return usage_error("PROFIL_HZ", std::string("bad rate '") + env + "' (1..100000)");
       options.hz = static_cast<unsigned>(value);
     } else {
       options.hz = kDefaultHz;
@@ -434,15 +799,18 @@ int run_command(RunOptions options) {
     options.clock = env && *env ? env : "auto";
   }
   if (options.clock != "cpu" && options.clock != "perf" && options.clock != "auto" && options.clock != "wall")
-    return fail("--clock", "'" + options.clock + "' is not one of cpu, perf, auto, wall");
+    return usage_error("--clock", "'" + options.clock + "' is not one of cpu, perf, auto, wall");
 
   if (options.convert_only) {
     std::vector<fs::path> dumps(options.command.begin(), options.command.end());
-    if (dumps.empty()) return fail("--convert", "no .profraw files given");
-    return convert_dumps(dumps, "", true) == 0 ? 0 : 1;
+    if (dumps.empty()) return usage_error("--convert", "no .profraw files given");
+    const Conversion c = convert_dumps(dumps, "", options, ".", false);
+    print_conversion(c, ".", true);
+    return c.losses.empty() ? 0 : 1;
   }
 
-  if (options.command.empty()) return fail("run", "no program given (profil run [options] -- PROGRAM [ARGS...])");
+  if (options.command.empty())
+    return usage_error("run", "no program given (profil run [options] [--] PROGRAM [ARGS...])");
   const Resolved program = resolve_program(options.command.front());
   if (program.status != 0) {
     fail(options.command.front(), program.problem);
@@ -454,19 +822,19 @@ int run_command(RunOptions options) {
   }
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
-  if (ec) return fail(options.output_dir, ec.message());
+  if (ec) return usage_error(options.output_dir, ec.message());
   const fs::path dir = fs::canonical(options.output_dir, ec);
-  if (ec) return fail(options.output_dir, ec.message());
-  if (::access(dir.c_str(), W_OK) != 0) return fail(dir.string(), errno_text(errno));
+  if (ec) return usage_error(options.output_dir, ec.message());
+  if (::access(dir.c_str(), W_OK) != 0) return usage_error(dir.string(), errno_text(errno));
   const std::string library = find_preload_library();
-  if (library.empty()) return fail("libprofil.so", "not found next to the profil tool (set PROFIL_LIBRARY)");
+  if (library.empty()) return usage_error("libprofil.so", "not found next to the profil tool (set PROFIL_LIBRARY)");
 
   const std::string run_id = make_run_id();
   const auto env = child_environment(library, dir.string(), run_id, options.hz, options.clock);
-  std::string exec_error;
-  const int status = run_program(program, options.command, env, &exec_error);
-  if (status < 0) {
-    fail(program.path, exec_error);
+  const fs::file_time_type run_start = fs::file_time_type::clock::now();
+  const RunOutcome outcome = run_program(program, options.command, env);
+  if (!outcome.exec_error.empty()) {
+    fail(program.path, outcome.exec_error);
     return 126;
   }
 
@@ -474,17 +842,59 @@ int run_command(RunOptions options) {
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
     if (entry.path().extension() == ".profraw") dumps.push_back(entry.path());
   std::sort(dumps.begin(), dumps.end());
-  const int failures = convert_dumps(dumps, run_id, options.symbolize);
+  Conversion c = convert_dumps(dumps, run_id, options, dir, true);
+  print_conversion(c, dir, options.verbose);
+
+  // What was not written, and why.
+  const std::map<int64_t, std::string> unfinished = unfinished_dumps(dir, run_id, run_start);
+  for (const auto& [pid, name] : unfinished) c.losses.push_back(name);
+  const std::string name = fs::path(program.path).filename().string();
+  const std::string main_label = name + " (pid " + std::to_string(outcome.pid) + ")";
+  auto dumped_at_end = [&c](int64_t pid) {
+    auto it = c.dumped.find(pid);
+    return it != c.dumped.end() && it->second;
+  };
+  // The program never preloaded at all (nothing of its pid): its file may say why.
+  const bool main_silent = !c.dumped.count(outcome.pid);
+  const std::string why = main_silent ? why_not_preloaded(program.path) : "";
+  for (const auto& [pid, reaped] : outcome.reaped) {
+    if (!WIFSIGNALED(reaped.status) || dumped_at_end(pid) || unfinished.count(pid)) continue;
+    if (pid == outcome.pid && !why.empty()) continue;  // said below
+    const std::string label = (pid == outcome.pid ? name : reaped.name) + " (pid " + std::to_string(pid) + ")";
+    const int signo = WTERMSIG(reaped.status);
+    if (signo == SIGKILL)
+      lose(&c, label, "killed by SIGKILL, which no process can catch: its profile could not be written");
+    else
+      lose(&c, label, "killed by " + signal_name(signo) + " and left no profile");
+  }
+  if (main_silent && !why.empty()) {
+    fail(main_label, "no profile: " + why);
+  } else if (main_silent && !WIFSIGNALED(outcome.status)) {
+    lose(&c, main_label,
+         "wrote no profile (if it could not, its own message above says why; a process that ends with a raw "
+         "exit_group system call writes none)");
+  } else if (!dumped_at_end(outcome.pid) && !WIFSIGNALED(outcome.status)) {
+    fail(main_label,
+         "exec'd a program that wrote no profile (a statically linked or set-user-ID program cannot be "
+         "preloaded; if it could not write, its own message above says why)");
+  }
+  bool any_sampled = false;
+  for (const ProcessSummary& p : c.processes) any_sampled = any_sampled || !p.empty();
+  if (!any_sampled && !c.processes.empty())
+    std::fprintf(stderr,
+                 "profil: no profile was written: no process ran for a whole sampling period (%zu process%s, "
+                 "each under %g ms of CPU at %u Hz)\n",
+                 c.processes.size(), c.processes.size() == 1 ? "" : "es", 1e3 / options.hz, options.hz);
 
   int exit_status = 0;
-  if (WIFEXITED(status)) exit_status = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) exit_status = 128 + WTERMSIG(status);
-  if (failures > 0 && exit_status == 0) exit_status = 1;
+  if (WIFEXITED(outcome.status)) exit_status = WEXITSTATUS(outcome.status);
+  else if (WIFSIGNALED(outcome.status)) exit_status = 128 + WTERMSIG(outcome.status);
+  if (!c.losses.empty() && exit_status == 0) exit_status = 1;
   return exit_status;
 }
 
 const RegisterCommand kRunCommand(
-    "run", "Profile a program and every process it starts (LD_PRELOAD); write pprof and gmon.out files",
+    "run", "Profile a program and every process it starts (LD_PRELOAD); write pprof files",
     [](CLI::App& app) -> std::function<int()> {
       auto options = std::make_shared<RunOptions>();
       app.add_option("-o,--output", options->output_dir,
@@ -492,27 +902,23 @@ const RegisterCommand kRunCommand(
       app.add_option("--hz", options->hz, "Samples per CPU-second (default: $PROFIL_HZ, else 500)")
           ->check(CLI::Range(1u, 100000u));
       app.add_option("--clock", options->clock, "Sampling clock: cpu, perf, auto or wall (default: $PROFIL_CLOCK, else auto)");
+      app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");
+      app.add_flag("--gmon", options->gmon,
+                   "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");
       app.add_flag("--convert", options->convert_only,
                    "Convert the given .profraw files (left by an interrupted run) instead of running a program");
-      app.add_flag("!--no-symbolize", options->symbolize, "Leave function names out of the pprof files");
-      // Everything from the program name on belongs to the program, options
-      // included: prefix_command() stops parsing there and leaves it all in
-      // remaining().
-      app.add_option("command", options->command, "PROGRAM [ARGS...]");
-      app.prefix_command();
-      app.footer("Usage: profil run [options] -- PROGRAM [ARGS...]");
-      CLI::App* self = &app;
-      return [options, self]() {
-        // After "--" CLI11 hands everything to the positional; without it,
-        // parsing stops at the first argument it does not know and the rest
-        // is in remaining().
-        for (std::string& rest : self->remaining()) options->command.push_back(std::move(rest));
-        if (!options->command.empty() && options->command.front() == "--")
-          options->command.erase(options->command.begin());
+      app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
+                            "Leave function names out of the pprof files");
+      // The program and its arguments never reach CLI11: main() splits them
+      // off at the first word that is not an option of ours (takes_program).
+      app.footer("Usage: profil run [options] [--] PROGRAM [ARGS...]\n"
+                 "Options end at the first word that is not one, or at --; the rest is the program's, unchanged.\n");
+      return [options]() {
+        options->command = program_words();
         return run_command(*options);
       };
     },
-    10);
+    10, /*takes_program=*/true, kUsageStatus);
 
 }  // namespace
 }  // namespace profiling::cli

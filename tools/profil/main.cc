@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "command.h"
 
@@ -13,9 +14,10 @@ std::vector<CommandEntry>& command_registry() {
   return registry;
 }
 
-RegisterCommand::RegisterCommand(std::string name, std::string description, CommandSetup setup,
-                                 int order) {
-  command_registry().push_back({std::move(name), std::move(description), std::move(setup), order});
+RegisterCommand::RegisterCommand(std::string name, std::string description, CommandSetup setup, int order,
+                                 bool takes_program, int usage_status) {
+  command_registry().push_back(
+      {std::move(name), std::move(description), std::move(setup), order, takes_program, usage_status});
 }
 
 int fail(const std::string& what, const std::string& why) {
@@ -23,11 +25,73 @@ int fail(const std::string& what, const std::string& why) {
   return 1;
 }
 
+namespace {
+std::vector<std::string> g_program_words;
+}  // namespace
+
+const std::vector<std::string>& program_words() { return g_program_words; }
+
+void split_program_words(const CLI::App& app, const std::vector<std::string>& words,
+                         std::vector<std::string>* options, std::vector<std::string>* program) {
+  auto option_named = [&app](const std::string& name, bool is_long) -> const CLI::Option* {
+    for (const CLI::Option* option : app.get_options()) {
+      const std::vector<std::string>& names = is_long ? option->get_lnames() : option->get_snames();
+      if (std::find(names.begin(), names.end(), name) != names.end()) return option;
+    }
+    return nullptr;
+  };
+  auto takes_value = [](const CLI::Option* option) { return option->get_items_expected_max() > 0; };
+  // "--name=VALUE" whatever the user wrote, so CLI11 never reads a value
+  // that begins with '-' as an option.
+  auto joined = [](const CLI::Option* option, const std::string& value) {
+    if (!option->get_lnames().empty()) return "--" + option->get_lnames().front() + "=" + value;
+    return "-" + option->get_snames().front() + value;
+  };
+  size_t i = 0;
+  for (; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    if (word == "--") {
+      ++i;
+      break;
+    }
+    if (word.size() < 2 || word[0] != '-') break;  // the program ("-" alone names a file)
+    if (word[1] == '-') {
+      const size_t equals = word.find('=');
+      const CLI::Option* option = option_named(word.substr(2, equals == std::string::npos ? equals : equals - 2), true);
+      if (option && takes_value(option) && equals == std::string::npos && i + 1 < words.size())
+        options->push_back(joined(option, words[++i]));
+      else
+        options->push_back(word);  // a flag, --name=VALUE, or unknown: CLI11 says what is wrong
+      continue;
+    }
+    // A cluster of short options, "-vo DIR" or "-oDIR".
+    for (size_t k = 1; k < word.size(); ++k) {
+      const CLI::Option* option = option_named(word.substr(k, 1), false);
+      if (!option) {
+        options->push_back("-" + word.substr(k));  // unknown: CLI11 says so
+        break;
+      }
+      if (!takes_value(option)) {
+        options->push_back("-" + word.substr(k, 1));
+        continue;
+      }
+      if (k + 1 < word.size())
+        options->push_back(joined(option, word.substr(k + 1)));
+      else if (i + 1 < words.size())
+        options->push_back(joined(option, words[++i]));
+      else
+        options->push_back("-" + word.substr(k, 1));  // its value is missing: CLI11 says so
+      break;
+    }
+  }
+  program->assign(words.begin() + static_cast<std::ptrdiff_t>(i), words.end());
+}
+
 }  // namespace profiling::cli
 
 int main(int argc, char** argv) {
   using namespace profiling::cli;
-  CLI::App app{"profil: process program-counter sampling for Linux"};
+  CLI::App app{"profil: process program-counter sampling for Linux", "profil"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "profil 0.1.0");
 
@@ -39,10 +103,43 @@ int main(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(entry.name, entry.description);
     commands.emplace_back(sub, entry.setup(*sub));
   }
+
+  // The command is the first word that is not an option of profil itself
+  // (only --help and --version are). A command that runs a program gets
+  // only its option words parsed; the program's words are set aside intact.
+  std::vector<std::string> words(argv + 1, argv + argc);
+  const CommandEntry* command = nullptr;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (words[i].size() > 1 && words[i][0] == '-') continue;
+    for (size_t k = 0; k < registry.size(); ++k) {
+      if (registry[k].name != words[i]) continue;
+      command = &registry[k];
+      if (command->takes_program) {
+        std::vector<std::string> rest(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end()), options;
+        split_program_words(*commands[k].first, rest, &options, &g_program_words);
+        words.resize(i + 1);
+        words.insert(words.end(), options.begin(), options.end());
+      }
+    }
+    break;
+  }
   try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+    // CLI11 takes the words last first.
+    std::reverse(words.begin(), words.end());
+    app.parse(words);
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line (CLI11's own exit() adds a second, and its own statuses).
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "profil%s%s: %s (see --help)\n", command ? " " : "", command ? command->name.c_str() : "",
+                 message.c_str());
+    return command ? command->usage_status : 2;
   }
   try {
     for (auto& [sub, run] : commands)
