@@ -18,13 +18,21 @@ add_executable(run_unsampled ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_unsampled
 target_link_libraries(run_unsampled PRIVATE Threads::Threads)
 add_executable(run_exec_target ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_exec_target.c)
 target_link_options(run_exec_target PRIVATE -pie)
+# What the program receives (argv, byte for byte) and process trees for what
+# a run writes and says; the argv printer also built static, which cannot
+# be preloaded.
+add_executable(run_argv ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_argv.c)
+add_executable(run_argv_static ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_argv.c)
+target_link_options(run_argv_static PRIVATE -static)
+add_executable(run_tree ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_tree.c)
 
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_test.cc
     LIBS profil_pprof profil_format)
   if(TARGET run_test)
-    add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin run_unsampled)
+    add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin run_unsampled run_argv
+                     run_argv_static run_tree)
   endif()
 endif()
 

@@ -569,3 +569,342 @@ TEST(Run, ClosefromByRawSystemCallIsShownUnsampled) {
   expect_accounts_for(profile.total_count() - closed, out.process - 0.6, kHz, 1, "sampled before the close");
   EXPECT_NE(r.err.find("not sampled: sampler descriptor closed"), std::string::npos) << r.err;
 }
+namespace {
+
+// ---- the program's arguments (issue 9, item 1) ----
+
+// What run_argv printed for these words (argv[0] first).
+std::string argv_listing(const std::vector<std::string>& words) {
+  std::string out = "argc " + std::to_string(words.size()) + "\n";
+  for (const std::string& word : words) {
+    out += '[';
+    for (unsigned char c : word) {
+      if (c < 0x20 || c > 0x7e || c == '[' || c == ']' || c == '\\') {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        out += hex;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    out += "]\n";
+  }
+  return out;
+}
+
+// The words no option parser may touch: a "--" of the program's, brackets
+// (CLI11 once read '[1,2,3]' as a list), empty words, the program's own
+// -o and --hz, bytes that are not UTF-8, spaces.
+const std::vector<std::string> kTrickyWords = {"--", "[1,2,3]", "", "-o", "x", "--hz", "5", "\xff\xfe\x80", "a b", "-"};
+
+TEST(RunArguments, ProgramWordsAfterDashDashArriveByteForByte) {
+  TempDir dir;
+  std::vector<std::string> program = {bin("run_argv")};
+  program.insert(program.end(), kTrickyWords.begin(), kTrickyWords.end());
+  Result r = run(profil_run(dir.path(), program), dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, argv_listing(program));
+}
+
+TEST(RunArguments, OptionsEndAtTheProgramNameWithoutDashDash) {
+  TempDir dir;
+  std::vector<std::string> argv = {bin("profil"), "run", "-o", dir.path().string(), "--hz=1000", bin("run_argv")};
+  argv.insert(argv.end(), kTrickyWords.begin(), kTrickyWords.end());
+  Result r = run(argv, dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> expected = {bin("run_argv")};
+  expected.insert(expected.end(), kTrickyWords.begin(), kTrickyWords.end());
+  EXPECT_EQ(r.out, argv_listing(expected));
+  // The program's -o was not profil's: the profiles are where ours said.
+  EXPECT_FALSE(fs::exists(dir.path() / "x"));
+}
+
+TEST(RunArguments, ShellCommandWithoutDashDashKeepsItsOrder) {
+  TempDir dir;
+  Result r = run({bin("profil"), "run", "-o", dir.path().string(), "sh", "-c", "echo hi; echo \"$0\" \"$1\"", "zero",
+                  "one"},
+                 dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "hi\nzero one\n");
+}
+
+TEST(RunArguments, DashDashBeforeTheProgramIsNotForwarded) {
+  TempDir dir;
+  Result r = run({bin("profil"), "run", "-o", dir.path().string(), "--", "/bin/echo", "a"}, dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "a\n");
+  // Short options clustered and joined to their values, then a "--" that is
+  // the program's own (the first one was ours).
+  Result c = run({bin("profil"), "run", "-vo" + dir.path().string(), "--hz", "1000", "--", bin("run_argv"), "--"},
+                 dir.path());
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(c.out, argv_listing({bin("run_argv"), "--"}));
+}
+
+TEST(RunArguments, UsageErrorsAreOneLineAndStatus125) {
+  TempDir dir;
+  const std::vector<std::vector<std::string>> cases = {
+      {"run", "--no-such-option", "/bin/true"},
+      {"run", "--hz", "0", "/bin/true"},
+      {"run", "--hz", "fast", "/bin/true"},
+      {"run", "--clock", "sundial", "/bin/true"},
+      {"run", "-o"},
+      {"run"},
+      {"run", "-o", dir.path().string()},
+  };
+  for (const auto& words : cases) {
+    std::vector<std::string> argv = {bin("profil")};
+    argv.insert(argv.end(), words.begin(), words.end());
+    Result r = run(argv, dir.path());
+    std::string shown;
+    for (const auto& w : words) shown += " " + w;
+    EXPECT_EQ(r.status, 125) << shown << "\n" << r.err;
+    EXPECT_EQ(line_count(r.err), 1) << shown << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("profil", 0), 0u) << shown << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << shown << "\n" << r.out;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// ---- what a run says about what it could not write (issue 9, item 5) ----
+
+TEST(RunMessages, NoSamplesIsSaidAsSuchAndKeepsTheStatus) {
+  TempDir dir;
+  // At 1 Hz no process of this run uses the second of CPU a sample needs.
+  Result r = run({bin("profil"), "run", "-o", dir.path().string(), "--hz", "1", "--", bin("run_argv")}, dir.path(),
+                 {"RUN_ARGV_STATUS=3"});
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("no process ran for a whole sampling period"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("static"), std::string::npos) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+}
+
+TEST(RunMessages, StaticProgramIsNamedAsTheCause) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_argv_static"), "x"}), dir.path(), {"RUN_ARGV_STATUS=4"});
+  EXPECT_EQ(r.status, 4) << r.err;  // not a loss: such a program cannot be preloaded at all
+  EXPECT_EQ(r.out, argv_listing({bin("run_argv_static"), "x"}));
+  EXPECT_NE(r.err.find("run_argv_static (pid "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("statically linked"), std::string::npos) << r.err;
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  // A dynamic program is never called static.
+  Result d = run(profil_run(dir.path(), {bin("run_argv")}), dir.path());
+  EXPECT_EQ(d.err.find("statically"), std::string::npos) << d.err;
+}
+
+TEST(RunMessages, SetUserIdProgramIsNamedAsTheCause) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to make a set-user-ID program of another user";
+  TempDir dir;
+  const fs::path program = dir.path() / "run_argv_setuid";
+  fs::copy_file(bin("run_argv"), program);
+  ASSERT_EQ(chown(program.c_str(), 65534, 65534), 0);
+  ASSERT_EQ(chmod(program.c_str(), 04755), 0);
+  Result r = run(profil_run(dir.path() / "out", {program.string()}), dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, argv_listing({program.string()}));
+  EXPECT_NE(r.err.find("set-user-ID"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("static"), std::string::npos) << r.err;
+}
+
+TEST(RunMessages, ProgramKilledBySigkillIsNamedAsTheCause) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {"/bin/sh", "-c", "kill -KILL $$"}), dir.path());
+  EXPECT_EQ(r.status, 137) << r.err;
+  EXPECT_NE(r.err.find("killed by SIGKILL"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("static"), std::string::npos) << r.err;
+}
+
+TEST(RunMessages, ChildKilledBySigkillMakesASuccessfulRunExit1) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_tree"), "orphan_kill"}), dir.path());
+  EXPECT_EQ(r.status, 1) << "the program exited 0 but a profile was lost\n" << r.err;
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(r.err, m, std::regex("profil: run_tree \\(pid [0-9]+\\): killed by SIGKILL")))
+      << r.err;
+}
+
+TEST(RunMessages, UnfinishedDumpIsALoss) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_tree"), "unfinished"}), dir.path());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("an unfinished dump"), std::string::npos) << r.err;
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().string().find(".profraw.tmp."), std::string::npos) << entry.path();
+}
+
+TEST(RunMessages, ProfileThatCouldNotBeWrittenIsALoss) {
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  Result r = run({bin("profil"), "run", "-o", out.string(), "--", "/bin/sh", "-c", "rm -r \"$0\"", out.string()},
+                 dir.path());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("could not write the profile"), std::string::npos) << r.err;  // the process's own line
+  EXPECT_NE(r.err.find("wrote no profile"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("static"), std::string::npos) << r.err;
+}
+
+// The program ends while a child it started keeps running: one line says
+// that profil run waits, and for whom; then it waits.
+TEST(RunMessages, WaitingForProcessesLeftRunningIsSaid) {
+  TempDir dir;
+  const fs::path out = dir.path() / "stdout.txt", err = dir.path() / "stderr.txt";
+  int input[2];
+  ASSERT_EQ(pipe(input), 0);
+  const std::vector<std::string> argv = profil_run(dir.path(), {bin("run_tree"), "linger"});
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(input[0], 0);
+    close(input[1]);
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(126);
+  }
+  close(input[0]);
+  // The child holds stdin open until we close it, so the line must come
+  // first (a generous bound: the machine may be busy).
+  std::string said;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while ((said = slurp(err)).find("waiting") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    usleep(10000);
+  const std::string printed = slurp(out);
+  close(input[1]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << slurp(err);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(printed, m, std::regex("child ([0-9]+)"))) << printed;
+  EXPECT_NE(said.find("waiting for the 1 process it left running: run_tree (pid " + m[1].str() + ")"),
+            std::string::npos)
+      << said;
+}
+
+// ---- output volume (issue 9, item 6) ----
+
+struct Tree {
+  std::vector<int> small, big;  // children
+  int parent = 0;
+};
+Tree parse_tree(const std::string& out) {
+  Tree tree;
+  std::istringstream in(out);
+  std::string kind;
+  int pid;
+  while (in >> kind >> pid) {
+    if (kind == "small") tree.small.push_back(pid);
+    if (kind == "big") tree.big.push_back(pid);
+    if (kind == "parent") tree.parent = pid;
+  }
+  return tree;
+}
+
+// Six children of ~3 ms of CPU, one and the parent of 80 ms.
+std::vector<std::string> tree_program() { return {bin("run_tree"), "spawn", "6", "3", "80"}; }
+
+// Per process: its own file, or its samples in the shared file under its pid.
+struct Written {
+  std::map<int, uint64_t> own;     // pid -> count, from run_tree.<pid>.pb.gz
+  std::map<int, uint64_t> shared;  // pid -> count, from the pid labels of small.*.pb.gz
+  uint64_t period_ns = 0;
+  std::vector<std::string> others;  // any other file
+};
+Written read_written(const fs::path& dir) {
+  Written w;
+  const std::regex own("run_tree\\.([0-9]+)\\.pb\\.gz"), shared("small\\.[0-9]+\\.pb\\.gz");
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    std::smatch m;
+    if (std::regex_match(name, m, own)) {
+      const Profile p = load_pprof(entry.path());
+      w.own[std::stoi(m[1])] = p.total_count();
+      w.period_ns = p.period_ns;
+    } else if (std::regex_match(name, shared)) {
+      const Profile p = load_pprof(entry.path());
+      for (const auto& s : p.samples) {
+        EXPECT_NE(s.pid, 0) << "a sample of the shared file without its pid";
+        w.shared[static_cast<int>(s.pid)] += s.count;
+      }
+      w.period_ns = p.period_ns;
+    } else if (name != "stdout.txt" && name != "stderr.txt") {
+      w.others.push_back(name);
+    }
+  }
+  return w;
+}
+
+TEST(RunOutput, SmallProcessesShareOneFileFindableByPid) {
+  TempDir dir;
+  std::vector<std::string> argv = {bin("profil"), "run", "-o", dir.path().string(), "--hz", "1000", "--"};
+  for (const auto& w : tree_program()) argv.push_back(w);
+  Result r = run(argv, dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Tree tree = parse_tree(r.out);
+  ASSERT_EQ(tree.small.size(), 6u) << r.out;
+  // One line for the run, by default.
+  EXPECT_EQ(line_count(r.err), 1) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("^profil: [0-9]+ processes sampled"))) << r.err;
+
+  const Written w = read_written(dir.path());
+  EXPECT_TRUE(w.others.empty()) << w.others.front() << " (no gmon.out unless asked)";
+  // The rule, checked on the files themselves: a process has its own file
+  // when its samples stand for 10 ms of CPU or more, else it is in the
+  // shared file; never both.
+  ASSERT_GT(w.period_ns, 0u);
+  for (const auto& [pid, count] : w.own) {
+    EXPECT_FALSE(w.shared.count(pid)) << pid;
+    if (w.shared.size() > 0) {
+      EXPECT_GE(count * w.period_ns, 10'000'000u) << "pid " << pid << " has its own file";
+    }
+  }
+  for (const auto& [pid, count] : w.shared) EXPECT_LT(count * w.period_ns, 10'000'000u) << "pid " << pid;
+  // The parent and the big child used 80 ms each: their own files.
+  EXPECT_TRUE(w.own.count(tree.parent)) << r.err;
+  EXPECT_TRUE(w.own.count(tree.big.at(0))) << r.err;
+  // The small children's samples, where sampled, are under their pids.
+  for (const auto& [pid, count] : w.shared)
+    EXPECT_NE(std::find(tree.small.begin(), tree.small.end(), pid), tree.small.end()) << pid;
+  EXPECT_LE(w.own.size() + (w.shared.empty() ? 0 : 1), 4u);
+}
+
+TEST(RunOutput, VerboseSaysWhereEachProcessIsAndGmonOnlyForOwnFiles) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), tree_program(), {"--gmon"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Tree tree = parse_tree(r.out);
+  const Written w = read_written(dir.path());
+  // Each sampled process has its line, with the count its file holds.
+  const std::regex line("profil: run_tree \\(pid ([0-9]+)\\): ([0-9]+) samples [^\\n]*-> ([^\\n]*)");
+  std::map<int, uint64_t> said;
+  for (std::sregex_iterator it(r.err.begin(), r.err.end(), line), end; it != end; ++it) {
+    const int pid = std::stoi((*it)[1]);
+    said[pid] = std::stoull((*it)[2]);
+    const std::string files = (*it)[3];
+    if (w.own.count(pid)) {
+      EXPECT_EQ(w.own.at(pid), said[pid]) << pid;
+      EXPECT_NE(files.find("run_tree." + std::to_string(pid) + ".pb.gz"), std::string::npos) << files;
+      EXPECT_NE(files.find("gmon.run_tree." + std::to_string(pid) + ".out"), std::string::npos) << files;
+      EXPECT_TRUE(fs::exists(dir.path() / ("gmon.run_tree." + std::to_string(pid) + ".out")));
+    } else {
+      ASSERT_TRUE(w.shared.count(pid)) << pid << " is nowhere\n" << r.err;
+      EXPECT_EQ(w.shared.at(pid), said[pid]) << pid;
+      EXPECT_NE(files.find("small."), std::string::npos) << files;
+      EXPECT_EQ(files.find("gmon"), std::string::npos) << files;
+    }
+  }
+  EXPECT_EQ(said.size(), w.own.size() + w.shared.size()) << r.err;
+  EXPECT_TRUE(said.count(tree.parent)) << r.err;
+  size_t gmon_files = 0;
+  for (const auto& name : w.others) gmon_files += name.rfind("gmon.", 0) == 0;
+  EXPECT_EQ(gmon_files, w.own.size());
+}
+
+}  // namespace
