@@ -33,6 +33,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -747,12 +748,15 @@ void print_conversion(const Conversion& c, const fs::path& dir, bool verbose) {
 }
 
 // Dumps of this run left under their temporary name: a process killed
-// (SIGKILL) while it was writing. Their header, written first, names the
-// run; one too short to say is taken as ours when it is newer than the
-// run's start. Removed (the samples cannot be read back); returns the pids.
-std::map<int64_t, std::string> unfinished_dumps(const fs::path& dir, const std::string& run_id,
-                                                fs::file_time_type run_start) {
-  std::map<int64_t, std::string> pids;
+// (SIGKILL, or its exit_group while another thread wrote) while writing.
+// Their header, written first, names the run; one too short to say is taken
+// as ours when it is newer than the run's start. They are removed (the
+// samples cannot be read back). A loss only where the process has no
+// complete dump: the runtime writes a provisional dump before exit
+// handlers run, and a final one that dies half-way leaves that one intact.
+std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, const std::string& run_id,
+                                          fs::file_time_type run_start) {
+  std::set<int64_t> lost;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -772,13 +776,15 @@ std::map<int64_t, std::string> unfinished_dumps(const fs::path& dir, const std::
       ours = fs::last_write_time(entry.path(), ec) >= run_start && !ec;
     }
     if (!ours) continue;
-    const int64_t pid = std::strtoll(name.c_str() + at + 13, nullptr, 10);
-    pids[pid] = name.substr(0, at);
     fs::remove(entry.path(), ec);
-    fail(entry.path().string(), "an unfinished dump: pid " + std::to_string(pid) +
-                                    " was killed while writing its profile; removed");
+    const int64_t pid = std::strtoll(name.c_str() + at + 13, nullptr, 10);
+    auto dumped = c->dumped.find(pid);
+    if (dumped != c->dumped.end() && dumped->second) continue;
+    lost.insert(pid);
+    lose(c, entry.path().string(),
+         "an unfinished dump: pid " + std::to_string(pid) + " was killed while writing its profile; removed");
   }
-  return pids;
+  return lost;
 }
 
 int run_command(RunOptions options) {
@@ -846,8 +852,7 @@ int run_command(RunOptions options) {
   print_conversion(c, dir, options.verbose);
 
   // What was not written, and why.
-  const std::map<int64_t, std::string> unfinished = unfinished_dumps(dir, run_id, run_start);
-  for (const auto& [pid, name] : unfinished) c.losses.push_back(name);
+  const std::set<int64_t> unfinished = remove_unfinished_dumps(&c, dir, run_id, run_start);
   const std::string name = fs::path(program.path).filename().string();
   const std::string main_label = name + " (pid " + std::to_string(outcome.pid) + ")";
   auto dumped_at_end = [&c](int64_t pid) {
