@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
   using namespace profiling::cli;
   CLI::App app{"profil: process program-counter sampling for Linux", "profil"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "profil 0.1.0");
+  app.set_version_flag("--version", "profil " PROFIL_VERSION);
 
   auto& registry = command_registry();
   std::sort(registry.begin(), registry.end(),

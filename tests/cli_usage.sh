@@ -1,0 +1,49 @@
+#!/bin/sh
+# The conventions every profil command shares (issue 10): a usage error is
+# one line on stderr, nothing on stdout, and a documented status — 125 for
+# `profil run` (as env(1) and timeout(1), so it cannot be taken for the
+# program's status), 2 for report, merge and diff; --version prints
+# "profil PROJECT_VERSION"; --help shows no CLI11 artefacts.
+# usage: cli_usage.sh PROFIL VERSION
+profil=$1
+version=$2
+failures=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect() {
+  status=$1
+  shift
+  "$profil" "$@" >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  lines=$(wc -l <"$tmp/err")
+  if [ "$got" != "$status" ] || [ "$lines" != 1 ] || [ -s "$tmp/out" ]; then
+    echo "FAIL: profil $*: status $got (want $status), $lines stderr lines (want 1):"
+    cat "$tmp/err" "$tmp/out"
+    failures=$((failures + 1))
+  fi
+}
+
+expect 125 run --no-such-option /bin/true
+expect 125 run --hz 0 /bin/true
+expect 125 run
+expect 2 report --no-such-option x.pb.gz
+expect 2 report
+expect 2 report --format nonsense x.pb.gz
+expect 2 merge x.pb.gz
+expect 2 diff only-one.pb.gz
+expect 2 no-such-command
+expect 2
+
+out=$("$profil" --version)
+if [ "$out" != "profil $version" ]; then
+  echo "FAIL: profil --version printed '$out', not 'profil $version'"
+  failures=$((failures + 1))
+fi
+for command in run report merge diff; do
+  if "$profil" "$command" --help | grep -q '{false}\|{true}'; then
+    echo "FAIL: profil $command --help shows CLI11's {false}/{true}"
+    failures=$((failures + 1))
+  fi
+done
+exit $failures
