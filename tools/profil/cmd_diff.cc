@@ -1,11 +1,9 @@
 // `profil diff BASE NEW`: which functions gained or lost share of the
 // samples, most significant first (two-proportion z test): what got slower.
-#include <unistd.h>
-
 #include <cstdio>
-#include <cstdlib>
 
 #include "command.h"
+#include "common.h"
 #include "report/input.h"
 #include "report/render.h"
 #include "report/report.h"
@@ -19,6 +17,7 @@ struct DiffArgs {
   std::string exe;
   size_t top = 0;
   std::string color = "auto";
+  std::string output;
 };
 
 int run_diff(const DiffArgs& args) {
@@ -35,14 +34,12 @@ int run_diff(const DiffArgs& args) {
   if (base_symbolized.saturated || new_symbolized.saturated) report::warn_saturated();
   report::Diff diff = report::diff_profiles(base_symbolized, new_symbolized);
   if (args.top && diff.rows.size() > args.top) diff.rows.resize(args.top);
-  for (const std::string& w : symbolizer.take_warnings()) std::fprintf(stderr, "profil: warning: %s\n", w.c_str());
-  bool colour = args.color == "always" ||
-                (args.color == "auto" && isatty(STDOUT_FILENO) && !(std::getenv("NO_COLOR") && *std::getenv("NO_COLOR")));
+  print_warnings(symbolizer);
+  const bool colour = use_colour(args.color, writes_to_file(args.output));
   std::string text = args.format == "csv"    ? report::render_diff_csv(diff)
                      : args.format == "json" ? report::render_diff_json(diff)
                                              : report::render_diff_text(diff, args.base, args.changed, colour);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : fail("stdout", "write failed");
+  return emit(args.output, text, false);
 }
 
 RegisterCommand register_diff(
@@ -54,8 +51,8 @@ RegisterCommand register_diff(
       app.add_option("--format,-f", args->format, "text, csv or json")->check(CLI::IsMember({"text", "csv", "json"}));
       app.add_option("--top", args->top, "Show only the first N rows");
       app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
-      app.add_option("--color", args->color, "auto, always or never")
-          ->check(CLI::IsMember({"auto", "always", "never"}));
+      add_output_option(app, &args->output, "Write to FILE");
+      add_color_option(app, &args->color);
       return [args] { return run_diff(*args); };
     },
     40);

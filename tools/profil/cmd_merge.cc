@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "command.h"
+#include "common.h"
 #include "report/export.h"
 #include "report/input.h"
 
@@ -19,16 +20,11 @@ struct MergeArgs {
 int run_merge(const MergeArgs& args) {
   std::vector<report::LoadedProfile> inputs;
   format::Profile merged;
-  try {
-    for (const std::string& file : args.files) inputs.push_back(report::load_profile(file, args.exe));
-    bool saturated = false;
-    merged = report::merge_profiles(inputs, &saturated);
-    // A merged file must hold the true sums; a report may show them
-    // saturated, a file that is read again may not.
-    if (saturated) return fail(args.files.back(), "sample counts add up to more than 2^64-1; cannot merge");
-  } catch (const report::InputError& e) {
-    return fail(e.file(), e.what());
-  }
+  bool saturated = false;
+  if (int status = load_inputs(args.files, args.exe, &inputs, &merged, &saturated)) return status;
+  // A merged file must hold the true sums; a report may show them
+  // saturated, a file that is read again may not.
+  if (saturated) return fail(args.files.back(), "sample counts add up to more than 2^64-1; cannot merge");
   // The output type: asked for, else gmon when every input is gmon (what
   // their gprof users read), else pprof.
   std::string format = args.format;
@@ -52,13 +48,8 @@ int run_merge(const MergeArgs& args) {
   } catch (const std::exception& e) {
     return fail(args.output, e.what());
   }
-  for (const std::string& w : symbolizer.take_warnings()) std::fprintf(stderr, "profil: warning: %s\n", w.c_str());
-  try {
-    report::write_file_atomically(args.output, bytes);
-  } catch (const std::exception& e) {
-    return fail(args.output, e.what());
-  }
-  return 0;
+  print_warnings(symbolizer);
+  return emit(args.output, bytes, true);
 }
 
 RegisterCommand register_merge(

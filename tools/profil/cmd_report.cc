@@ -1,12 +1,11 @@
 // `profil report`: a symbolized flat profile of one or more profiles (summed),
 // by function, source line, object or instruction, in the format asked for.
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "command.h"
+#include "common.h"
 #include "report/export.h"
 #include "report/input.h"
 #include "report/render.h"
@@ -27,33 +26,6 @@ struct ReportArgs {
   std::string color = "auto";
 };
 
-bool use_colour(const std::string& mode, bool to_file) {
-  if (mode == "always") return true;
-  if (mode == "never" || to_file) return false;
-  // no-color.org: any non-empty NO_COLOR turns colour off.
-  const char* no_color = std::getenv("NO_COLOR");
-  return isatty(STDOUT_FILENO) && !(no_color && *no_color);
-}
-
-void print_warnings(report::Symbolizer& symbolizer) {
-  for (const std::string& w : symbolizer.take_warnings()) std::fprintf(stderr, "profil: warning: %s\n", w.c_str());
-}
-
-int emit(const std::string& output, const std::string& bytes, bool binary) {
-  if (!output.empty() && output != "-") {
-    try {
-      report::write_file_atomically(output, bytes);
-    } catch (const std::exception& e) {
-      return fail(output, e.what());
-    }
-    return 0;
-  }
-  if (binary && isatty(STDOUT_FILENO)) return fail("stdout", "binary output to a terminal; use -o FILE");
-  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size() || std::fflush(stdout) != 0)
-    return fail("stdout", "write failed");
-  return 0;
-}
-
 int run_report(const ReportArgs& args) {
   report::ReportOptions options;
   if (!report::parse_view(args.by, &options.view)) return fail("--by", "unknown view " + args.by);
@@ -70,16 +42,9 @@ int run_report(const ReportArgs& args) {
   }
   std::vector<report::LoadedProfile> inputs;
   format::Profile profile;
-  bool saturated = false;
-  try {
-    for (const std::string& file : args.files) inputs.push_back(report::load_profile(file, args.exe));
-    profile = report::merge_profiles(std::move(inputs), &saturated);
-  } catch (const report::InputError& e) {
-    return fail(e.file(), e.what());
-  }
-  if (saturated) report::warn_saturated();
+  if (int status = load_inputs(args.files, args.exe, &inputs, &profile)) return status;
   report::Symbolizer symbolizer;
-  bool to_file = !args.output.empty() && args.output != "-";
+  const bool to_file = writes_to_file(args.output);
   if (args.format == "pprof" || args.format == "gmon") {
     std::string bytes;
     try {
@@ -133,9 +98,8 @@ RegisterCommand register_report(
       app.add_option("--min-percent", args->min_percent, "Leave out rows below P percent");
       app.add_option("--focus", args->focus, "Only rows whose function matches REGEX (object in --by object)");
       app.add_option("--exe", args->exe, "The program a gmon.out file came from (default a.out)");
-      app.add_option("--output,-o", args->output, "Write to FILE instead of standard output");
-      app.add_option("--color", args->color, "auto, always or never")
-          ->check(CLI::IsMember({"auto", "always", "never"}));
+      add_output_option(app, &args->output, "Write to FILE");
+      add_color_option(app, &args->color);
       return [args] { return run_report(*args); };
     },
     20);

@@ -8,9 +8,6 @@
 // each process that used real CPU, one small.<pid>.pb.gz for the rest (each
 // sample labelled with its pid), gmon.out for gprof on request; says what
 // was lost and why, and exits with the program's status. See docs/run.md.
-// Built once the format and report layers it converts with are in the tree.
-#if __has_include("format/pprof.h") && __has_include("format/file_io.h") && \
-    __has_include("report/symbolizer.h")
 #include <dirent.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -38,6 +35,7 @@
 #include <vector>
 
 #include "command.h"
+#include "common.h"
 #include "format/file_io.h"
 #include "format/format_error.h"
 #include "format/gmon.h"
@@ -692,7 +690,7 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
                                   " processes are kept");
     }
   }
-  for (const std::string& warning : converter.warnings()) std::fprintf(stderr, "profil: warning: %s\n", warning.c_str());
+  print_warnings(converter.warnings());
   return c;
 }
 
@@ -927,5 +925,3 @@ const RegisterCommand kRunCommand(
 
 }  // namespace
 }  // namespace profiling::cli
-
-#endif  // the format and report layers are present
