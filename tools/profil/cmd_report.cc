@@ -42,7 +42,9 @@ int run_report(const ReportArgs& args) {
   }
   std::vector<report::LoadedProfile> inputs;
   format::Profile profile;
-  if (int status = load_inputs(args.files, args.exe, &inputs, &profile)) return status;
+  bool saturated = false;
+  if (int status = load_inputs(args.files, args.exe, &inputs, &profile, &saturated)) return status;
+  if (saturated) report::warn_saturated();
   report::Symbolizer symbolizer;
   const bool to_file = writes_to_file(args.output);
   if (args.format == "pprof" || args.format == "gmon") {
