@@ -544,7 +544,12 @@ TEST_P(RunCloses, KeepsTheProgramSampled) {
   // The clock at the end is cpu (switched) or was cpu throughout: the
   // weight bound of CPU-time timers holds for both.
   const double w = std::max(weight_bound(r.err, pid), kHz / 100.0);
-  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  // Nothing went unsampled for a reason of its own; the cpu clock's timer
+  // may not have reported the last slices before the end ("ran between
+  // kernel ticks", on a busy machine), which counts in the total.
+  for (const char* cause : {"not sampled: signals blocked", "not sampled: sampler descriptor closed",
+                            "not sampled: unknown"})
+    EXPECT_EQ(r.err.find(cause), std::string::npos) << r.err;
   expect_accounts_for(profile.total_count(), out.process, kHz, w, GetParam());
   if (r.err.find("perf clock") != std::string::npos || r.err.find("switched from the perf") != std::string::npos) {
     EXPECT_NE(r.err.find("switched from the perf clock to the cpu clock"), std::string::npos) << r.err;

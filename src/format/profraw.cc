@@ -148,7 +148,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   offset += header.maps_length;
   for (uint32_t i = 0; i < header.unsampled_count; ++i, offset += sizeof(profraw::Unsampled)) {
     const auto record = load<profraw::Unsampled>(bytes, offset);
-    if (record.cause < 1 || record.cause > 3)
+    if (record.cause < 1 || record.cause > 4)
       throw FormatError("bad profraw unsampled cause " + std::to_string(record.cause));
     if (record.cpu_ns != 0) data.unsampled.push_back(record);
   }
@@ -183,6 +183,7 @@ const char* unsampled_cause_name(uint32_t cause) {
     case profraw::UnsampledCause::signals_blocked: return "signals blocked";
     case profraw::UnsampledCause::descriptor_closed: return "sampler descriptor closed";
     case profraw::UnsampledCause::unknown: return "unknown";
+    case profraw::UnsampledCause::between_ticks: return "ran between kernel ticks";
   }
   return "";
 }

@@ -75,6 +75,7 @@ enum class UnsampledCause : uint32_t {
   signals_blocked = 1,    // the thread blocked the sampling signal
   descriptor_closed = 2,  // the program closed the thread's perf counter
   unknown = 3,            // neither; or threads no clock measured
+  between_ticks = 4,      // a CPU-time timer the kernel had not checked since (cpu clock)
 };
 
 // CPU time of some threads that no sample caught, beyond the noise.

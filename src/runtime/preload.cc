@@ -97,7 +97,9 @@ uint32_t collect_unsampled(format::profraw::Unsampled* records) {
                 static_cast<uint32_t>(UnsampledCause::descriptor_closed) ==
                     static_cast<uint32_t>(sampler::UnsampledCause::descriptor_closed) &&
                 static_cast<uint32_t>(UnsampledCause::unknown) == static_cast<uint32_t>(sampler::UnsampledCause::unknown) &&
-                sampler::kUnsampledCauses == 3 && sampler::kUnsampledTids == 8);
+                static_cast<uint32_t>(UnsampledCause::between_ticks) ==
+                    static_cast<uint32_t>(sampler::UnsampledCause::between_ticks) &&
+                sampler::kUnsampledCauses == 4 && sampler::kUnsampledTids == 8);
   const sampler::ClockKind clock = sampler::active_clock();
   if (g_hz == 0 || (clock != sampler::ClockKind::cpu && clock != sampler::ClockKind::perf)) return 0;
   sampler::Unsampled measured;

@@ -93,8 +93,14 @@ TEST_P(AccountingOnClock, BlockedThreadIsCountedWithItsCause) {
   // microseconds after the thread did): nothing of it was sampled.
   EXPECT_LE(static_cast<double>(row.cpu_ns), blocked.cpu * 1e9 + 1e6);
   EXPECT_GE(static_cast<double>(row.cpu_ns), blocked.cpu * 1e9 - 5e6);
-  // The other thread's gap is within the noise: no row names it.
+  // The other thread's gap is within the noise: no row names it — except,
+  // on the cpu clock, time its timer had not reported when it ended (the
+  // kernel checks a CPU-time timer only at a tick that finds the thread
+  // running: on a busy machine a thread running in short slices can end
+  // 10-20 ms past its last check), which has a row of its own.
+  const size_t between_ticks = static_cast<size_t>(UnsampledCause::between_ticks) - 1;
   for (size_t c = 0; c < kUnsampledCauses; ++c) {
+    if (GetParam() == ClockKind::cpu && c == between_ticks) continue;
     EXPECT_EQ(measured.rows[c].threads - before.rows[c].threads, c == cause ? 1u : 0u);
     for (uint32_t i = 0; i < measured.rows[c].threads && i < kUnsampledTids; ++i)
       EXPECT_NE(measured.rows[c].tids[i], sampled.tid);

@@ -106,8 +106,13 @@ void before_closing_descriptors(unsigned first, unsigned last);
 // without samples; its gap is counted here with the cause, so that a
 // profile can show it rather than lose it (docs/run.md, "Unsampled CPU
 // time").
-enum class UnsampledCause : uint32_t { signals_blocked = 1, descriptor_closed = 2, unknown = 3 };
-inline constexpr size_t kUnsampledCauses = 3;
+// between_ticks: the cpu clock's CPU-time timer is checked by the kernel
+// only at a tick that finds the thread running, so a thread that ran in
+// short slices between ticks carries CPU time its timer has not reported
+// yet; it is reported at the next check, and lost only when the thread (or
+// the process) ends first.
+enum class UnsampledCause : uint32_t { signals_blocked = 1, descriptor_closed = 2, unknown = 3, between_ticks = 4 };
+inline constexpr size_t kUnsampledCauses = 4;
 inline constexpr size_t kUnsampledTids = 8;
 struct UnsampledRow {
   uint64_t cpu_ns = 0;

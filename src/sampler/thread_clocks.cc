@@ -510,6 +510,8 @@ bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, u
     *cause = static_cast<uint32_t>(UnsampledCause::descriptor_closed);
   else if (sampling_signal_blocked(c.tid, self))
     *cause = static_cast<uint32_t>(UnsampledCause::signals_blocked);
+  else if (c.has_timer)
+    *cause = static_cast<uint32_t>(UnsampledCause::between_ticks);
   else
     *cause = static_cast<uint32_t>(UnsampledCause::unknown);
   return true;
