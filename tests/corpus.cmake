@@ -21,7 +21,6 @@ endforeach()
 # Cases that fail on main 85878a5 because of the issue 9 bugs being fixed on
 # other branches. WILL_FAIL keeps `make check` green meanwhile and turns red
 # when the fix lands: then delete the line (the case must pass from then on).
-set_tests_properties(corpus_go_pprof PROPERTIES WILL_FAIL TRUE)     # until a Go program's samples survive its raw exit_group (no branch has it yet)
 # Runs of several processes are accounted 88-95 % of their CPU on main:
 # the time before libprofil's constructor and during the dump, and time
 # when a signal could not be delivered, is in no sample yet (about 4 ms per

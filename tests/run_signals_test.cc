@@ -189,6 +189,24 @@ TEST_P(RunSignals, ThreadsExitingAtOnceKeepTheProfile) {
   }
 }
 
+// A process that ends with no way for a dump to be written — a raw
+// exit_group (every Go program ends so), SIGKILL — keeps the profile of
+// its last checkpoint (written every max(100 ms, 1/16 of the CPU so far)):
+// at least 0.6 s · 500 Hz less the last interval (≤ 100 ms here), less a
+// cpu-clock tail on a busy machine.
+TEST_P(RunSignals, RawExitAndSigkillKeepTheLastCheckpoint) {
+  for (const auto& [mode, status] : {std::pair<const char*, int>{"raw-exit", 4}, {"sigkill", 128 + SIGKILL}}) {
+    TempDir out;
+    const Result with = run({bin("profil"), "run", "-o", out.path().string(), "--clock", GetParam(), "--",
+                             bin("run_signals"), mode},
+                            logs_.path());
+    EXPECT_EQ(with.status, status) << mode << ": " << with.err;
+    const uint64_t samples = samples_of(out.path(), "run_signals");
+    EXPECT_GE(samples, 150u) << mode << ": " << with.err;
+    EXPECT_LE(samples, 330u) << mode << ": " << with.err;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Clocks, RunSignals, ::testing::Values("cpu", "perf"),
                          [](const auto& info) { return info.param; });
 

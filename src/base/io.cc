@@ -87,13 +87,13 @@ bool AtomicFile::write(const void* data, size_t size) {
   return true;
 }
 
-bool AtomicFile::commit() {
+bool AtomicFile::commit(bool durable) {
   if (fd_ < 0) {
     errno = EBADF;
     return false;
   }
   int error = failed_ ? saved_errno_ : 0;
-  if (error == 0 && ::fsync(fd_) != 0 && errno != EINVAL) error = errno;
+  if (error == 0 && durable && ::fsync(fd_) != 0 && errno != EINVAL) error = errno;
   if (::close(fd_) != 0 && error == 0 && errno != EINTR) error = errno;
   fd_ = -1;
   if (error == 0 && ::renameat(dirfd_, temp_, dirfd_, name_) != 0) error = errno;

@@ -35,7 +35,10 @@ class AtomicFile {
   // Flushes, closes and renames over the final name. false (errno set) on any
   // error, in which case the temporary is removed and an existing file of the
   // final name is left as it was.
-  bool commit();
+  // durable: fsync before the rename, so a power failure cannot leave an
+  // empty file under the final name. A process's own end needs only the
+  // rename (the data is in the page cache whatever becomes of the process).
+  bool commit(bool durable = true);
   const char* temp_name() const { return temp_; }
 
  private:

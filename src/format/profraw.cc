@@ -127,7 +127,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   if (header.unsampled_count * sizeof(profraw::Unsampled) < rest)
     throw FormatError(header.version == 1 ? "profraw has trailing bytes after the maps"
                                           : "profraw has trailing bytes after the unsampled records");
-  if (header.end_reason < 1 || header.end_reason > 4)
+  if (header.end_reason < 1 || header.end_reason > 5)
     throw FormatError("bad profraw end reason " + std::to_string(header.end_reason));
   if (header.hz == 0 || header.period_ns == 0) throw FormatError("profraw has no sampling rate");
 

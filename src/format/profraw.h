@@ -36,6 +36,10 @@ enum class EndReason : uint32_t {
   quick = 2,   // _exit() / _Exit()
   signal = 3,  // a terminating or crash signal (signal field says which)
   exec = 4,    // replaced by exec: what the old image sampled
+  // The last checkpoint the process wrote while running: it ended without
+  // a final dump (a raw exit_group system call, as Go programs end, or
+  // SIGKILL), so the profile stops at the checkpoint.
+  checkpoint = 5,
 };
 
 // Offsets of the header fields (all little-endian, naturally aligned).

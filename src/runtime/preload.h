@@ -24,7 +24,9 @@ bool preload_active();
 // A provisional dump writes a complete file but lets the final one (at the
 // real end) write it again. true when the profile was written.
 // ASYNC-SIGNAL-SAFE.
-enum class DumpKind { final, provisional };
+// A checkpoint is a provisional dump written while the process runs; it
+// never waits for another writer.
+enum class DumpKind { final, provisional, checkpoint };
 bool preload_dump(format::profraw::EndReason reason, int signo, DumpKind kind = DumpKind::final);
 
 // Does this process have a thread besides the caller? (/proc/self/stat's

@@ -22,6 +22,8 @@ namespace profiling::sampler {
 namespace {
 
 bool g_handler_installed = false;
+std::atomic<PeriodicHook> g_periodic_hook{nullptr};
+__thread uint32_t t_signals_since_hook __attribute__((tls_model("initial-exec")));
 
 // ASYNC-SIGNAL-SAFE. A SIGPROF that is not one of our ticks is the
 // program's (signal_front.h): a kill, its own ITIMER_PROF (SI_KERNEL), its
@@ -56,6 +58,12 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   deliver(pc, weight);
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
+  // Every 64th signal of a thread: the periodic hook (the preload runtime's
+  // checkpoint), outside the sinks' in-flight section.
+  if (++t_signals_since_hook >= 64) [[unlikely]] {
+    t_signals_since_hook = 0;
+    if (PeriodicHook hook = g_periodic_hook.load(std::memory_order_acquire)) hook();
+  }
 }
 
 // ---- fault guard ----
@@ -111,6 +119,8 @@ void discard_pending_sampling_signal() {
   real_sigaction(kSamplingSignal, &ignore, &ours);
   real_sigaction(kSamplingSignal, &ours, nullptr);
 }
+
+void set_periodic_hook(PeriodicHook hook) { g_periodic_hook.store(hook, std::memory_order_release); }
 
 void install_fault_guard() {
   if (g_guard_installed) return;

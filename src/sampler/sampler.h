@@ -133,6 +133,12 @@ bool unsampled_beyond_noise(uint64_t gap_ns, uint64_t cpu_ns, uint64_t period_ns
 // ended, plus those of every thread sampled now, measured now.
 void unsampled_time(Unsampled* out);
 
+// Called (ASYNC-SIGNAL-SAFE, from the sampling handler, in whichever thread
+// was sampled) after every 64th sampling signal of a thread. The preload
+// runtime writes a checkpoint of its dump there. nullptr removes it.
+using PeriodicHook = void (*)();
+void set_periodic_hook(PeriodicHook hook);
+
 struct Stats {
   uint64_t signals = 0;        // sampling signals handled
   uint64_t ticks = 0;          // weighted ticks delivered

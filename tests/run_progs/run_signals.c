@@ -17,7 +17,10 @@
  *   exec-ignored  SIGPROF ignored, then exec of "disposition": the new
  *                 image must find SIGPROF still ignored (execve(2))
  *   disposition   prints SIGPROF's disposition
- *   exit-race     9 threads burn CPU, then all call exit(3) at once */
+ *   exit-race     9 threads burn CPU, then all call exit(3) at once
+ *   raw-exit      burns 0.6 s, then a raw exit_group system call (as Go
+ *                 programs end): no exit handler, no _exit
+ *   sigkill       burns 0.6 s, then SIGKILLs itself */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdint.h>
@@ -28,6 +31,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static double process_cpu(void) {
@@ -169,6 +173,14 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "disposition") == 0) {
     printf("SIGPROF %s\n", describe(SIGPROF));
     return 0;
+  }
+  if (strcmp(mode, "raw-exit") == 0) {
+    burn(0.6);
+    syscall(SYS_exit_group, 4);
+  }
+  if (strcmp(mode, "sigkill") == 0) {
+    burn(0.6);
+    kill(getpid(), SIGKILL);
   }
   if (strcmp(mode, "exit-race") == 0) {
     enum { kThreads = 9 };

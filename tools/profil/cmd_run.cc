@@ -514,6 +514,9 @@ std::string ending(const ProcessSummary& p) {
     case EndReason::quick: return ", ended by _exit";
     case EndReason::exec: return ", then exec'd";
     case EndReason::signal: return ", ended by " + signal_name(static_cast<int>(p.signal));
+    case EndReason::checkpoint:
+      return ", ended without a final dump (a raw exit_group, as Go programs end, or SIGKILL): sampled up to its "
+             "last checkpoint";
   }
   return "";
 }
