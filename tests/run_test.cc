@@ -776,11 +776,13 @@ TEST(RunMessages, WaitingForProcessesLeftRunningIsSaid) {
   close(input[0]);
   // The child holds stdin open until we close it, so the line must come
   // first (a generous bound: the machine may be busy).
-  std::string said;
+  // The child prints its pid on its own schedule, before or after the line.
+  std::string said, printed;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while ((said = slurp(err)).find("waiting") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+  while (((said = slurp(err)).find("waiting") == std::string::npos ||
+          (printed = slurp(out)).find("child ") == std::string::npos) &&
+         std::chrono::steady_clock::now() < deadline)
     usleep(10000);
-  const std::string printed = slurp(out);
   close(input[1]);
   int status = 0;
   waitpid(pid, &status, 0);
