@@ -191,9 +191,11 @@ TEST_P(RunSignals, ThreadsExitingAtOnceKeepTheProfile) {
 
 // A process that ends with no way for a dump to be written — a raw
 // exit_group (every Go program ends so), SIGKILL — keeps the profile of
-// its last checkpoint (written every max(100 ms, 1/16 of the CPU so far)):
-// at least 0.6 s · 500 Hz less the last interval (≤ 100 ms here), less a
-// cpu-clock tail on a busy machine.
+// its last checkpoint (written every max(50 ms, 1/32 of the CPU so far)):
+// 0.6 s · 500 Hz less the last interval and, on the cpu clock on a busy
+// machine, what the kernel had not reported yet (up to ~100 ms: it checks
+// CPU-time timers only at a tick that finds the thread running); a third
+// of it at least.
 TEST_P(RunSignals, RawExitAndSigkillKeepTheLastCheckpoint) {
   for (const auto& [mode, status] : {std::pair<const char*, int>{"raw-exit", 4}, {"sigkill", 128 + SIGKILL}}) {
     TempDir out;
@@ -202,7 +204,7 @@ TEST_P(RunSignals, RawExitAndSigkillKeepTheLastCheckpoint) {
                             logs_.path());
     EXPECT_EQ(with.status, status) << mode << ": " << with.err;
     const uint64_t samples = samples_of(out.path(), "run_signals");
-    EXPECT_GE(samples, 150u) << mode << ": " << with.err;
+    EXPECT_GE(samples, 100u) << mode << ": " << with.err;
     EXPECT_LE(samples, 330u) << mode << ": " << with.err;
   }
 }

@@ -218,11 +218,11 @@ void on_fork_child() {
 // exit_group system call (every Go program ends so, cgo or not), SIGKILL.
 // So a running process writes its dump now and then, as a checkpoint that
 // its final dump replaces: the profile of such a process stops at its last
-// checkpoint instead of being lost. Every max(100 ms, 1/16 of the CPU time
-// so far) of process CPU time — at most ~6 % of a process's time is at
-// risk, and a long run writes only a few dumps an hour — checked from the
-// sampling handler every 64th signal of a thread (sampler.h).
-constexpr int64_t kFirstCheckpointNs = 100'000'000;
+// checkpoint instead of being lost. Every max(50 ms, 1/32 of the CPU time
+// so far) of process CPU time — about 3 % of a long process's time is at
+// risk, and a long run writes a few dumps a minute at most — checked from
+// the sampling handler every 32 ticks of a thread (sampler.h).
+constexpr int64_t kFirstCheckpointNs = 50'000'000;
 std::atomic<int64_t> g_next_checkpoint_ns{kFirstCheckpointNs};
 
 // ASYNC-SIGNAL-SAFE.
@@ -233,7 +233,7 @@ void on_periodic() {
   const int64_t cpu = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   int64_t due = g_next_checkpoint_ns.load(std::memory_order_relaxed);
   if (cpu < due) return;
-  const int64_t next = cpu + std::max<int64_t>(kFirstCheckpointNs, cpu / 16);
+  const int64_t next = cpu + std::max<int64_t>(kFirstCheckpointNs, cpu / 32);
   if (!g_next_checkpoint_ns.compare_exchange_strong(due, next, std::memory_order_relaxed)) return;
   preload_dump(EndReason::checkpoint, 0, DumpKind::checkpoint);
 }

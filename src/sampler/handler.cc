@@ -23,7 +23,7 @@ namespace {
 
 bool g_handler_installed = false;
 std::atomic<PeriodicHook> g_periodic_hook{nullptr};
-__thread uint32_t t_signals_since_hook __attribute__((tls_model("initial-exec")));
+__thread uint32_t t_ticks_since_hook __attribute__((tls_model("initial-exec")));
 
 // ASYNC-SIGNAL-SAFE. A SIGPROF that is not one of our ticks is the
 // program's (signal_front.h): a kill, its own ITIMER_PROF (SI_KERNEL), its
@@ -58,10 +58,13 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   deliver(pc, weight);
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
-  // Every 64th signal of a thread: the periodic hook (the preload runtime's
-  // checkpoint), outside the sinks' in-flight section.
-  if (++t_signals_since_hook >= 64) [[unlikely]] {
-    t_signals_since_hook = 0;
+  // Every 32 ticks of a thread's CPU time: the periodic hook (the preload
+  // runtime's checkpoint), outside the sinks' in-flight section. Counted in
+  // ticks, not signals: on a busy machine the kernel checks a CPU-time
+  // timer rarely (12 signals in a CPU-second seen, each worth ~80 ticks).
+  t_ticks_since_hook += weight;
+  if (t_ticks_since_hook >= 32) [[unlikely]] {
+    t_ticks_since_hook = 0;
     if (PeriodicHook hook = g_periodic_hook.load(std::memory_order_acquire)) hook();
   }
 }

@@ -134,7 +134,7 @@ bool unsampled_beyond_noise(uint64_t gap_ns, uint64_t cpu_ns, uint64_t period_ns
 void unsampled_time(Unsampled* out);
 
 // Called (ASYNC-SIGNAL-SAFE, from the sampling handler, in whichever thread
-// was sampled) after every 64th sampling signal of a thread. The preload
+// was sampled) after every 32 ticks of a thread's sampled CPU time. The preload
 // runtime writes a checkpoint of its dump there. nullptr removes it.
 using PeriodicHook = void (*)();
 void set_periodic_hook(PeriodicHook hook);
