@@ -6,6 +6,11 @@
 // executed" — Solaris profil(2) — and the new program never dies of SIGPROF,
 // as it does after glibc's profil, whose ITIMER_PROF survives exec). Fork is
 // followed with pthread_atfork: profiling stays on in parent and child.
+//
+// These interposers (exec_hooks.cc, thread_hooks.cc) are in libprofil.so
+// only; libprofil.a, which static programs link, has the atfork handlers
+// alone (src/CMakeLists.txt says why; sampler/thread_finder.h is what a
+// static program has instead).
 #ifndef PROFIL_RUNTIME_PROCESS_HOOKS_H
 #define PROFIL_RUNTIME_PROCESS_HOOKS_H
 
