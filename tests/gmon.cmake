@@ -7,6 +7,12 @@
 #   gmon_prog_glibc                   -pg with glibc's own gmon: the
 #                                     comparison the test prints
 #   gmon_openbsd_pie                  profil_openbsd() in a -pg PIE
+#   gmon_prog_static / _staticpie     -static / -static-pie, linked with
+#                                     libprofil.a (issue 9: these died of
+#                                     SIGSEGV before main)
+#   gmon_prog_glibc_static / _glibc_staticpie   the same with glibc's gmon
+#   gmon_static_api / _staticpie      profil(), sprofil() and pcsample() in
+#                                     a static program (not -pg)
 set(GMON_PROGS)
 foreach(variant pie nopie fentry glibc)
   set(target gmon_prog_${variant})
@@ -36,6 +42,40 @@ target_compile_options(gmon_openbsd_pie PRIVATE -pg -O1 -fno-inline -fPIE)
 target_link_options(gmon_openbsd_pie PRIVATE -pg -pie)
 target_link_libraries(gmon_openbsd_pie PRIVATE libprofil)
 list(APPEND GMON_PROGS gmon_openbsd_pie)
+
+# Static programs: libc.a and libstdc++.a (libc6-dev, libstdc++-12-dev; both
+# come with build-essential). libprofil.a is C++, so CMake links them with
+# the C++ driver, which brings libstdc++.
+foreach(variant static staticpie glibc_static glibc_staticpie)
+  set(target gmon_prog_${variant})
+  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/gmon_progs/gmon_prog.c)
+  target_compile_options(${target} PRIVATE -pg -O1 -fno-omit-frame-pointer -fno-inline)
+  if(variant MATCHES "staticpie$")
+    target_link_options(${target} PRIVATE -pg -static-pie)
+  else()
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+    target_compile_options(${target} PRIVATE -fno-pie)
+    target_link_options(${target} PRIVATE -pg -static)
+  endif()
+  if(NOT variant MATCHES "^glibc")
+    target_link_libraries(${target} PRIVATE libprofil_static)
+  endif()
+  target_link_libraries(${target} PRIVATE Threads::Threads)
+  list(APPEND GMON_PROGS ${target})
+endforeach()
+foreach(variant static staticpie)
+  set(target gmon_static_api_${variant})
+  add_executable(${target} ${CMAKE_CURRENT_SOURCE_DIR}/gmon_progs/static_api.c)
+  target_compile_options(${target} PRIVATE -O1)
+  if(variant STREQUAL staticpie)
+    target_link_options(${target} PRIVATE -static-pie)
+  else()
+    set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE OFF)
+    target_link_options(${target} PRIVATE -static)
+  endif()
+  target_link_libraries(${target} PRIVATE libprofil_static Threads::Threads)
+  list(APPEND GMON_PROGS ${target})
+endforeach()
 
 profil_add_gtest(gmon_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gmon_test.cc LIBS profil_format)
 if(TARGET gmon_test)

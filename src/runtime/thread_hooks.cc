@@ -12,6 +12,13 @@
 #include "runtime/preload.h"
 #include "sampler/sampler.h"
 
+// Tells the sampler that this wrapper is linked, so no thread finder is
+// needed (sampler/thread_finder.h).
+namespace profiling::sampler {
+extern const bool g_thread_creation_interposed;
+const bool g_thread_creation_interposed = true;
+}  // namespace profiling::sampler
+
 namespace profiling::runtime {
 namespace {
 

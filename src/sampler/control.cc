@@ -234,6 +234,16 @@ void before_closing_descriptors(unsigned first, unsigned last) {
   switch_to_cpu_timers(first, last);
 }
 
+void thread_not_sampled() {
+  ControlLock lock;
+  ignore_current_thread();
+}
+
+void attach_new_threads() {
+  ControlLock lock;
+  sync_with_task_list();
+}
+
 Stats stats() {
   Stats s;
   s.signals = g_stats.signals.load();

@@ -82,6 +82,12 @@ void fork_child();
 // A thread starts or ends (called by the pthread_create wrapper).
 void thread_started();
 void thread_exiting();
+// The calling thread is one of ours (a watcher) and is never sampled, nor
+// attached by the thread finder (thread_finder.h).
+void thread_not_sampled();
+// Without the wrapper: clocks for the threads that appeared since the last
+// call, none for those gone (the thread finder calls it).
+void attach_new_threads();
 
 // ---- synchronous faults (SIGSEGV, SIGBUS) ----
 // Puts the handler in front of SIGSEGV and SIGBUS (signal_front.h) that

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -22,6 +23,7 @@
 #include "base/io.h"
 #include "base/raw_syscall.h"
 #include "sampler/handler.h"
+#include "sampler/thread_finder.h"
 #include "sampler/wall_sampler.h"
 
 namespace profiling::sampler {
@@ -196,9 +198,19 @@ int open_perf_counter(pid_t tid, uint64_t period_ns) {
   return fd;
 }
 
+// One past the highest slot ever used: slots are taken lowest first, so the
+// searches (one per new thread, and the thread finder's passes) stop here
+// rather than walk all kMaxThreads.
+size_t g_slots_high = 0;
+
+void note_slot_used(const ThreadClock* slot) {
+  const size_t index = static_cast<size_t>(slot - g_clocks) + 1;
+  if (index > g_slots_high) g_slots_high = index;
+}
+
 ThreadClock* find_clock(pid_t tid) {
-  for (ThreadClock& c : g_clocks)
-    if (c.in_use && c.tid == tid) return &c;
+  for (size_t i = 0; i < g_slots_high; ++i)
+    if (g_clocks[i].in_use && g_clocks[i].tid == tid) return &g_clocks[i];
   return nullptr;
 }
 
@@ -206,6 +218,7 @@ ThreadClock* find_clock(pid_t tid) {
 // closed counter) keeps what it missed in g_ended.
 void account_released(const ThreadClock& c) {
   if (g_clock != ClockKind::cpu && g_clock != ClockKind::perf) return;  // wall samples sleep too
+  if (c.ignored) return;  // a watcher of ours: never sampled on purpose
   const size_t index = static_cast<size_t>(&c - g_clocks);
   uint64_t gap = 0;
   uint32_t cause = 0;
@@ -240,6 +253,7 @@ void release_clock(ThreadClock& c) {
   }
   c.has_timer = false;
   c.perf_fd = -1;
+  c.ignored = false;
   c.in_use = false;
   c.tid = 0;
 }
@@ -257,7 +271,10 @@ void arm(ThreadClock& c, bool on) {
 // Creates and arms the clock of thread tid. false when the thread is gone
 // or no slot is left.
 bool attach(pid_t tid) {
-  if (ThreadClock* stale = find_clock(tid)) release_clock(*stale);  // tid reused
+  if (ThreadClock* stale = find_clock(tid)) {
+    if (stale->ignored) return true;
+    release_clock(*stale);  // tid reused
+  }
   ThreadClock* slot = nullptr;
   for (ThreadClock& c : g_clocks)
     if (!c.in_use) {
@@ -288,6 +305,7 @@ bool attach(pid_t tid) {
   }
   slot->tid = tid;
   slot->in_use = true;
+  note_slot_used(slot);
   arm(*slot, true);
   return true;
 }
@@ -404,12 +422,15 @@ int start_all_threads(const ClockSettings& settings) {
   } else {
     attach(current_tid());
   }
+  // Without the pthread_create wrapper (a static program), threads created
+  // from now on are found by the thread finder.
+  start_thread_finder();
   return 0;
 }
 
 void stop_all_threads() {
   for (ThreadClock& c : g_clocks)
-    if (c.in_use) release_clock(c);
+    if (c.in_use && !c.ignored) release_clock(c);
   stop_wall_watcher();
   g_running = false;
 }
@@ -422,6 +443,63 @@ void start_current_thread() {
 
 void stop_current_thread() {
   if (ThreadClock* c = find_clock(current_tid())) release_clock(*c);
+}
+
+void ignore_current_thread() {
+  const pid_t tid = current_tid();
+  ThreadClock* slot = find_clock(tid);
+  if (slot != nullptr) {
+    release_clock(*slot);
+  } else {
+    for (ThreadClock& c : g_clocks)
+      if (!c.in_use) {
+        slot = &c;
+        break;
+      }
+    if (slot == nullptr) return;
+  }
+  slot->tid = tid;
+  slot->ignored = true;
+  slot->in_use = true;
+  note_slot_used(slot);
+}
+
+void sync_with_task_list() {
+  if (!g_running || g_suspended) return;
+  // Static: 16 KiB each, and the finder runs on a small stack. The control
+  // lock serializes the callers.
+  static pid_t present[kMaxThreads];
+  static bool has_clock[kMaxThreads];
+  size_t count = 0;
+  bool complete = true;
+  DIR* dir = ::opendir("/proc/self/task");
+  if (dir == nullptr) return;
+  while (dirent* entry = ::readdir(dir)) {
+    if (entry->d_name[0] == '.') continue;
+    const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+    if (tid <= 0) continue;
+    if (count == kMaxThreads) {
+      complete = false;
+      break;
+    }
+    present[count++] = tid;
+  }
+  ::closedir(dir);
+  std::sort(present, present + count);
+  std::fill(has_clock, has_clock + count, false);
+  // One pass over the slots: a clock whose thread is gone is released (only
+  // when the list is complete), one whose thread is there is marked.
+  for (size_t i = 0; i < g_slots_high; ++i) {
+    ThreadClock& c = g_clocks[i];
+    if (!c.in_use) continue;
+    const pid_t* at = std::lower_bound(present, present + count, c.tid);
+    if (at != present + count && *at == c.tid)
+      has_clock[at - present] = true;
+    else if (complete)
+      release_clock(c);
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (!has_clock[i]) attach(present[i]);
 }
 
 void suspend_for_exec() {
@@ -455,6 +533,7 @@ void reset_in_child() {
   reset_accounting();  // the parent's threads are not the child's
   if (g_running && !g_suspended) attach(current_tid());
   if (g_running) restart_wall_watcher_in_child();
+  restart_thread_finder_in_child();
 }
 
 bool switch_to_cpu_timers(unsigned first, unsigned last) {
@@ -541,7 +620,7 @@ void unsampled_time(Unsampled* out) {
   const pid_t self = current_tid();
   for (size_t index = 0; index < kMaxThreads; ++index) {
     const ThreadClock& c = g_clocks[index];
-    if (!c.in_use) continue;
+    if (!c.in_use || c.ignored) continue;
     uint64_t gap = 0;
     uint32_t cause = 0;
     if (!measure_gap(c, index, c.tid == self, &gap, &cause)) continue;

@@ -33,6 +33,7 @@ struct ThreadClock {
   timer_t timer{};
   int perf_fd = -1;
   uint64_t cpu_at_attach_ns = 0;  // the thread's CPU clock when this clock started
+  bool ignored = false;  // a watcher thread of ours: no clock, never attached
 };
 
 namespace internal {
@@ -110,6 +111,10 @@ bool sampling_running();
 // Sample the calling thread too (it was created after start_all_threads).
 void start_current_thread();
 void stop_current_thread();
+void ignore_current_thread();
+// Clocks for threads in /proc/self/task that have none; the clocks of
+// threads no longer there released (thread_finder.h).
+void sync_with_task_list();
 // exec: stop every clock and discard a pending signal; and the way back.
 void suspend_for_exec();
 void resume_after_exec();

@@ -66,7 +66,7 @@ void* watch(void* opaque) {
   const uint64_t generation = reinterpret_cast<uintptr_t>(opaque);
   // Not itself sampled, and no home for the program's process-directed
   // signals (they go to the program's own threads).
-  thread_exiting();
+  thread_not_sampled();
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
@@ -93,6 +93,7 @@ void* watch(void* opaque) {
     if (periods <= 0 || g_paused.load(std::memory_order_acquire)) continue;
     sample_blocked_threads(self, static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods));
   }
+  thread_exiting();  // its slot is free again
   return nullptr;
 }
 
