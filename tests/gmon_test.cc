@@ -532,6 +532,23 @@ TEST_P(GmonStaticApi, MainAndLaterThreadSampled) {
   EXPECT_GE(thread_seconds, thread_cpu - kFinderAllowance - tolerance(thread_cpu, 1 / hz)) << r.out;
 }
 
+// A static program's own SIGPROF handler, installed while it samples
+// itself: libprofil.a interposes sigaction() too, so the handler sees the
+// program's own signal and none of the sampler's ticks, sigaction() reports
+// it back, and sampling goes on.
+TEST(GmonStaticApiSignals, OwnSigprofHandlerKeptBesideTheSampler) {
+  for (const char* link : {"static", "staticpie"}) {
+    TempDir work;
+    const fs::path prog = program(std::string("gmon_static_api_") + link);
+    const Result r = run(work.path(), {prog.string(), "profil", "own-sigprof"}, {kFastClock});
+    ASSERT_TRUE(r.ok()) << link << " status " << r.status << " " << r.out << r.err;
+    EXPECT_EQ(value_of(r.out, "handler_calls"), 1) << link << "\n" << r.out;
+    EXPECT_EQ(value_of(r.out, "own_handler_reported"), 1) << link << "\n" << r.out;
+    const double main_cpu = value_of(r.out, "main_cpu");
+    EXPECT_NEAR(value_of(r.out, "main_samples") / 1000, main_cpu, tolerance(main_cpu, 0.001)) << link << "\n" << r.out;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Calls, GmonStaticApi,
                          ::testing::Combine(::testing::Values("static", "staticpie"),
                                             ::testing::Values("profil", "sprofil", "pcsample")),

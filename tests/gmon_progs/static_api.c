@@ -6,9 +6,14 @@
  * sits in a section of its own, so its address range is known exactly
  * (__start_/__stop_ symbols, GNU ld). Prints
  *   hz= main_samples= main_cpu= thread_samples= thread_cpu=
+ * With a second argument "own-sigprof", the program installs its own SIGPROF
+ * handler once sampling runs and raises SIGPROF once at the end: it must
+ * see that one signal and none of the sampler's ticks, and get its handler
+ * back from sigaction() (handler_calls= own_handler_reported=).
  * Work is bounded by CPU time (CLOCK_THREAD_CPUTIME_ID). */
 #include <profil/profil.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +45,12 @@ static void *worker(void *arg) {
   (void)arg;
   thread_seconds = thread_spin(0.3);
   return NULL;
+}
+
+static volatile sig_atomic_t handler_calls;
+static void on_sigprof(int signo) {
+  (void)signo;
+  ++handler_calls;
 }
 
 static int in(uintptr_t pc, const char *start, const char *stop) {
@@ -76,10 +87,25 @@ int main(int argc, char **argv) {
     perror(mode);
     return 2;
   }
+  const int own_sigprof = argc > 2 && strcmp(argv[2], "own-sigprof") == 0;
+  if (own_sigprof) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = on_sigprof;
+    sigemptyset(&action.sa_mask);
+    if (sigaction(SIGPROF, &action, NULL) != 0) return 4;
+  }
   const double main_seconds = main_spin(0.3);
   pthread_t thread;
   if (pthread_create(&thread, NULL, worker, NULL) != 0) return 3;
   pthread_join(thread, NULL);
+  int own_handler_reported = 0;
+  if (own_sigprof) {
+    raise(SIGPROF);
+    struct sigaction current;
+    own_handler_reported = sigaction(SIGPROF, NULL, &current) == 0 && current.sa_handler == on_sigprof;
+    printf("handler_calls=%d\nown_handler_reported=%d\n", (int)handler_calls, own_handler_reported);
+  }
   const unsigned hz = profil_sampling_hz();
   unsigned long main_samples = 0, thread_samples = 0;
   if (strcmp(mode, "sprofil") == 0) {
