@@ -6,6 +6,9 @@
  * sits in a section of its own, so its address range is known exactly
  * (__start_/__stop_ symbols, GNU ld). Prints
  *   hz= main_samples= main_cpu= thread_samples= thread_cpu=
+ *   main_signals= thread_signals=
+ * (the sampling signals the sampler received while each function ran alone:
+ * the main thread waits in pthread_join while the thread spins).
  * With a second argument "own-sigprof", the program installs its own SIGPROF
  * handler once sampling runs and raises SIGPROF once at the end: it must
  * see that one signal and none of the sampler's ticks, and get its handler
@@ -40,10 +43,19 @@ static double thread_cpu(void) {
 __attribute__((noinline, section("profil_main_spin"))) double main_spin(double seconds) { SPIN_BODY }
 __attribute__((noinline, section("profil_thread_spin"))) double thread_spin(double seconds) { SPIN_BODY }
 
+static unsigned long long signals_so_far(void) {
+  profil_stats stats;
+  profil_get_stats(&stats);
+  return (unsigned long long)stats.signals;
+}
+
 static double thread_seconds;
+static unsigned long long thread_signals;
 static void *worker(void *arg) {
   (void)arg;
+  const unsigned long long before = signals_so_far();
   thread_seconds = thread_spin(0.3);
+  thread_signals = signals_so_far() - before;
   return NULL;
 }
 
@@ -95,7 +107,9 @@ int main(int argc, char **argv) {
     sigemptyset(&action.sa_mask);
     if (sigaction(SIGPROF, &action, NULL) != 0) return 4;
   }
+  const unsigned long long before = signals_so_far();
   const double main_seconds = main_spin(0.3);
+  const unsigned long long main_signals = signals_so_far() - before;
   pthread_t thread;
   if (pthread_create(&thread, NULL, worker, NULL) != 0) return 3;
   pthread_join(thread, NULL);
@@ -128,7 +142,8 @@ int main(int argc, char **argv) {
       if (in(pc, __start_profil_thread_spin, __stop_profil_thread_spin)) thread_samples += bins[i];
     }
   }
-  printf("hz=%u\nmain_samples=%lu\nmain_cpu=%.4f\nthread_samples=%lu\nthread_cpu=%.4f\n", hz, main_samples,
-         main_seconds, thread_samples, thread_seconds);
+  printf("hz=%u\nmain_samples=%lu\nmain_cpu=%.4f\nthread_samples=%lu\nthread_cpu=%.4f\nmain_signals=%llu\n"
+         "thread_signals=%llu\n",
+         hz, main_samples, main_seconds, thread_samples, thread_seconds, main_signals, thread_signals);
   return 0;
 }
