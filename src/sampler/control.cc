@@ -152,6 +152,9 @@ int set_histogram(const HistogramSpec& spec) {
 
 void clear_histogram() {
   ControlLock lock;
+  // The last sink going: the clocks stop, so what the kernel had not
+  // reported yet is delivered now (thread_clocks.h).
+  if (g_owned_pc_buffer == nullptr && g_installed_pc_table == nullptr) flush_unreported_ticks();
   g_histogram.store(nullptr, std::memory_order_seq_cst);
   wait_for_handlers();
   delete g_owned_histogram;
@@ -170,6 +173,7 @@ int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count) {
     install_fault_guard();
   }
   ControlLock lock;
+  if (!fresh && g_owned_histogram == nullptr && g_installed_pc_table == nullptr) flush_unreported_ticks();
   std::unique_ptr<PcBuffer> previous(g_owned_pc_buffer);
   g_owned_pc_buffer = fresh.release();
   if (int error = update_clocks(); error != 0) {
@@ -187,6 +191,7 @@ int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count) {
 
 void set_pc_table(PcTable* table) {
   ControlLock lock;
+  if (table == nullptr && g_owned_histogram == nullptr && g_owned_pc_buffer == nullptr) flush_unreported_ticks();
   g_installed_pc_table = table;
   g_pc_table.store(table, std::memory_order_seq_cst);
   wait_for_handlers();

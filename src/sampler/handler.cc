@@ -36,7 +36,8 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
     // stands for several periods is weighted by them (its overrun), so
     // counts measure CPU time at the requested rate.
     weight = timer_sample_weight(info->si_overrun);
-    count_timer_ticks(info->si_value.sival_ptr, weight);
+    count_timer_ticks(info->si_value.sival_ptr, weight,
+                      static_cast<uint64_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]));
   } else if (info->si_code > 0 && info->si_code <= POLL_HUP) {
     if (is_our_perf_fd(info->si_fd)) {
       weight = perf_sample_weight(info->si_fd);

@@ -23,6 +23,7 @@
 #include "base/io.h"
 #include "base/raw_syscall.h"
 #include "sampler/handler.h"
+#include "sampler/sinks.h"
 #include "sampler/thread_finder.h"
 #include "sampler/wall_sampler.h"
 
@@ -31,6 +32,7 @@ namespace internal {
 ThreadClock g_clocks[kMaxThreads];
 std::atomic<uint16_t> g_perf_fd_slot[kMaxPerfFd];
 std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
+std::atomic<uint64_t> g_clock_last_pc[kMaxThreads];
 }  // namespace internal
 
 namespace {
@@ -287,6 +289,7 @@ bool attach(pid_t tid) {
   const int64_t cpu_now = read_clock_ns(thread_cpu_clock(tid));
   slot->cpu_at_attach_ns = cpu_now > 0 ? static_cast<uint64_t>(cpu_now) : 0;
   g_clock_ticks[index].store(0, std::memory_order_relaxed);
+  internal::g_clock_last_pc[index].store(0, std::memory_order_relaxed);
   if (g_clock == ClockKind::perf) {
     int fd = open_perf_counter(tid, period);
     if (fd < 0) return false;
@@ -442,7 +445,35 @@ void start_current_thread() {
 }
 
 void stop_current_thread() {
-  if (ThreadClock* c = find_clock(current_tid())) release_clock(*c);
+  if (ThreadClock* c = find_clock(current_tid())) {
+    flush_unreported_ticks(c->tid);
+    release_clock(*c);
+  }
+}
+
+void flush_unreported_ticks(pid_t only_tid) {
+  if (!g_running || g_clock != ClockKind::cpu) return;  // perf's counter is read exactly; wall samples sleep
+  const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
+  const pid_t self = current_tid();
+  for (size_t index = 0; index < kMaxThreads; ++index) {
+    ThreadClock& c = g_clocks[index];
+    if (!c.in_use || c.ignored || !c.has_timer || (only_tid != 0 && c.tid != only_tid)) continue;
+    const uint64_t pc = internal::g_clock_last_pc[index].load(std::memory_order_relaxed);
+    if (pc == 0 || sampling_signal_blocked(c.tid, c.tid == self)) continue;
+    const int64_t now = read_clock_ns(c.tid == self ? CLOCK_THREAD_CPUTIME_ID : thread_cpu_clock(c.tid));
+    if (now < 0 || static_cast<uint64_t>(now) <= c.cpu_at_attach_ns) continue;
+    const uint64_t cpu = static_cast<uint64_t>(now) - c.cpu_at_attach_ns;
+    const uint64_t sampled = g_clock_ticks[index].load(std::memory_order_relaxed) * period;
+    if (cpu <= sampled) continue;
+    // Whole periods only, as the timer itself would have counted them.
+    const uint64_t whole = (cpu - sampled) / period;
+    if (whole == 0) continue;
+    const uint32_t weight = static_cast<uint32_t>(whole > 1'000'000 ? 1'000'000 : whole);
+    g_clock_ticks[index].fetch_add(weight, std::memory_order_relaxed);
+    g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    deliver(pc, weight);
+    g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
+  }
 }
 
 void ignore_current_thread() {

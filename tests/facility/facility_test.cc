@@ -622,7 +622,7 @@ TEST(Pcsample, RecordsRawPcsUntilFull) {
     profil_set_clock(PROFIL_CLOCK_CPU, 1000);
     std::vector<uintptr_t> first(100000), second(50);
     r.v[0] = pcsample(first.data(), static_cast<long>(first.size()));
-    double cpu = burn(0.3, hot_a);
+    double cpu = burn(1.0, hot_a);
     r.v[1] = pcsample(second.data(), static_cast<long>(second.size()));  // count of the first
     burn(0.3, hot_a);
     r.v[2] = pcsample(nullptr, 0);  // stops; the second buffer filled up at 50
@@ -636,7 +636,12 @@ TEST(Pcsample, RecordsRawPcsUntilFull) {
     r.v[6] = errno;
   });
   EXPECT_EQ(r.v[0], 0);
-  EXPECT_NEAR(r.v[1] / r.v[4], 1000, 100) << "one PC per tick";
+  // One PC per tick. The first buffer holds the ticks the kernel reported
+  // while it was installed; on a busy machine the kernel reports a CPU-time
+  // timer's expirations up to ~100 ms late (they land in the second
+  // buffer), hence the lower bound.
+  EXPECT_LE(r.v[1] / r.v[4], 1100) << "one PC per tick";
+  EXPECT_GE(r.v[1] / r.v[4], 750) << "one PC per tick";
   EXPECT_GT(r.v[3] / r.v[1], 0.75) << "most PCs are in hot_a (the rest: the loop's clock reads)";
   EXPECT_EQ(r.v[2], 50);
   EXPECT_EQ(r.v[5], -1);
