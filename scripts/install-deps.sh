@@ -9,7 +9,7 @@ packages=(
   libcli11-dev libfmt-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   valgrind bc linux-perf
-  groff-base man-db
+  groff-base man-db mandoc
   chromium
   # the real-program corpus (tests/corpus): programs run under profil run
   coreutils bash xz-utils sqlite3 python3 make golang-go

@@ -2,7 +2,9 @@
 # Installs the build into a fresh prefix, then builds consumers with
 # pkg-config and with find_package(profil), and runs them: a program calling
 # profil() (dynamic, -static and -static-pie) and a gcc -pg program (-static
-# and -static-pie), whose gmon.out gprof must read with the call count.
+# and -static-pie), whose gmon.out gprof must read with the call count; man
+# finds every installed page, an alias (`man sprofil`) showing the page it
+# names.
 set -euo pipefail
 build=$1
 here=$2
@@ -51,5 +53,17 @@ for link in static static-pie; do
   "$work/cmake-build/consumer_$link"
   expect_static "$work/cmake-build/pg_consumer_$link"
   check_pg "$work/cmake-build/pg_consumer_$link"
+done
+man="$work/prefix/share/man"
+for page in "$man"/man*/*.[0-9]; do
+  name=$(basename "$page" | sed 's/\.[0-9]$//')
+  section=${page##*.}
+  shown=$(basename "$(sed -n 's/^\.so //p' "$page")")
+  shown=${shown:-$(basename "$page")}
+  title=$(echo "${shown%.*}" | tr '[:lower:]' '[:upper:]')
+  if ! MANPAGER=cat MANWIDTH=80 man -M "$man" "$section" "$name" 2>/dev/null | head -n 1 | grep -q "^$title($section)"; then
+    echo "man -M $man $section $name does not show ${shown%.*}($section)" >&2
+    exit 1
+  fi
 done
 echo "install consumers: ok"
