@@ -11,6 +11,9 @@
 #   profil(3);
 # - every command `profil --help` lists has its profil-COMMAND(1), and
 #   profil(1) exists;
+# - a command's page lists the formats its --help lists (the table in
+#   tools/profil/formats.cc): the same names in the same order in the
+#   SYNOPSIS, and each on a line of its own (`.B NAME`) where it is described;
 # - every page's .TH names "profil VERSION".
 # usage: man_pages.sh DIR PROFIL VERSION
 dir=$1
@@ -63,5 +66,16 @@ commands=$("$profil" --help | sed -n '/^Subcommands:/,$p' | sed -n 's/^  \([a-z]
 [ -n "$commands" ] || fail "profil --help lists no command"
 for command in $commands; do
   [ -f "man1/profil-$command.1" ] || fail "profil --help lists $command, but man1/profil-$command.1 does not exist"
+done
+for command in $commands; do
+  formats=$("$profil" "$command" --help | sed -n '/^Formats:/,$p' | sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p')
+  [ -n "$formats" ] || continue
+  page=man1/profil-$command.1
+  want=$(echo $formats | tr ' ' '|')
+  got=$(sed -n 's/^\.RB \[ \\-\\-format " \([^]]*\)\]"$/\1/p' "$page")
+  [ "$got" = "$want" ] || fail "$page: SYNOPSIS lists formats '$got', profil $command --help '$want'"
+  for format in $formats; do
+    grep -qx "\.B $format" "$page" || fail "$page: the format $format is not described (no '.B $format' line)"
+  done
 done
 exit $failures

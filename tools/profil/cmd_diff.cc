@@ -4,8 +4,8 @@
 
 #include "command.h"
 #include "common.h"
+#include "formats.h"
 #include "report/input.h"
-#include "report/render.h"
 #include "report/report.h"
 
 namespace profiling::cli {
@@ -36,9 +36,7 @@ int run_diff(const DiffArgs& args) {
   if (args.top && diff.rows.size() > args.top) diff.rows.resize(args.top);
   print_warnings(symbolizer);
   const bool colour = use_colour(args.color, writes_to_file(args.output));
-  std::string text = args.format == "csv"    ? report::render_diff_csv(diff)
-                     : args.format == "json" ? report::render_diff_json(diff)
-                                             : report::render_diff_text(diff, args.base, args.changed, colour);
+  const std::string text = find_format(FormatUse::diff, args.format)->compared(diff, args.base, args.changed, colour);
   return emit(args.output, text, false);
 }
 
@@ -48,7 +46,7 @@ RegisterCommand register_diff(
       auto args = std::make_shared<DiffArgs>();
       app.add_option("base", args->base, "The profile before")->required();
       app.add_option("new", args->changed, "The profile after")->required();
-      app.add_option("--format,-f", args->format, "text, csv or json")->check(CLI::IsMember({"text", "csv", "json"}));
+      add_format_option(app, &args->format, FormatUse::diff);
       app.add_option("--top", args->top, "Show only the first N rows");
       app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
       add_output_option(app, &args->output, "Write to FILE");

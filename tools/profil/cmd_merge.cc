@@ -4,7 +4,7 @@
 
 #include "command.h"
 #include "common.h"
-#include "report/export.h"
+#include "formats.h"
 #include "report/input.h"
 
 namespace profiling::cli {
@@ -36,15 +36,7 @@ int run_merge(const MergeArgs& args) {
   report::Symbolizer symbolizer;
   std::string bytes;
   try {
-    if (format == "pprof") {
-      bytes = report::export_pprof(merged, symbolizer);
-    } else {
-      uint64_t left_out = 0;
-      bytes = report::export_gmon(merged, symbolizer, &left_out);
-      if (left_out)
-        std::fprintf(stderr, "profil: warning: %llu samples outside the main executable are not in %s\n",
-                     static_cast<unsigned long long>(left_out), args.output.c_str());
-    }
+    bytes = find_format(FormatUse::merge, format)->exported(merged, symbolizer, args.output);
   } catch (const std::exception& e) {
     return fail(args.output, e.what());
   }
@@ -58,8 +50,7 @@ RegisterCommand register_merge(
       auto args = std::make_shared<MergeArgs>();
       app.add_option("files", args->files, "Profiles to sum")->required();
       app.add_option("--output,-o", args->output, "The summed profile")->required();
-      app.add_option("--format,-f", args->format, "pprof or gmon (default: gmon when every input is gmon, else pprof)")
-          ->check(CLI::IsMember({"pprof", "gmon"}));
+      add_format_option(app, &args->format, FormatUse::merge, " (default: gmon when every input is gmon, else pprof)");
       app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
       return [args] { return run_merge(*args); };
     },

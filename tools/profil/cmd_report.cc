@@ -6,9 +6,8 @@
 
 #include "command.h"
 #include "common.h"
-#include "report/export.h"
+#include "formats.h"
 #include "report/input.h"
-#include "report/render.h"
 #include "report/report.h"
 
 namespace profiling::cli {
@@ -45,20 +44,14 @@ int run_report(const ReportArgs& args) {
   bool saturated = false;
   if (int status = load_inputs(args.files, args.exe, &inputs, &profile, &saturated)) return status;
   if (saturated) report::warn_saturated();
+  const OutputFormat* format = find_format(FormatUse::report, args.format);
+  if (format == nullptr) return fail("--format", "unknown format " + args.format);
   report::Symbolizer symbolizer;
   const bool to_file = writes_to_file(args.output);
-  if (args.format == "pprof" || args.format == "gmon") {
+  if (format->exported != nullptr) {
     std::string bytes;
     try {
-      if (args.format == "pprof") {
-        bytes = report::export_pprof(profile, symbolizer);
-      } else {
-        uint64_t left_out = 0;
-        bytes = report::export_gmon(profile, symbolizer, &left_out);
-        if (left_out)
-          std::fprintf(stderr, "profil: warning: %llu samples outside the main executable are not in the gmon file\n",
-                       static_cast<unsigned long long>(left_out));
-      }
+      bytes = format->exported(profile, symbolizer, "the gmon file");
     } catch (const std::exception& e) {
       return fail(args.files.front(), e.what());
     }
@@ -66,23 +59,11 @@ int run_report(const ReportArgs& args) {
     return emit(args.output, bytes, true);
   }
   bool lines = options.view == report::View::line;
-  bool per_address = options.view == report::View::address || args.format == "html";
+  bool per_address = options.view == report::View::address || format->per_address;
   report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines, per_address);
   if (symbolized.saturated && !saturated) report::warn_saturated();
   report::Report built = report::build_report(symbolized, options, args.files);
-  std::string text;
-  if (args.format == "text")
-    text = report::render_text(built, use_colour(args.color, to_file));
-  else if (args.format == "csv")
-    text = report::render_csv(built);
-  else if (args.format == "json")
-    text = report::render_json(built);
-  else if (args.format == "folded")
-    text = report::render_folded(built);
-  else if (args.format == "html")
-    text = report::render_html(built, symbolized, symbolizer);
-  else
-    return fail("--format", "unknown format " + args.format);
+  std::string text = format->rendered(built, symbolized, symbolizer, use_colour(args.color, to_file));
   print_warnings(symbolizer);
   return emit(args.output, text, false);
 }
@@ -92,8 +73,7 @@ RegisterCommand register_report(
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<ReportArgs>();
       app.add_option("files", args->files, "Profiles to read (summed)")->required();
-      app.add_option("--format,-f", args->format, "text, csv, json, folded, html, pprof or gmon")
-          ->check(CLI::IsMember({"text", "csv", "json", "folded", "html", "pprof", "gmon"}));
+      add_format_option(app, &args->format, FormatUse::report);
       app.add_option("--by", args->by, "Rows by function, line, object or address")
           ->check(CLI::IsMember({"function", "line", "object", "address"}));
       app.add_option("--top", args->top, "Show only the N hottest rows");
