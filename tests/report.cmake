@@ -44,6 +44,11 @@ foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie repor
   get_target_property(fixture_link_options ${fixture} LINK_OPTIONS)
   list(FILTER fixture_link_options INCLUDE REGEX "^-(no-)?pie$")
   set_property(TARGET ${fixture} PROPERTY LINK_OPTIONS ${fixture_link_options})
+  # The golden reports print the fixtures' absolute source paths. A compiler
+  # cache whose base_dir holds the tree (ccache's base_dir = /work here)
+  # records relative paths, and hands out an object compiled in another
+  # worktree (its DW_AT_comp_dir), so the fixtures bypass the launcher.
+  set_target_properties(${fixture} PROPERTIES C_COMPILER_LAUNCHER "" CXX_COMPILER_LAUNCHER "")
 endforeach()
 
 # Stripped copies of the PIE: one whose symbols and DWARF are in a separate
