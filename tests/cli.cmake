@@ -1,10 +1,8 @@
 # The conventions the profil commands share: usage errors, --version, help.
-if(TARGET profil_cli)
-  add_test(NAME cli_usage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_usage.sh $<TARGET_FILE:profil_cli> ${PROJECT_VERSION})
-endif()
+add_test(NAME cli_usage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_usage.sh $<TARGET_FILE:profil_cli> ${PROJECT_VERSION})
 find_program(PROFIL_GROFF groff)
 find_program(PROFIL_MANDOC mandoc)
-if(PROFIL_GROFF AND PROFIL_MANDOC AND TARGET profil_cli)
+if(PROFIL_GROFF AND PROFIL_MANDOC)
   add_test(NAME man_pages COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/man_pages.sh ${PROJECT_SOURCE_DIR}/docs/man
                                      $<TARGET_FILE:profil_cli> ${PROJECT_VERSION})
 else()

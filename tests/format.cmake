@@ -29,10 +29,8 @@ else()
 endif()
 
 # pprof: protoc decodes what encode_pprof writes, against pprof's own .proto.
-if(TARGET profil_pprof)
-  add_executable(format_make_pprof ${CMAKE_CURRENT_SOURCE_DIR}/format_make_pprof.cc)
-  target_link_libraries(format_make_pprof PRIVATE profil_pprof)
-  add_test(NAME format_pprof_protoc_decodes
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/format_pprof_protoc.sh
-      $<TARGET_FILE:format_make_pprof> ${Protobuf_PROTOC_EXECUTABLE} ${PROFIL_PPROF_PROTO})
-endif()
+add_executable(format_make_pprof ${CMAKE_CURRENT_SOURCE_DIR}/format_make_pprof.cc)
+target_link_libraries(format_make_pprof PRIVATE profil_pprof)
+add_test(NAME format_pprof_protoc_decodes
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/format_pprof_protoc.sh
+    $<TARGET_FILE:format_make_pprof> ${Protobuf_PROTOC_EXECUTABLE} ${PROFIL_PPROF_PROTO})

@@ -80,40 +80,31 @@ add_executable(report_make_profile ${CMAKE_CURRENT_SOURCE_DIR}/report_make_profi
 target_link_libraries(report_make_profile PRIVATE profil_report)
 add_dependencies(report_make_profile report_fixtures)
 file(GLOB REPORT_GOLDEN_CASES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/report_golden/*.case)
-if(TARGET profil_cli)
-  foreach(case_file ${REPORT_GOLDEN_CASES})
-    get_filename_component(case_name ${case_file} NAME_WE)
-    add_test(NAME report_golden_${case_name}
-      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_golden.sh $<TARGET_FILE:profil_cli>
-              $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR} ${PROJECT_SOURCE_DIR} ${case_file})
-  endforeach()
-endif()
+foreach(case_file ${REPORT_GOLDEN_CASES})
+  get_filename_component(case_name ${case_file} NAME_WE)
+  add_test(NAME report_golden_${case_name}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_golden.sh $<TARGET_FILE:profil_cli>
+            $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR} ${PROJECT_SOURCE_DIR} ${case_file})
+endforeach()
 
 # The HTML page in headless Chromium (skipped when chromium is missing).
 profil_add_gtest(report_html_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_html_test.cc)
 if(TARGET report_html_test)
-  add_dependencies(report_html_test report_make_profile)
-  if(TARGET profil_cli)
-    add_dependencies(report_html_test profil_cli)
-  endif()
+  add_dependencies(report_html_test report_make_profile profil_cli)
 endif()
 
 # profil diff on two real profiles: the function made slower comes first.
-if(TARGET profil_cli)
-  add_test(NAME report_diff_names_the_slower_function
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_diff_real.sh $<TARGET_FILE:profil_cli>
-            ${REPORT_FIXTURE_DIR}/report_fixture_pie)
-endif()
+add_test(NAME report_diff_names_the_slower_function
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_diff_real.sh $<TARGET_FILE:profil_cli>
+          ${REPORT_FIXTURE_DIR}/report_fixture_pie)
 
 # Real profiles read without their program (gone, or rebuilt): the names the
 # pprof file carries are shown.
-if(TARGET profil_cli)
-  add_test(NAME report_names_from_the_profile_without_the_program
-    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_missing_program.sh $<TARGET_FILE:profil_cli> ${REPORT_FIXTURE_DIR})
-endif()
+add_test(NAME report_names_from_the_profile_without_the_program
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_missing_program.sh $<TARGET_FILE:profil_cli> ${REPORT_FIXTURE_DIR})
 
 # Hostile inputs (issue 11): bounded reads, FIFOs, long names, huge counts.
 profil_add_gtest(report_hostile_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_hostile_test.cc LIBS profil_report)
-if(TARGET report_hostile_test AND TARGET profil_cli)
+if(TARGET report_hostile_test)
   add_dependencies(report_hostile_test profil_cli report_make_profile)
 endif()

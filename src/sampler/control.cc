@@ -21,7 +21,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include "sampler/segments.h"
 #include "sampler/signal_front.h"

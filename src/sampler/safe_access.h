@@ -3,7 +3,7 @@
 // ASYNC-SIGNAL-SAFE: these are leaf assembly routines (safe_access.S) that
 // touch nothing but their arguments. A fault inside them (the buffer was
 // unmapped or made read-only while profiling) does not kill the process: the
-// fault guard (fault_guard.cc) sees the faulting instruction lies in this
+// fault guard (on_fault in handler.cc) sees the faulting instruction lies in this
 // code, resumes at a landing pad that returns kSafeAccessFault, and the
 // handler turns profiling off — "profiling is turned off if a buffer update
 // would cause a memory fault" (Solaris, OSF/1 profil(2)); NetBSD's EFAULT.
