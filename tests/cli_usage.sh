@@ -35,6 +35,24 @@ expect 2 diff only-one.pb.gz
 expect 2 no-such-command
 expect 2
 
+# A bad PROFIL_HZ or PROFIL_CLOCK is one warning line naming the variable,
+# the value and what is used instead, and the run goes on (base/settings.h:
+# the rule the library follows too).
+warns() {
+  variable=$1
+  want=$2
+  env "$variable" "$profil" run -o "$tmp/o" -- /bin/true >"$tmp/out" 2>"$tmp/err"
+  got=$?
+  if [ "$got" != 0 ] || ! grep -q "^profil: warning: ${variable%%=*}: '${variable#*=}' .*; using $want\$" "$tmp/err"; then
+    echo "FAIL: $variable profil run -- /bin/true: status $got (want 0), no warning 'using $want':"
+    cat "$tmp/err"
+    failures=$((failures + 1))
+  fi
+}
+warns PROFIL_HZ=abc 500
+warns PROFIL_HZ=0 500
+warns PROFIL_CLOCK=fast auto
+
 out=$("$profil" --version)
 if [ "$out" != "profil $version" ]; then
   echo "FAIL: profil --version printed '$out', not 'profil $version'"

@@ -23,6 +23,7 @@
 #include <memory>
 
 #include "sampler/segments.h"
+#include "base/settings.h"
 #include "sampler/signal_front.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
@@ -61,17 +62,12 @@ void wait_for_handlers() {
 void load_settings_from_environment() {
   if (g_settings_loaded) return;
   g_settings_loaded = true;
-  if (const char* hz = ::secure_getenv("PROFIL_HZ")) {
-    char* end = nullptr;
-    unsigned long value = std::strtoul(hz, &end, 10);
-    if (end != hz && *end == '\0' && value >= 1 && value <= 100000) g_settings.hz = static_cast<unsigned>(value);
-  }
-  if (const char* clock = ::secure_getenv("PROFIL_CLOCK")) {
-    if (std::strcmp(clock, "perf") == 0) g_settings.requested = ClockKind::perf;
-    else if (std::strcmp(clock, "auto") == 0) g_settings.requested = ClockKind::automatic;
-    else if (std::strcmp(clock, "cpu") == 0) g_settings.requested = ClockKind::cpu;
-    else if (std::strcmp(clock, "wall") == 0) g_settings.requested = ClockKind::wall;
-  }
+  // base/settings.h: the same parser as profil run's, one warning line for
+  // a bad value, the default used instead.
+  g_settings.hz = base::hz_from_environment(::secure_getenv("PROFIL_HZ"), g_settings.hz);
+  static_assert(static_cast<int>(ClockKind::automatic) == 2 && static_cast<int>(ClockKind::wall) == 3);
+  g_settings.requested = static_cast<ClockKind>(
+      base::clock_from_environment(::secure_getenv("PROFIL_CLOCK"), static_cast<int>(g_settings.requested)));
 }
 
 bool any_sink_owned() {

@@ -36,6 +36,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "base/settings.h"
 #include "format/file_io.h"
 #include "format/format_error.h"
 #include "format/gmon.h"
@@ -790,22 +791,12 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
 
 int run_command(RunOptions options) {
   // Options, then the environment a wrapper script may set, then defaults.
-  if (options.hz == 0) {
-    if (const char* env = std::getenv("PROFIL_HZ"); env && *env) {
-      char* end = nullptr;
-      unsigned long value = std::strtoul(env, &end, 10);
-      if (*end != '\0' || value < 1 || value > 100000)
-        return usage_error("PROFIL_HZ", std::string("bad rate '") + env + "' (1..100000)");
-      options.hz = static_cast<unsigned>(value);
-    } else {
-      options.hz = kDefaultHz;
-    }
-  }
-  if (options.clock.empty()) {
-    const char* env = std::getenv("PROFIL_CLOCK");
-    options.clock = env && *env ? env : "auto";
-  }
-  if (options.clock != "cpu" && options.clock != "perf" && options.clock != "auto" && options.clock != "wall")
+  // base/settings.h: the library's own parser, and its rule for a bad
+  // value (a warning, the default used instead).
+  if (options.hz == 0) options.hz = base::hz_from_environment(std::getenv("PROFIL_HZ"), kDefaultHz);
+  if (options.clock.empty())
+    options.clock = base::kClockNames[base::clock_from_environment(std::getenv("PROFIL_CLOCK"), /*auto*/ 2)];
+  if (base::parse_clock(options.clock.c_str()) < 0)
     return usage_error("--clock", "'" + options.clock + "' is not one of cpu, perf, auto, wall");
 
   if (options.convert_only) {
