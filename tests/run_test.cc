@@ -385,6 +385,33 @@ TEST(Run, DumpThatCannotBeWrittenSaysWhere) {
   EXPECT_NE(r.err.find("could not write the profile (no such directory)"), std::string::npos) << r.err;
 }
 
+// Issue 11, case 9: LD_PRELOAD is split on spaces and colons, so an
+// installation under such a path used to profile nothing, with status 0.
+TEST(Run, InstallPathWithASpaceAndAColonIsProfiled) {
+  TempDir dir;
+  const fs::path prefix = dir.path() / "my tools: 1.0";
+  const fs::path tmp = dir.path() / "tmp";
+  fs::create_directories(prefix / "bin");
+  fs::create_directories(prefix / "lib");
+  fs::create_directories(tmp);
+  fs::copy_file(bin("profil"), prefix / "bin" / "profil");
+  for (const auto& entry : fs::directory_iterator(build_dir() + "/lib"))
+    if (entry.path().filename().string().rfind("libprofil.so", 0) == 0)
+      fs::copy(entry.path(), prefix / "lib" / entry.path().filename(), fs::copy_options::copy_symlinks);
+  std::vector<std::string> argv = profil_run(dir.path() / "out", {bin("run_workload"), "quick"});
+  argv[0] = (prefix / "bin" / "profil").string();
+  Result r = run(argv, dir.path(), {"TMPDIR=" + tmp.string()});
+  EXPECT_EQ(r.status, 3) << r.err;
+  auto parts = parse_parts(r.out);
+  ASSERT_TRUE(parts.count("main_work")) << r.out;
+  const Part& work = parts["main_work"];
+  const fs::path file = dir.path() / "out" / (stem(work.pid) + ".pb.gz");
+  ASSERT_TRUE(fs::exists(file)) << r.err;
+  EXPECT_GT(count_in(load_pprof(file), work), 0u);
+  // The link made for the run is gone with it.
+  EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
+}
+
 TEST(Run, PreloadWithoutRunDirChangesNothing) {
   // libprofil is also linked by ordinary programs: without PROFIL_RUN_DIR
   // the constructor does nothing and the interposed calls pass through.
@@ -751,14 +778,12 @@ TEST(RunMessages, ProfileThatCouldNotBeWrittenIsALoss) {
   EXPECT_EQ(r.err.find("static"), std::string::npos) << r.err;
 }
 
-// The program ends while a child it started keeps running: one line says
-// that profil run waits, and for whom; then it waits.
-TEST(RunMessages, WaitingForProcessesLeftRunningIsSaid) {
-  TempDir dir;
-  const fs::path out = dir.path() / "stdout.txt", err = dir.path() / "stderr.txt";
-  int input[2];
-  ASSERT_EQ(pipe(input), 0);
-  const std::vector<std::string> argv = profil_run(dir.path(), {bin("run_tree"), "linger"});
+// profil run of `run_tree linger`, started with stdin the read end of
+// `input` (the lingering child reads it to its end), stdout and stderr in
+// files of dir. Returns its pid; input[0] is closed.
+pid_t start_lingering_run(const fs::path& dir, int input[2]) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  const std::vector<std::string> argv = profil_run(dir, {bin("run_tree"), "linger"});
   pid_t pid = fork();
   if (pid == 0) {
     dup2(input[0], 0);
@@ -774,6 +799,17 @@ TEST(RunMessages, WaitingForProcessesLeftRunningIsSaid) {
     _exit(126);
   }
   close(input[0]);
+  return pid;
+}
+
+// The program ends while a child it started keeps running: one line says
+// that profil run waits, and for whom; then it waits.
+TEST(RunMessages, WaitingForProcessesLeftRunningIsSaid) {
+  TempDir dir;
+  const fs::path out = dir.path() / "stdout.txt", err = dir.path() / "stderr.txt";
+  int input[2];
+  ASSERT_EQ(pipe(input), 0);
+  const pid_t pid = start_lingering_run(dir.path(), input);
   // The child holds stdin open until we close it, so the line must come
   // first (a generous bound: the machine may be busy).
   // The child prints its pid on its own schedule, before or after the line.
@@ -794,6 +830,51 @@ TEST(RunMessages, WaitingForProcessesLeftRunningIsSaid) {
             std::string::npos)
       << said;
 }
+
+// Issue 11, case 12: once the program has ended, a ^C (or SIGTERM) sent to
+// profil run stops the wait for what it left running; the tool says who
+// was left and exits 128 + the signal.
+void expect_signal_stops_the_wait(int signo) {
+  TempDir dir;
+  const fs::path out = dir.path() / "stdout.txt", err = dir.path() / "stderr.txt";
+  int input[2];
+  ASSERT_EQ(pipe(input), 0);
+  const pid_t pid = start_lingering_run(dir.path(), input);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (slurp(err).find("waiting") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    usleep(10000);
+  ASSERT_NE(slurp(err).find("^C stops waiting"), std::string::npos) << slurp(err);
+  kill(pid, signo);
+  // The child still holds stdin open: only the signal can end the wait (a
+  // hang guard, not a timing assertion).
+  int status = 0;
+  pid_t done;
+  while ((done = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) usleep(10000);
+  close(input[1]);  // the lingering child ends now
+  if (done != pid) {
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    FAIL() << "profil run still waited 60 s after " << strsignal(signo) << "\n" << slurp(err);
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + signo) << slurp(err);
+  std::smatch m;
+  const std::string printed = slurp(out), said = slurp(err);
+  ASSERT_TRUE(std::regex_search(printed, m, std::regex("child ([0-9]+)"))) << printed;
+  EXPECT_NE(said.find("stopped waiting (SIG"), std::string::npos) << said;
+  EXPECT_NE(said.find("left running, not converted: run_tree (pid " + m[1].str() + ")"), std::string::npos) << said;
+  // What had ended was converted: no dump is left but the lingering
+  // child's (which it may be writing now).
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".profraw") != std::string::npos) {
+      EXPECT_NE(name.find("." + m[1].str() + "."), std::string::npos) << name;
+    }
+  }
+}
+
+TEST(RunMessages, InterruptStopsTheWaitForProcessesLeftRunning) { expect_signal_stops_the_wait(SIGINT); }
+TEST(RunMessages, SigtermStopsTheWaitForProcessesLeftRunning) { expect_signal_stops_the_wait(SIGTERM); }
 
 // ---- output volume (issue 9, item 6) ----
 

@@ -137,6 +137,54 @@ std::string find_preload_library() {
   return "";
 }
 
+// ld.so(8): LD_PRELOAD is a list "separated by spaces or colons", so a
+// library path holding either is split and nothing is preloaded (issue 11,
+// case 9: the program then ran unprofiled with status 0). Such a path is
+// reached through a symlink in a directory made for the run, whose path
+// holds neither; it is removed when the run ends.
+class PreloadPath {
+ public:
+  // false, with *problem set, when no such directory can be made.
+  bool prepare(const std::string& library, std::string* problem) {
+    if (library.find_first_of(" :") == std::string::npos) {
+      path_ = library;
+      return true;
+    }
+    std::error_code ec;
+    const std::string target = fs::absolute(library, ec).string();
+    const char* tmpdir = std::getenv("TMPDIR");
+    std::string base = tmpdir && *tmpdir == '/' ? tmpdir : "/tmp";
+    if (base.find_first_of(" :") != std::string::npos) base = "/tmp";
+    std::string pattern = base + "/profil-lib-XXXXXX";
+    // mkdtemp(3) makes it 0700 and ours: nobody else can put another
+    // library there. Others may search it (not list it), so that a process
+    // of the run that changed its user still loads the library.
+    if (::mkdtemp(pattern.data()) == nullptr || ::chmod(pattern.c_str(), 0711) != 0) {
+      *problem = "its path holds a space or a colon, which LD_PRELOAD cannot carry, and no directory for a "
+                 "link to it could be made in " + base + " (" + errno_text(errno) + ")";
+      return false;
+    }
+    dir_ = pattern;
+    path_ = dir_ + "/libprofil.so";
+    if (::symlink(target.c_str(), path_.c_str()) != 0) {
+      *problem = "its path holds a space or a colon, which LD_PRELOAD cannot carry, and a link to it could "
+                 "not be made in " + dir_ + " (" + errno_text(errno) + ")";
+      return false;
+    }
+    return true;
+  }
+  const std::string& path() const { return path_; }
+  ~PreloadPath() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+ private:
+  std::string path_;
+  std::string dir_;  // made for the run, when the library's path needed it
+};
+
 std::string make_run_id() {
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
@@ -188,6 +236,10 @@ struct RunOutcome {
   int status = 0;          // the program's wait status
   std::string exec_error;  // the program could not be started
   std::map<pid_t, Reaped> reaped;
+  // The run stopped waiting for what the program left running at this
+  // signal (SIGINT or SIGTERM; 0 when it waited to the end), and for whom.
+  int stopped_by = 0;
+  std::vector<std::string> left_running;
 };
 
 std::string process_name(pid_t pid) {
@@ -249,6 +301,54 @@ std::vector<std::string> processes_left() {
   ::closedir(proc);
   std::sort(left.begin(), left.end());
   return left;
+}
+
+// What the program left running is waited for until it has all ended, or
+// until SIGINT or SIGTERM reaches the tool: a daemonized descendant must
+// not keep it waiting beyond a ^C (issue 11, case 12). While the program
+// itself ran, the terminal's ^C went to its process group (ours ignored);
+// the first one that reaches the tool after that stops the wait. The
+// signals are blocked and taken with sigtimedwait, so one that arrives
+// between two waits is not missed. Returns the signal, or 0.
+int wait_for_the_rest(std::map<pid_t, Reaped>* reaped) {
+  sigset_t wanted, old_mask;
+  sigemptyset(&wanted);
+  for (int signo : {SIGCHLD, SIGINT, SIGTERM}) sigaddset(&wanted, signo);
+  // A handler, not SIG_IGN: an ignored signal is discarded, never pending.
+  struct sigaction note{}, old_int{}, old_term{}, old_chld{};
+  note.sa_handler = [](int) {};
+  ::sigaction(SIGINT, &note, &old_int);
+  ::sigaction(SIGTERM, &note, &old_term);
+  ::sigaction(SIGCHLD, &note, &old_chld);
+  ::sigprocmask(SIG_BLOCK, &wanted, &old_mask);
+  int stopped_by = 0;
+  for (;;) {
+    pid_t pid;
+    while ((pid = reap_one(false, reaped)) > 0) {
+    }
+    if (pid < 0) break;  // none left
+    // SIGCHLD wakes it when one ends; the timeout only bounds a wait whose
+    // SIGCHLD was taken by the reap above.
+    siginfo_t info{};
+    const timespec second{1, 0};
+    const int signo = ::sigtimedwait(&wanted, &info, &second);
+    if (signo == SIGINT || signo == SIGTERM) {
+      stopped_by = signo;
+      break;
+    }
+  }
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGCHLD, &old_chld, nullptr);
+  return stopped_by;
+}
+
+std::string list_processes(const std::vector<std::string>& left) {
+  std::string names;
+  for (size_t i = 0; i < left.size() && i < 8; ++i) names += (i ? ", " : "") + left[i];
+  if (left.size() > 8) names += " and " + std::to_string(left.size() - 8) + " more";
+  return names;
 }
 
 // Runs the program and every process it leaves behind to completion (the
@@ -313,12 +413,14 @@ RunOutcome run_program(const Resolved& program, const std::vector<std::string>& 
     }
     const std::vector<std::string> left = processes_left();
     if (left.empty()) continue;
-    std::string names;
-    for (size_t i = 0; i < left.size() && i < 8; ++i) names += (i ? ", " : "") + left[i];
-    if (left.size() > 8) names += " and " + std::to_string(left.size() - 8) + " more";
-    std::fprintf(stderr, "profil: %s (pid %d) has ended; waiting for the %zu process%s it left running: %s\n",
+    std::fprintf(stderr,
+                 "profil: %s (pid %d) has ended; waiting for the %zu process%s it left running: %s (^C stops "
+                 "waiting)\n",
                  fs::path(program.path).filename().c_str(), static_cast<int>(child), left.size(),
-                 left.size() == 1 ? "" : "es", names.c_str());
+                 left.size() == 1 ? "" : "es", list_processes(left).c_str());
+    outcome.stopped_by = wait_for_the_rest(&outcome.reaped);
+    if (outcome.stopped_by != 0) outcome.left_running = processes_left();
+    break;
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGQUIT, &old_quit, nullptr);
@@ -826,9 +928,11 @@ int run_command(RunOptions options) {
   if (::access(dir.c_str(), W_OK) != 0) return usage_error(dir.string(), errno_text(errno));
   const std::string library = find_preload_library();
   if (library.empty()) return usage_error("libprofil.so", "not found next to the profil tool (set PROFIL_LIBRARY)");
+  PreloadPath preload;
+  if (std::string problem; !preload.prepare(library, &problem)) return usage_error(library, problem);
 
   const std::string run_id = make_run_id();
-  const auto env = child_environment(library, dir.string(), run_id, options.hz, options.clock);
+  const auto env = child_environment(preload.path(), dir.string(), run_id, options.hz, options.clock);
   const fs::file_time_type run_start = fs::file_time_type::clock::now();
   const RunOutcome outcome = run_program(program, options.command, env);
   if (!outcome.exec_error.empty()) {
@@ -883,6 +987,13 @@ int run_command(RunOptions options) {
                  "each under %g ms of CPU at %u Hz)\n",
                  c.processes.size(), c.processes.size() == 1 ? "" : "es", 1e3 / options.hz, options.hz);
 
+  if (outcome.stopped_by != 0) {
+    // Their dumps appear when they end; --convert turns them into profiles.
+    std::fprintf(stderr, "profil: stopped waiting (%s); left running, not converted: %s\n",
+                 signal_name(outcome.stopped_by).c_str(),
+                 outcome.left_running.empty() ? "none" : list_processes(outcome.left_running).c_str());
+    return 128 + outcome.stopped_by;
+  }
   int exit_status = 0;
   if (WIFEXITED(outcome.status)) exit_status = WEXITSTATUS(outcome.status);
   else if (WIFSIGNALED(outcome.status)) exit_status = 128 + WTERMSIG(outcome.status);
