@@ -412,6 +412,23 @@ TEST(Run, InstallPathWithASpaceAndAColonIsProfiled) {
   EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
 }
 
+// Issue 11, case 2: what others plant in the output directory under a dump's
+// name is neither read (a FIFO would hang a reader, /dev/zero grow it) nor
+// taken for a lost profile, and is left where it is.
+TEST(Run, PlantedFifoAndSymlinkAreLeftAlone) {
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  ASSERT_EQ(mkfifo((out / "x.1.profraw").c_str(), 0666), 0);
+  fs::create_symlink("/dev/zero", out / "y.2.profraw");
+  Result r = run(profil_run(out, {bin("run_workload"), "quick"}), dir.path());
+  EXPECT_EQ(r.status, 3) << r.err;  // the program's: nothing was lost
+  EXPECT_EQ(r.err.find("x.1.profraw"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("y.2.profraw"), std::string::npos) << r.err;
+  EXPECT_EQ(fs::symlink_status(out / "x.1.profraw").type(), fs::file_type::fifo);
+  EXPECT_TRUE(fs::is_symlink(out / "y.2.profraw"));
+}
+
 TEST(Run, PreloadWithoutRunDirChangesNothing) {
   // libprofil is also linked by ordinary programs: without PROFIL_RUN_DIR
   // the constructor does nothing and the interposed calls pass through.

@@ -941,8 +941,13 @@ int run_command(RunOptions options) {
   }
 
   std::vector<fs::path> dumps;
+  // The runtime writes each dump as a regular file and renames it in: a
+  // symlink, FIFO or device under such a name is not this run's (a shared
+  // directory may hold anyone's) and is left alone, not read (issue 11,
+  // case 2).
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".profraw") dumps.push_back(entry.path());
+    if (entry.path().extension() == ".profraw" && entry.symlink_status(ec).type() == fs::file_type::regular)
+      dumps.push_back(entry.path());
   std::sort(dumps.begin(), dumps.end());
   Conversion c = convert_dumps(dumps, run_id, options, dir, true);
   print_conversion(c, dir, options.verbose);
