@@ -137,6 +137,21 @@ TEST_P(RunSignals, IgnoredSigprofStaysIgnoredAcrossExec) {
   EXPECT_EQ(plain("exec-ignored").out, "SIGPROF SIG_IGN\n");
 }
 
+// A pipeline's writer that dies of SIGPIPE keeps its profile and its
+// status (it was lost: SIGPIPE's default action ran no hook).
+TEST_P(RunSignals, WriterKilledBySigpipeKeepsItsProfile) {
+  const std::vector<std::string> shell = {"/bin/sh", "-c", "exec " + bin("run_signals") + " sigpipe"};
+  std::vector<std::string> argv = {bin("profil"), "run", "-v", "-o", out_.path().string(), "--clock", GetParam(), "--"};
+  argv.insert(argv.end(), shell.begin(), shell.end());
+  const Result without = run(shell, logs_.path());
+  const Result with = run(argv, logs_.path());
+  EXPECT_EQ(without.status, 128 + SIGPIPE);
+  EXPECT_EQ(with.status, without.status) << with.err;
+  EXPECT_GT(samples_of(out_.path(), "run_signals"), 20u) << with.err;
+  // Its final dump, not a checkpoint: the ending is the signal's.
+  EXPECT_NE(with.err.find("ended by SIGPIPE"), std::string::npos) << with.err;
+}
+
 TEST_P(RunSignals, KillSegvFromAShellEndsTheShell) {
   const std::vector<std::string> shell = {"/bin/sh", "-c", "kill -SEGV $$; echo survived"};
   const Result without = run(shell, logs_.path());
@@ -207,6 +222,21 @@ TEST_P(RunSignals, RawExitAndSigkillKeepTheLastCheckpoint) {
     EXPECT_GE(samples, 100u) << mode << ": " << with.err;
     EXPECT_LE(samples, 330u) << mode << ": " << with.err;
   }
+}
+
+// A program that drops its privileges can no longer write into the
+// root-owned output directory (issue 11, case 10): the profile is lost, and
+// the run says so once and exits 1 where the program exited 0.
+TEST_P(RunSignals, ProfileLostToAPrivilegeDropChangesTheStatus) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  const Result with = profiled("drop-privileges");
+  EXPECT_EQ(with.out, "done\n");
+  EXPECT_EQ(with.status, 1) << with.err;
+  const std::string line = "could not write the profile (permission denied)";
+  const size_t at = with.err.find(line);
+  EXPECT_NE(at, std::string::npos) << with.err;
+  EXPECT_EQ(with.err.find(line, at + 1), std::string::npos) << "said once:\n" << with.err;
+  EXPECT_NE(with.err.find("wrote no profile"), std::string::npos) << with.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Clocks, RunSignals, ::testing::Values("cpu", "perf"),

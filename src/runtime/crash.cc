@@ -28,8 +28,11 @@
 namespace profiling::runtime {
 namespace {
 
-constexpr int kTerminating[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGFPE,
-                                SIGILL,  SIGABRT, SIGTRAP, SIGSYS};
+// Every signal whose default action ends the process (signal(7)), but
+// SIGKILL and SIGSTOP-likes: a pipeline's writer dies of SIGPIPE, a
+// `timeout` sends SIGTERM, a CPU limit SIGXCPU — each keeps its profile.
+constexpr int kTerminating[] = {SIGTERM, SIGINT,  SIGHUP,  SIGQUIT, SIGFPE,  SIGILL,    SIGABRT, SIGTRAP,
+                                SIGSYS,  SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2, SIGVTALRM, SIGXCPU, SIGXFSZ};
 
 // ASYNC-SIGNAL-SAFE. The kernel ran this with the program's own mask and
 // flags: all that is left is to do what the program asked.

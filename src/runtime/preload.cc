@@ -460,7 +460,10 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   info.run_id = g_run_id;
   const bool ok = write_profraw(output_directory(), g_name, info, *g_table);
   if (ok) g_dumped_once = true;
-  if (!ok) report_write_error(errno);
+  // A checkpoint that cannot be written says nothing: the final dump will
+  // try again and say why once (a program that dropped its privileges
+  // would otherwise print the line at every checkpoint).
+  if (!ok && kind != DumpKind::checkpoint) report_write_error(errno);
   g_dump_tid.store(0, std::memory_order_relaxed);
   g_dump_state.store(kind == DumpKind::final ? kDone : kIdle, std::memory_order_release);
   return ok;

@@ -20,7 +20,9 @@
  *   exit-race     9 threads burn CPU, then all call exit(3) at once
  *   raw-exit      burns 0.6 s, then a raw exit_group system call (as Go
  *                 programs end): no exit handler, no _exit
- *   sigkill       burns 0.6 s, then SIGKILLs itself */
+ *   sigkill       burns 0.6 s, then SIGKILLs itself
+ *   drop-privileges  becomes nobody (run as root), burns 0.2 s, prints done
+ *   sigpipe       burns 0.2 s, then writes into a pipe nobody reads: SIGPIPE */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdint.h>
@@ -177,6 +179,20 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "raw-exit") == 0) {
     burn(0.6);
     syscall(SYS_exit_group, 4);
+  }
+  if (strcmp(mode, "sigpipe") == 0) {
+    int fds[2];
+    if (pipe(fds) != 0) return 10;
+    close(fds[0]);
+    burn(0.2);
+    (void)!write(fds[1], "x", 1);
+    return 11; /* not reached */
+  }
+  if (strcmp(mode, "drop-privileges") == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) return 9;
+    burn(0.2);
+    printf("done\n");
+    return 0;
   }
   if (strcmp(mode, "sigkill") == 0) {
     burn(0.6);
