@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include "run_support.h"
 #include "format/file_io.h"
 #include "format/pprof.h"
 
@@ -24,61 +25,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string bin(const std::string& name) {
-  const char* dir = std::getenv("PROFIL_BUILD_DIR");
-  return std::string(dir ? dir : ".") + "/bin/" + name;
-}
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "profil-signals-XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-struct Result {
-  int status = -1;  // exit status, 128+N for a signal
-  std::string out, err;
-};
-
-Result run(const std::vector<std::string>& argv, const fs::path& logs) {
-  const fs::path out = logs / "stdout.txt", err = logs / "stderr.txt";
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    ::dup2(o, 1);
-    ::dup2(e, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(126);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  Result r;
-  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+using profil_test::bin;
+using profil_test::Result;
+using profil_test::run;
+using profil_test::TempDir;
 
 // Samples in every pprof profile the run left for `name`.
 uint64_t samples_of(const fs::path& dir, const std::string& name) {

@@ -1,0 +1,85 @@
+// What the end-to-end tests of `profil run` share: the build's binaries, a
+// temporary directory, and running a command with its output captured.
+#ifndef PROFIL_TESTS_RUN_SUPPORT_H
+#define PROFIL_TESTS_RUN_SUPPORT_H
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace profil_test {
+
+namespace fs = std::filesystem;
+
+inline std::string build_dir() {
+  const char* dir = std::getenv("PROFIL_BUILD_DIR");
+  return dir ? dir : ".";
+}
+inline std::string bin(const std::string& name) { return build_dir() + "/bin/" + name; }
+
+inline std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Result {
+  int status = -1;  // exit status, 128+N for a signal
+  std::string out, err;
+};
+
+// Runs argv with stdout and stderr captured in dir/stdout.txt and
+// dir/stderr.txt, extra_env (NAME=value) added to ours.
+inline Result run(const std::vector<std::string>& argv, const fs::path& dir,
+                  const std::vector<std::string>& extra_env = {}) {
+  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(o, 1);
+    dup2(e, 2);
+    for (const auto& kv : extra_env) putenv(strdup(kv.c_str()));
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(126);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  Result r;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "profil-run-XXXXXX").string();
+    path_ = mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace profil_test
+
+#endif  // PROFIL_TESTS_RUN_SUPPORT_H
