@@ -805,8 +805,10 @@ void expect_signal_stops_the_wait(int signo) {
   int input[2];
   ASSERT_EQ(pipe(input), 0);
   const pid_t pid = start_lingering_run(dir.path(), input);
+  // The line, and the child's own (it prints its pid on its own schedule).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (slurp(err).find("waiting") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+  while ((slurp(err).find("waiting") == std::string::npos || slurp(out).find("child ") == std::string::npos) &&
+         std::chrono::steady_clock::now() < deadline)
     usleep(10000);
   ASSERT_NE(slurp(err).find("^C stops waiting"), std::string::npos) << slurp(err);
   kill(pid, signo);
