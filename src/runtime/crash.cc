@@ -18,8 +18,6 @@
 
 #include <signal.h>
 
-#include <cerrno>
-#include <cstring>
 
 #include "runtime/export.h"
 #include "sampler/sampler.h"
