@@ -18,7 +18,6 @@
 
 #include <signal.h>
 
-
 #include "runtime/export.h"
 #include "sampler/sampler.h"
 #include "sampler/signal_front.h"
