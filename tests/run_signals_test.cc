@@ -189,6 +189,22 @@ TEST_P(RunSignals, ProfileLostToAPrivilegeDropChangesTheStatus) {
   EXPECT_NE(with.err.find("wrote no profile"), std::string::npos) << with.err;
 }
 
+// The same in a descendant, the program (sh) exiting 0: only the empty
+// placeholder the descendant created at start tells the run it wrote
+// nothing (before: status 0, the loss unmentioned by profil run).
+TEST_P(RunSignals, ProfileLostByADescendantChangesTheStatus) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  const Result with = run({bin("profil"), "run", "-o", out_.path().string(), "--clock", GetParam(), "--hz", "500",
+                           "--", "/bin/sh", "-c", "\"$0\" drop-privileges; true", bin("run_signals")},
+                          logs_.path());
+  EXPECT_EQ(with.out, "done\n");
+  EXPECT_EQ(with.status, 1) << with.err;
+  EXPECT_NE(with.err.find("run_signals (pid "), std::string::npos) << with.err;
+  EXPECT_NE(with.err.find("started profiling and wrote no profile"), std::string::npos) << with.err;
+  for (const auto& entry : fs::directory_iterator(out_.path()))
+    EXPECT_FALSE(entry.path().extension() == ".profraw") << entry.path() << " left behind";
+}
+
 INSTANTIATE_TEST_SUITE_P(Clocks, RunSignals, ::testing::Values("cpu", "perf"),
                          [](const auto& info) { return info.param; });
 

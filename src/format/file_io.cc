@@ -28,9 +28,11 @@ std::string size_text(size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-bool try_read_file(const std::string& path, std::string* bytes, std::string* problem, size_t limit) {
+bool try_read_file(const std::string& path, std::string* bytes, std::string* problem, size_t limit,
+                   bool follow_symlinks) {
   // O_NONBLOCK: opening a FIFO would otherwise wait for a writer forever.
-  base::UniqueFd owned(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  base::UniqueFd owned(
+      ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_symlinks ? 0 : O_NOFOLLOW)));
   auto failed = [&](const std::string& why) {
     *problem = why;
     return false;

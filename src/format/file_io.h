@@ -22,9 +22,10 @@ inline constexpr size_t kMaxInputSize = size_t{1} << 30;
 // writer, O_NONBLOCK), a device such as /dev/zero, a directory, a file whose
 // size (fstat) is over the limit; so is a file that grows past it while it
 // is read (/proc files report size 0). False and *problem (without the
-// path) on failure.
+// path) on failure. With follow_symlinks false, a symbolic link is refused
+// too (O_NOFOLLOW): for files a directory others can write is meant to hold.
 bool try_read_file(const std::string& path, std::string* bytes, std::string* problem,
-                   size_t limit = kMaxInputSize);
+                   size_t limit = kMaxInputSize, bool follow_symlinks = true);
 
 // The same, throwing FormatError("<path>: <problem>").
 std::string read_file(const std::string& path, size_t limit = kMaxInputSize);

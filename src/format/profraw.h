@@ -29,6 +29,10 @@ inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
 inline constexpr uint32_t kVersion = 2;
 inline constexpr uint32_t kHeaderSizeV1 = 176;
 inline constexpr size_t kRunIdSize = 56;
+// profil run's run id ends in "-<token>", 8 hex digits, which the preload
+// runtime also puts in its dump's name (".run-<token>.profraw"): the run
+// opens only files so named (issue 11).
+inline constexpr size_t kRunTokenSize = 8;
 
 // How the process ended, as the writer saw it.
 enum class EndReason : uint32_t {

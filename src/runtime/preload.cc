@@ -136,11 +136,30 @@ uint32_t collect_unsampled(format::profraw::Unsampled* records) {
   return n;
 }
 
-// "<progname>.<pid>.profraw"; when the directory already holds that name
-// (an exec'd image of the same name keeps the pid), ".<n>" goes before the
-// extension. Not async-signal-safe only in that it may be slow; it runs at
-// start and in the fork child handler.
-void choose_name(bool avoid_existing) {
+// The output directory, opened once at start and kept (above the
+// descriptors programs count on), so that a rename of its path cannot
+// redirect the dump; writes go through /proc/self/fd/N while that is still
+// the same directory, else (the program closed or reused the descriptor)
+// through the path.
+int g_dirfd = -1;
+dev_t g_dir_dev = 0;
+ino_t g_dir_ino = 0;
+char g_dirfd_path[32] = {};
+
+// "<progname>.<pid>.run-<token>.profraw", the token being the last part of
+// PROFIL_RUN_ID (issue 11: profil run opens only the files its own run
+// named, so a file planted in a shared directory is never read); without a
+// run id, "<progname>.<pid>.profraw". When the directory already holds the
+// name (an exec'd image of the same name keeps the pid; a pid used again
+// later in a long run), ".<n>" goes before the extension.
+//
+// The name is taken by creating the file, empty, 0600: a placeholder the
+// dump renames over. An empty placeholder left at the end tells profil run
+// that this process started profiling and wrote no profile — it could not
+// (a full disk, privileges dropped) or was given no chance — which, for a
+// descendant of the program, nothing else would tell. Runs at start and in
+// the fork child handler.
+void choose_name() {
   const char* progname = program_invocation_short_name;
   if (progname == nullptr || *progname == '\0') progname = "program";
   char base[160];
@@ -148,8 +167,13 @@ void choose_name(bool avoid_existing) {
   for (const char* p = progname; *p != '\0' && length < 100; ++p) base[length++] = *p == '/' ? '_' : *p;
   base[length++] = '.';
   length += base::format_decimal(static_cast<unsigned long long>(::getpid()), base + length);
-  base[length] = '\0';
-  int dirfd = avoid_existing ? ::open(g_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  const char* token = std::strrchr(g_run_id, '-');
+  if (token != nullptr && std::strlen(token + 1) == format::profraw::kRunTokenSize) {
+    std::memcpy(base + length, ".run-", 5);
+    std::memcpy(base + length + 5, token + 1, format::profraw::kRunTokenSize);
+    length += 5 + format::profraw::kRunTokenSize;
+  }
+  base::ErrnoSaver errno_saver;  // the fork child's errno is the program's
   for (unsigned n = 0;; ++n) {
     size_t at = length;
     std::memcpy(g_name, base, length);
@@ -158,9 +182,14 @@ void choose_name(bool avoid_existing) {
       at += base::format_decimal(n, g_name + at);
     }
     std::memcpy(g_name + at, ".profraw", sizeof(".profraw"));
-    if (dirfd < 0 || n >= 1000 || ::faccessat(dirfd, g_name, F_OK, 0) != 0) break;
+    if (g_dirfd < 0) break;  // no directory to create it in: the dump says why
+    const int fd = ::openat(g_dirfd, g_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+      ::close(fd);
+      break;
+    }
+    if (errno != EEXIST || n >= 1000) break;  // the dump will report a directory it cannot write
   }
-  if (dirfd >= 0) ::close(dirfd);
 }
 
 // "profil: DIR/NAME: could not write the profile (ERROR)" on stderr, with
@@ -210,7 +239,7 @@ void on_fork_child() {
   g_dump_state.store(kIdle, std::memory_order_relaxed);
   g_dumped_once = false;
   mark_sampling_start();
-  choose_name(false);
+  choose_name();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
@@ -284,16 +313,6 @@ void remove_alternate_stack(void* memory) {
 
 namespace {
 
-// The output directory, opened once at start and kept (above the
-// descriptors programs count on), so that a rename of its path cannot
-// redirect the dump; writes go through /proc/self/fd/N while that is still
-// the same directory, else (the program closed or reused the descriptor)
-// through the path.
-int g_dirfd = -1;
-dev_t g_dir_dev = 0;
-ino_t g_dir_ino = 0;
-char g_dirfd_path[32] = {};
-
 void keep_directory() {
   int fd = ::open(g_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
@@ -363,7 +382,7 @@ void start() {
     return;
   }
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
-  choose_name(true);
+  choose_name();
   ensure_process_hooks();
   // Registered after the sampler's: its child handler re-arms the clocks
   // first, then this one empties the table.

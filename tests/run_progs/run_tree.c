@@ -105,8 +105,11 @@ int main(int argc, char** argv) {
     memcpy(header + 16, &pid, 8);
     const char* run_id = getenv("PROFIL_RUN_ID");
     if (run_id) memcpy(header + 120, run_id, strnlen(run_id, 56));
+    /* The runtime's name: the run's token (the run id after its last '-'). */
+    const char* token = run_id ? strrchr(run_id, '-') : NULL;
     char path[4096];
-    snprintf(path, sizeof path, "%s/run_tree.%d.profraw.tmp.%d", getenv("PROFIL_RUN_DIR"), (int)pid, (int)pid);
+    snprintf(path, sizeof path, "%s/run_tree.%d.run-%s.profraw.tmp.%d", getenv("PROFIL_RUN_DIR"), (int)pid,
+             token ? token + 1 : "", (int)pid);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0 || write(fd, header, sizeof header) != (ssize_t)sizeof header) _exit(11);
     kill(getpid(), SIGKILL);

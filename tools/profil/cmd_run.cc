@@ -586,6 +586,21 @@ std::string signal_name(int signo) {
   return name ? std::string("SIG") + name : "signal " + std::to_string(signo);
 }
 
+// The runtime names a dump "<prog>.<pid>[.run-<token>][.<n>].profraw"
+// (preload.cc, choose_name) and writes it as "<that>.tmp.<pid>" first.
+// Its profiles are "<prog>.<pid>[.<n>]" + extension: the token only marks
+// which run wrote it.
+std::string dump_stem(const std::string& filename) {
+  std::string stem = filename.substr(0, filename.rfind(".profraw"));
+  const size_t token = stem.rfind(".run-");
+  if (token != std::string::npos && token + 5 + format::profraw::kRunTokenSize <= stem.size())
+    stem.erase(token, 5 + format::profraw::kRunTokenSize);
+  return stem;
+}
+
+// The token of a run id (make_run_id): what follows its last '-'.
+std::string run_token(const std::string& run_id) { return run_id.substr(run_id.rfind('-') + 1); }
+
 // "<progname> (pid N)", progname as in the file names (argv[0]'s, which
 // for a link like sh -> dash is the name the program was called by).
 ProcessSummary summarize(const fs::path& raw, const format::ProfrawData& data) {
@@ -708,11 +723,7 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
 
   // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process.
   auto write_own = [&](ProcessSummary& p, const fs::path& raw, const format::Profile& profile) {
-    // "<progname>.<pid>[.<n>]" of "<stem>.profraw", and of a writer's
-    // leftover "<stem>.profraw.tmp.<pid>" too.
-    std::string stem = raw.filename().string();
-    const size_t suffix = stem.rfind(".profraw");
-    stem = suffix != std::string::npos ? stem.substr(0, suffix) : raw.stem().string();
+    const std::string stem = dump_stem(raw.filename().string());
     const fs::path pprof_path = raw.parent_path() / (stem + ".pb.gz");
     converter.write_pprof(pprof_path, profile);
     p.files.push_back(pprof_path.string());
@@ -728,7 +739,10 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
   for (const fs::path& raw : dumps) {
     try {
       std::string bytes, problem;  // the problem without the path: fail() below names it
-      if (!format::try_read_file(raw.string(), &bytes, &problem)) throw format::FormatError(problem);
+      // A run's own dumps are opened without following a link (--convert
+      // reads what the user names).
+      if (!format::try_read_file(raw.string(), &bytes, &problem, format::kMaxInputSize, run_id.empty()))
+        throw format::FormatError(problem);
       if (!run_id.empty()) {
         // Only this run's dumps; another run's (or a foreign file) stay.
         format::profraw::Header header;
@@ -865,7 +879,7 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     const size_t at = name.find(".profraw.tmp.");
-    if (at == std::string::npos) continue;
+    if (at == std::string::npos || name.find(".run-" + run_token(run_id) + ".") == std::string::npos) continue;
     std::string bytes;
     try {
       bytes = format::read_file(entry.path().string());
@@ -889,6 +903,40 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
          "an unfinished dump: pid " + std::to_string(pid) + " was killed while writing its profile; removed");
   }
   return lost;
+}
+
+// This run's files in its directory, by name: only names carrying the
+// run's token are opened, so a file another user planted in a shared
+// directory is never read (issue 11, case 2), and only regular files (a
+// symlink, FIFO or device under such a name is left alone). An empty one
+// is a placeholder: a process that started profiling and has not written
+// its dump (preload.cc, choose_name).
+struct RunFiles {
+  std::vector<fs::path> dumps;
+  std::map<int64_t, std::vector<fs::path>> placeholders;  // by pid
+};
+
+RunFiles list_run_files(const fs::path& dir, const std::string& token) {
+  RunFiles files;
+  const std::string mark = ".run-" + token;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.find(mark);
+    if (at == std::string::npos || !name.ends_with(".profraw") ||
+        entry.symlink_status(ec).type() != fs::file_type::regular)
+      continue;
+    if (entry.file_size(ec) != 0 || ec) {
+      files.dumps.push_back(entry.path());
+      continue;
+    }
+    // "<prog>.<pid>.run-<token>...": the pid is the part before the mark.
+    const size_t dot = name.rfind('.', at - 1);
+    if (at == 0 || dot == std::string::npos) continue;
+    files.placeholders[std::strtoll(name.c_str() + dot + 1, nullptr, 10)].push_back(entry.path());
+  }
+  std::sort(files.dumps.begin(), files.dumps.end());
+  return files;
 }
 
 int run_command(RunOptions options) {
@@ -940,16 +988,8 @@ int run_command(RunOptions options) {
     return 126;
   }
 
-  std::vector<fs::path> dumps;
-  // The runtime writes each dump as a regular file and renames it in: a
-  // symlink, FIFO or device under such a name is not this run's (a shared
-  // directory may hold anyone's) and is left alone, not read (issue 11,
-  // case 2).
-  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec))
-    if (entry.path().extension() == ".profraw" && entry.symlink_status(ec).type() == fs::file_type::regular)
-      dumps.push_back(entry.path());
-  std::sort(dumps.begin(), dumps.end());
-  Conversion c = convert_dumps(dumps, run_id, options, dir, true);
+  const RunFiles files = list_run_files(dir, run_token(run_id));
+  Conversion c = convert_dumps(files.dumps, run_id, options, dir, true);
   print_conversion(c, dir, options.verbose);
 
   // What was not written, and why.
@@ -972,6 +1012,23 @@ int run_command(RunOptions options) {
       lose(&c, label, "killed by SIGKILL, which no process can catch: its profile could not be written");
     else
       lose(&c, label, "killed by " + signal_name(signo) + " and left no profile");
+  }
+  // A finished descendant that started profiling and wrote nothing: it
+  // could not (its own line above says why) or was given no chance. The
+  // program itself is judged below.
+  for (const auto& [pid, paths] : files.placeholders) {
+    // Every descendant has ended unless the run stopped waiting; those
+    // still running will replace theirs.
+    if (outcome.stopped_by != 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
+    for (const fs::path& path : paths) fs::remove(path, ec);
+    const auto reaped = outcome.reaped.find(static_cast<pid_t>(pid));
+    const bool killed = reaped != outcome.reaped.end() && WIFSIGNALED(reaped->second.status);  // said above
+    if (pid == outcome.pid || dumped_at_end(pid) || unfinished.count(pid) || killed) continue;
+    const std::string stem = dump_stem(paths.front().filename().string());
+    lose(&c, stem.substr(0, stem.rfind('.' + std::to_string(pid))) + " (pid " + std::to_string(pid) + ")",
+         "started profiling and wrote no profile (if it could not write, its own line above says why; a "
+         "process that ends with a raw exit_group system call, as Go programs do, writes none before its "
+         "first checkpoint)");
   }
   if (main_silent && !why.empty()) {
     fail(main_label, "no profile: " + why);
