@@ -65,6 +65,17 @@ inline int clock_from_environment(const char* text, int fallback) {
   return fallback;
 }
 
+// A yes/no variable such as PROFIL_STACKS: 1/yes/on or 0/no/off; unset or
+// empty gives the default silently, anything else the warning line.
+inline bool flag_from_environment(const char* name, const char* text, bool fallback) {
+  if (text == nullptr || *text == '\0') return fallback;
+  if (std::strcmp(text, "1") == 0 || std::strcmp(text, "yes") == 0 || std::strcmp(text, "on") == 0) return true;
+  if (std::strcmp(text, "0") == 0 || std::strcmp(text, "no") == 0 || std::strcmp(text, "off") == 0) return false;
+  std::fprintf(stderr, "profil: warning: %s: '%s' is not one of 1, 0, yes, no, on, off; using %s\n", name, text,
+               fallback ? "1" : "0");
+  return fallback;
+}
+
 }  // namespace profiling::base
 
 #endif  // PROFIL_BASE_SETTINGS_H

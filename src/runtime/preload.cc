@@ -25,7 +25,9 @@
 #include "runtime/export.h"
 #include "runtime/process_hooks.h"
 #include "runtime/profraw_writer.h"
+#include "base/settings.h"
 #include "sampler/sampler.h"
+#include "unwind/stack_table.h"
 
 namespace profiling::runtime {
 namespace {
@@ -43,6 +45,12 @@ enum DumpState : int { kIdle = 0, kWriting = 1, kDone = 2 };
 
 bool g_active = false;
 sampler::PcTable* g_table = nullptr;
+// Whole stacks (PROFIL_STACKS=1, issue 13): distinct stacks and the frames
+// they hold, mapped once; untouched pages cost nothing. 64 Ki stacks of 16
+// frames on average fit; what does not is counted as dropped.
+constexpr size_t kStackTableStacks = size_t{1} << 16;
+constexpr size_t kStackTableFrames = size_t{1} << 20;
+unwind::StackTable* g_stacks = nullptr;
 std::atomic<pid_t> g_owner_pid{0};
 std::atomic<int> g_dump_state{kIdle};
 std::atomic<pid_t> g_dump_tid{0};
@@ -235,6 +243,7 @@ void on_fork_child() {
   sigaddset(&profiling_signal, SIGPROF);
   pthread_sigmask(SIG_BLOCK, &profiling_signal, &previous);
   g_table->clear();
+  if (g_stacks != nullptr) g_stacks->clear();
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
   g_dump_state.store(kIdle, std::memory_order_relaxed);
   g_dumped_once = false;
@@ -351,6 +360,57 @@ size_t table_capacity() {
   return kDefaultTableCapacity;
 }
 
+// PROFIL_STACK_DEPTH: the unwinder's depth limit (default 128).
+uint32_t unwind_depth() {
+  if (const char* text = ::secure_getenv("PROFIL_STACK_DEPTH")) {
+    char* end = nullptr;
+    unsigned long value = std::strtoul(text, &end, 10);
+    if (end != text && *end == '\0' && value >= 1 && value <= sampler::kMaxStackDepth) return static_cast<uint32_t>(value);
+  }
+  return 0;  // the sampler's default
+}
+
+// PROFIL_STACKS_STATS=FILE, for tests and measurements only (not user-facing
+// output): one line appended to FILE at exit with how many sampled ticks
+// unwound to the outermost frame and how many were truncated. A file, not
+// stderr: coreutils close stderr in their exit handlers.
+void print_stack_stats() {
+  const char* path = ::secure_getenv("PROFIL_STACKS_STATS");
+  if (g_stacks == nullptr || path == nullptr || *path == '\0') return;
+  uint64_t complete = 0, truncated = 0, distinct = 0, frames = 0;
+  g_stacks->for_each([&](const uint64_t*, uint32_t depth, bool cut, uint64_t weight) {
+    (cut ? truncated : complete) += weight;
+    frames += uint64_t{depth} * weight;
+    ++distinct;
+  });
+  char line[256];
+  size_t n = 0;
+  auto append = [&](const char* text) {
+    for (; *text != '\0' && n < sizeof line - 2; ++text) line[n++] = *text;
+  };
+  auto number = [&](uint64_t value) {
+    char digits[24];
+    base::format_decimal(static_cast<unsigned long long>(value), digits);
+    append(digits);
+  };
+  append(program_invocation_short_name);
+  append(": complete ");
+  number(complete);
+  append(" truncated ");
+  number(truncated);
+  append(" distinct ");
+  number(distinct);
+  append(" frames ");
+  number(frames);
+  append(" dropped ");
+  number(g_stacks->dropped_weight());
+  append("\n");
+  const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
+  base::write_all(fd, line, n);
+  ::close(fd);
+}
+
 void start() {
   g_real_exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_exit"));
   g_real_Exit = reinterpret_cast<exit_fn>(::dlsym(RTLD_NEXT, "_Exit"));
@@ -393,6 +453,10 @@ void start() {
   install_alternate_stack();
   mark_sampling_start();
   sampler::set_periodic_hook(on_periodic);
+  if (base::flag_from_environment("PROFIL_STACKS", ::secure_getenv("PROFIL_STACKS"), false)) {
+    g_stacks = unwind::StackTable::create(kStackTableStacks, kStackTableFrames);
+    if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, unwind_depth());
+  }
   sampler::set_pc_table(g_table);
   g_clock = clock_code(sampler::active_clock());
   g_hz = sampler::active_hz();
@@ -406,11 +470,16 @@ __attribute__((constructor)) void preload_constructor() { start(); }
 
 // exit() and return from main: libprofil's destructors run after the
 // program's own atexit handlers and destructors (it was loaded first).
-__attribute__((destructor)) void preload_destructor() { preload_dump(EndReason::exit, 0); }
+__attribute__((destructor)) void preload_destructor() {
+  preload_dump(EndReason::exit, 0);
+  if (g_active && ::getpid() == g_owner_pid.load(std::memory_order_relaxed)) print_stack_stats();
+}
 
 }  // namespace
 
 bool preload_active() { return g_active; }
+
+unwind::StackTable* preload_stack_table() { return g_stacks; }
 
 bool process_has_other_threads() {
   // proc(5): after "pid (comm) ", field 3 is the state and field 20

@@ -14,6 +14,10 @@
 
 #include "format/profraw.h"
 
+namespace profiling::unwind {
+class StackTable;
+}  // namespace profiling::unwind
+
 namespace profiling::runtime {
 
 // True in a process the preload runtime is profiling.
@@ -46,6 +50,10 @@ void preload_after_failed_exec();
 // memory to hand to remove_alternate_stack at the thread's end, or null
 // when the thread has one already or none could be made.
 void* install_alternate_stack();
+
+// The whole-stack table (PROFIL_STACKS=1), or null when stacks are off.
+// For the dump writer: read it with StackTable::for_each.
+unwind::StackTable* preload_stack_table();
 void remove_alternate_stack(void* memory);
 
 }  // namespace profiling::runtime

@@ -27,6 +27,7 @@
 #include "sampler/signal_front.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
+#include "unwind/unwinder.h"
 
 namespace profiling::sampler {
 namespace {
@@ -51,6 +52,12 @@ struct OwnedHistogram {
 constinit OwnedHistogram* g_owned_histogram = nullptr;
 constinit PcBuffer* g_owned_pc_buffer = nullptr;
 PcTable* g_installed_pc_table = nullptr;
+unwind::StackTable* g_installed_stack_table = nullptr;
+// The unwind tables the handler reads. Their own lock: a rebuild parses
+// every new object's .eh_frame (milliseconds), which must not hold up the
+// control calls of other threads; never taken in a signal handler.
+pthread_mutex_t g_code_lock = PTHREAD_MUTEX_INITIALIZER;
+constinit const unwind::CodeTable* g_owned_code_table = nullptr;
 
 constinit bool g_settings_loaded = false;
 constinit ClockSettings g_settings;
@@ -71,7 +78,8 @@ void load_settings_from_environment() {
 }
 
 bool any_sink_owned() {
-  return g_owned_histogram != nullptr || g_owned_pc_buffer != nullptr || g_installed_pc_table != nullptr;
+  return g_owned_histogram != nullptr || g_owned_pc_buffer != nullptr || g_installed_pc_table != nullptr ||
+         g_installed_stack_table != nullptr;
 }
 
 // Starts the clocks when a sink appeared, stops them when none is left.
@@ -193,6 +201,51 @@ void set_pc_table(PcTable* table) {
   update_clocks();
 }
 
+namespace {
+
+// Builds the tables for what is loaded now, reusing the objects of the
+// current ones, and publishes them: the sink protocol above, with the
+// handlers' in-flight count. Called with g_code_lock held.
+void publish_code_table() {
+  std::unique_ptr<unwind::CodeTable> fresh = unwind::CodeTable::build(g_owned_code_table);
+  const unwind::CodeTable* previous = g_code_table.exchange(fresh.get(), std::memory_order_seq_cst);
+  g_owned_code_table = fresh.release();
+  wait_for_handlers();
+  delete previous;
+}
+
+}  // namespace
+
+void set_stack_table(unwind::StackTable* table, uint32_t max_depth) {
+  if (table != nullptr) {
+    install_fault_guard();  // the unwinder reads the stack through safe_access.S
+    pthread_mutex_lock(&g_code_lock);
+    if (g_owned_code_table == nullptr) publish_code_table();
+    pthread_mutex_unlock(&g_code_lock);
+  }
+  ControlLock lock;
+  g_stack_depth.store(max_depth == 0 ? unwind::kDefaultMaxDepth : std::min(max_depth, kMaxStackDepth),
+                      std::memory_order_relaxed);
+  g_installed_stack_table = table;
+  g_stack_table.store(table, std::memory_order_seq_cst);
+  wait_for_handlers();
+  update_clocks();
+}
+
+void refresh_unwind_tables() {
+  if (g_stack_table.load(std::memory_order_acquire) == nullptr) return;
+  pthread_mutex_lock(&g_code_lock);
+  publish_code_table();
+  pthread_mutex_unlock(&g_code_lock);
+}
+
+bool unwind_tables_stale() {
+  pthread_mutex_lock(&g_code_lock);
+  const bool stale = g_owned_code_table != nullptr && g_owned_code_table->saw_unknown_pc();
+  pthread_mutex_unlock(&g_code_lock);
+  return stale;
+}
+
 void before_exec() {
   ControlLock lock;
   suspend_for_exec();
@@ -205,11 +258,18 @@ void after_failed_exec() {
   resume_after_exec();
 }
 
-void fork_prepare() { pthread_mutex_lock(&g_control); }
-void fork_parent() { pthread_mutex_unlock(&g_control); }
-void fork_child() {
-  // Only the forking thread exists in the child, and it holds the lock.
+void fork_prepare() {
+  pthread_mutex_lock(&g_code_lock);
+  pthread_mutex_lock(&g_control);
+}
+void fork_parent() {
   pthread_mutex_unlock(&g_control);
+  pthread_mutex_unlock(&g_code_lock);
+}
+void fork_child() {
+  // Only the forking thread exists in the child, and it holds the locks.
+  pthread_mutex_unlock(&g_control);
+  pthread_mutex_unlock(&g_code_lock);
   ControlLock lock;
   reset_in_child();
 }

@@ -1,7 +1,8 @@
 // The sampling signal handler and the SIGSEGV/SIGBUS fault guard.
 //
 // ASYNC-SIGNAL-SAFE: on_sampling_signal, on_fault and everything they call
-// (sinks.cc, safe_access.S, the jitter functions of thread_clocks.cc).
+// (sinks.cc, safe_access.S, the jitter functions of thread_clocks.cc, the
+// unwinder of src/unwind/).
 // errno is saved and restored; nothing allocates, locks or prints.
 #include "sampler/handler.h"
 
@@ -58,6 +59,8 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   const uint64_t pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
   g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   deliver(pc, weight);
+  if (unwind::StackTable* stacks = g_stack_table.load(std::memory_order_acquire)) [[unlikely]]
+    deliver_stack(stacks, context, weight);
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
   // Every 32 ticks of a thread's CPU time: the periodic hook (the preload
   // runtime's checkpoint), outside the sinks' in-flight section. Counted in

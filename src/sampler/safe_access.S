@@ -15,6 +15,8 @@
         .hidden profil_safe_add_u32
         .globl  profil_safe_store_u64
         .hidden profil_safe_store_u64
+        .globl  profil_safe_load_u64
+        .hidden profil_safe_load_u64
 
         .p2align 4
 profil_safe_access_begin:
@@ -75,6 +77,17 @@ profil_safe_store_u64:
         xorl    %eax, %eax
         ret
         .size   profil_safe_store_u64, .-profil_safe_store_u64
+
+/* int profil_safe_load_u64(const uint64_t *from [rdi], uint64_t *value [rsi])
+ * The unwinder's only way to read a stack or code it does not own
+ * (src/unwind/memory.h): *value is written only when the load succeeded. */
+        .type   profil_safe_load_u64, @function
+profil_safe_load_u64:
+        movq    (%rdi), %rax            /* may fault */
+        movq    %rax, (%rsi)
+        xorl    %eax, %eax
+        ret
+        .size   profil_safe_load_u64, .-profil_safe_load_u64
 
 profil_safe_access_end:
 

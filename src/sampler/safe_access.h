@@ -21,6 +21,9 @@ int profil_safe_add_u16(uint16_t* bin, uint32_t weight, uint32_t limit);
 int profil_safe_add_u32(uint32_t* bin, uint32_t weight, uint32_t limit);
 // *slot = value; 0 or kSafeAccessFault.
 int profil_safe_store_u64(uint64_t* slot, uint64_t value);
+// *value = *from (unaligned allowed); 0 or kSafeAccessFault, *value untouched
+// on a fault. value must be the caller's own memory (it is not guarded).
+int profil_safe_load_u64(const void* from, uint64_t* value);
 
 // The histogram fast path's bin increment: saturating, atomic, returning
 // nothing. Jumped to as deliver()'s last act; a fault turns the histogram

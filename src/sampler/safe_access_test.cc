@@ -46,6 +46,21 @@ TEST(SafeAccess, AFaultReturnsInsteadOfKilling) {
   EXPECT_EQ(profil_safe_store_u64(reinterpret_cast<uint64_t*>(p), 42), kSafeAccessFault);
 }
 
+TEST(SafeAccess, ALoadFaultLeavesTheValueAlone) {
+  install_fault_guard();
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* p = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(p, MAP_FAILED);
+  static_cast<uint64_t*>(p)[0] = 0x1122334455667788u;
+  uint64_t value = 7;
+  EXPECT_EQ(profil_safe_load_u64(p, &value), 0);
+  EXPECT_EQ(value, 0x1122334455667788u);
+  ASSERT_EQ(munmap(p, page), 0);
+  value = 7;
+  EXPECT_EQ(profil_safe_load_u64(p, &value), kSafeAccessFault);
+  EXPECT_EQ(value, 7u);
+}
+
 TEST(SafeAccessDeathTest, OtherFaultsStillKill) {
   install_fault_guard();
   EXPECT_EXIT(

@@ -23,6 +23,10 @@
 #include "sampler/bins.h"
 #include "sampler/pc_table.h"
 
+namespace profiling::unwind {
+class StackTable;
+}  // namespace profiling::unwind
+
 namespace profiling::sampler {
 
 // wall: cpu's timers for running threads, plus blocked threads sampled from
@@ -68,6 +72,24 @@ int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count);
 // ---- the pc table sink (whole-process profiling) ----
 // The table must outlive its installation; nullptr removes it.
 void set_pc_table(PcTable* table);
+
+// ---- the stack table sink (whole call stacks, issue 13) ----
+// When a stack table is installed, the handler also unwinds the interrupted
+// thread's stack (src/unwind/unwinder.h, at most max_depth frames, capped at
+// kMaxStackDepth) and adds it with the sample's weight; the pc table and
+// histograms keep the leaf alone. Builds the unwind tables of every loaded
+// object first (milliseconds; not async-signal-safe). The table must outlive
+// its installation; nullptr removes it.
+inline constexpr uint32_t kMaxStackDepth = 512;
+void set_stack_table(unwind::StackTable* table, uint32_t max_depth);
+// Rebuilds the unwind tables for the objects loaded now (the dlopen
+// interposer calls it; an object already known is not parsed again). A
+// no-op while no stack table is installed. Not async-signal-safe.
+void refresh_unwind_tables();
+// The unwinder met a PC in no known object since the tables were built (a
+// static program's dlopen, code mapped by hand): refresh_unwind_tables()
+// is due.
+bool unwind_tables_stale();
 
 // ---- process events, called by the runtime ----
 // Run in the thread that is about to exec: stops every timer and discards a

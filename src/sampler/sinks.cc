@@ -4,6 +4,8 @@
 #include "sampler/sinks.h"
 
 #include "sampler/safe_access.h"
+#include "sampler/sampler.h"
+#include "unwind/unwinder.h"
 
 // The bin could not be written (its memory went away): the histogram is
 // turned off and the sample counted as dropped. Reached from the general
@@ -22,6 +24,9 @@ namespace profiling::sampler {
 std::atomic<HistogramTable*> g_histogram{nullptr};
 std::atomic<PcBuffer*> g_pc_buffer{nullptr};
 std::atomic<PcTable*> g_pc_table{nullptr};
+std::atomic<unwind::StackTable*> g_stack_table{nullptr};
+std::atomic<const unwind::CodeTable*> g_code_table{nullptr};
+std::atomic<uint32_t> g_stack_depth{unwind::kDefaultMaxDepth};
 std::atomic<uint32_t> g_handlers_in_flight{0};
 AtomicStats g_stats;
 
@@ -137,6 +142,17 @@ __attribute__((noinline)) void deliver_with_pc_sinks(uint64_t pc, uint32_t weigh
 }
 
 }  // namespace
+
+// Out of line: the frames live on the signal stack only when stacks are on.
+__attribute__((noinline)) void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight) {
+  uint64_t pcs[kMaxStackDepth];
+  uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
+  if (depth > kMaxStackDepth) depth = kMaxStackDepth;
+  const unwind::LiveMemory memory;
+  const unwind::Stack stack = unwind::unwind(g_code_table.load(std::memory_order_acquire), memory,
+                                             unwind::registers_from_ucontext(context), pcs, depth);
+  table->add(pcs, stack.depth, stack.truncated, weight);
+}
 
 void deliver(uint64_t pc, uint32_t weight) {
   g_stats.signals.fetch_add(1, std::memory_order_relaxed);

@@ -13,6 +13,8 @@
 
 #include "sampler/bins.h"
 #include "sampler/pc_table.h"
+#include "unwind/code_table.h"
+#include "unwind/stack_table.h"
 
 namespace profiling::sampler {
 
@@ -76,6 +78,12 @@ struct PcBuffer {
 extern std::atomic<HistogramTable*> g_histogram;
 extern std::atomic<PcBuffer*> g_pc_buffer;
 extern std::atomic<PcTable*> g_pc_table;
+// Whole stacks (sampler.h, set_stack_table): the table they go to, the
+// unwind tables of the loaded code (replaced after a dlopen with the same
+// protocol) and the depth limit.
+extern std::atomic<unwind::StackTable*> g_stack_table;
+extern std::atomic<const unwind::CodeTable*> g_code_table;
+extern std::atomic<uint32_t> g_stack_depth;
 // Handlers currently between reading a sink pointer and finishing with it.
 extern std::atomic<uint32_t> g_handlers_in_flight;
 
@@ -91,6 +99,10 @@ extern AtomicStats g_stats;
 // A sink whose buffer faults, or (Solaris) whose bin reaches 32767, is
 // uninstalled here; control.cc frees it later.
 void deliver(uint64_t pc, uint32_t weight);
+
+// Unwinds the stack of the interrupted context (a ucontext_t) and adds it
+// with weight to table.
+void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight);
 
 }  // namespace profiling::sampler
 

@@ -1,0 +1,126 @@
+// ASYNC-SIGNAL-SAFE: add() and for_each() (see stack_table.h); create,
+// destroy and clear are setup-time only.
+#include "unwind/stack_table.h"
+
+#include <sys/mman.h>
+
+#include <new>
+
+namespace profiling::unwind {
+namespace {
+
+size_t round_up_pow2(size_t n) {
+  size_t p = 1;
+  while (p < n) p <<= 1;
+  return p;
+}
+
+uint64_t hash_stack(const uint64_t* pcs, uint32_t depth, bool truncated) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t{depth} << 1) ^ (truncated ? 1 : 0);
+  for (uint32_t i = 0; i < depth; ++i) {
+    h ^= pcs[i];
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  return h == 0 ? 1 : h;
+}
+
+constexpr size_t kMaxProbes = 64;
+constexpr uint32_t kMaxDepth = 0xffff;
+
+}  // namespace
+
+StackTable* StackTable::create(size_t stacks, size_t frames) {
+  const size_t slots = round_up_pow2(stacks < 64 ? 64 : stacks);
+  if (frames < 64) frames = 64;
+  if (frames >= (uint64_t{1} << 40)) return nullptr;
+  const size_t header = (sizeof(StackTable) + 63) & ~size_t{63};
+  const size_t bytes = header + slots * sizeof(Slot) + frames * sizeof(uint64_t);
+  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) return nullptr;
+  auto* table = new (memory) StackTable();
+  table->mask_ = slots - 1;
+  table->mapped_bytes_ = bytes;
+  table->frame_capacity_ = frames;
+  // Fresh anonymous pages are zero: every slot starts empty. Untouched
+  // pages of the pool cost nothing.
+  table->slots_ = reinterpret_cast<Slot*>(static_cast<char*>(memory) + header);
+  table->frames_ = reinterpret_cast<uint64_t*>(table->slots_ + slots);
+  return table;
+}
+
+void StackTable::destroy(StackTable* table) {
+  if (table == nullptr) return;
+  const size_t bytes = table->mapped_bytes_;
+  table->~StackTable();
+  ::munmap(table, bytes);
+}
+
+size_t StackTable::frames_used() const {
+  const uint64_t used = frames_used_.load(std::memory_order_relaxed);
+  return used < frame_capacity_ ? used : frame_capacity_;
+}
+
+bool StackTable::matches(const Slot& slot, uint64_t info, const uint64_t* pcs, uint32_t depth, bool truncated) const {
+  (void)slot;
+  if (depth_of(info) != depth || ((info & kTruncated) != 0) != truncated) return false;
+  const uint64_t* stored = frames_ + frames_of(info);
+  for (uint32_t i = 0; i < depth; ++i)
+    if (stored[i] != pcs[i]) return false;
+  return true;
+}
+
+void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) {
+  if (depth == 0 || depth > kMaxDepth) {
+    dropped_samples_.fetch_add(1, std::memory_order_relaxed);
+    dropped_weight_.fetch_add(weight, std::memory_order_relaxed);
+    return;
+  }
+  const uint64_t hash = hash_stack(pcs, depth, truncated);
+  uint64_t reserved = UINT64_MAX;  // frames taken from the pool for a new slot
+  size_t slot_index = static_cast<size_t>(hash) & mask_;
+  for (size_t probe = 0; probe < kMaxProbes && probe <= mask_; ++probe, slot_index = (slot_index + 1) & mask_) {
+    Slot& slot = slots_[slot_index];
+    uint64_t seen = slot.hash.load(std::memory_order_acquire);
+    if (seen == 0) {
+      if (reserved == UINT64_MAX) {
+        reserved = frames_used_.fetch_add(depth, std::memory_order_relaxed);
+        if (reserved + depth > frame_capacity_) break;  // the pool is full
+        for (uint32_t i = 0; i < depth; ++i) frames_[reserved + i] = pcs[i];
+      }
+      uint64_t expected = 0;
+      if (slot.hash.compare_exchange_strong(expected, hash, std::memory_order_acq_rel)) {
+        slot.weight.fetch_add(weight, std::memory_order_relaxed);
+        // Published last: a reader that sees kReady sees the frames.
+        slot.info.store((reserved << 24) | (uint64_t{depth} << 8) | (truncated ? kTruncated : 0) | kReady,
+                        std::memory_order_release);
+        return;
+      }
+      seen = expected;  // another thread claimed the slot first
+    }
+    if (seen != hash) continue;
+    const uint64_t info = slot.info.load(std::memory_order_acquire);
+    // Still being written by its inserter: no waiting in a signal handler,
+    // look further (the stack may then get a second slot).
+    if (!(info & kReady)) continue;
+    if (matches(slot, info, pcs, depth, truncated)) {
+      slot.weight.fetch_add(weight, std::memory_order_relaxed);
+      return;  // frames reserved in a lost race stay unused
+    }
+  }
+  dropped_samples_.fetch_add(1, std::memory_order_relaxed);
+  dropped_weight_.fetch_add(weight, std::memory_order_relaxed);
+}
+
+void StackTable::clear() {
+  for (size_t i = 0; i <= mask_; ++i) {
+    slots_[i].hash.store(0, std::memory_order_relaxed);
+    slots_[i].info.store(0, std::memory_order_relaxed);
+    slots_[i].weight.store(0, std::memory_order_relaxed);
+  }
+  frames_used_.store(0, std::memory_order_relaxed);
+  dropped_samples_.store(0, std::memory_order_relaxed);
+  dropped_weight_.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace profiling::unwind

@@ -1,0 +1,90 @@
+// A bounded, lock-free table of distinct call stacks and their weights.
+//
+// ASYNC-SIGNAL-SAFE: add() may run in the signal handler of any thread at
+// once (CAS on a slot, fetch_add on a frame pool and on the weights). All
+// memory is mapped once by create() and never grows: a stack that finds no
+// slot or no room for its frames is counted in dropped_samples() /
+// dropped_weight(), never lost silently.
+//
+// The dump writer reads it with for_each() (NOT async-signal-safe only in
+// that it is meant for the writer; it neither allocates nor locks).
+//
+// A stack is identified by its frames (leaf first), its depth and its
+// truncated mark. Two threads inserting the same new stack at the same
+// moment may each get a slot (one waits for no one): for_each() can then
+// report the same stack twice, and a consumer adds up equal stacks.
+#ifndef PROFIL_UNWIND_STACK_TABLE_H
+#define PROFIL_UNWIND_STACK_TABLE_H
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace profiling::unwind {
+
+class StackTable {
+ public:
+  // Room for `stacks` distinct stacks (rounded up to a power of two) and
+  // `frames` program counters in all. nullptr when the memory cannot be
+  // mapped. Not async-signal-safe.
+  static StackTable* create(size_t stacks, size_t frames);
+  // Only when no handler can reach the table any more.
+  static void destroy(StackTable* table);
+
+  // Adds weight to the stack pcs[0..depth) (leaf first). ASYNC-SIGNAL-SAFE,
+  // lock-free. depth 0 is counted as dropped.
+  void add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight);
+
+  // Calls visit(pcs_leaf_first, depth, truncated, weight) for every stored
+  // stack. Safe while add() runs (a stack being inserted is skipped or
+  // seen whole; its weight may grow meanwhile).
+  template <typename Visit>
+  void for_each(Visit&& visit) const {
+    for (size_t i = 0; i <= mask_; ++i) {
+      const uint64_t info = slots_[i].info.load(std::memory_order_acquire);
+      if (!(info & kReady)) continue;
+      const uint64_t weight = slots_[i].weight.load(std::memory_order_relaxed);
+      if (weight == 0) continue;
+      visit(static_cast<const uint64_t*>(frames_ + frames_of(info)), depth_of(info), (info & kTruncated) != 0,
+            weight);
+    }
+  }
+
+  // Forgets every stack (after fork). Not safe against concurrent add().
+  void clear();
+
+  size_t capacity() const { return mask_ + 1; }
+  size_t frame_capacity() const { return frame_capacity_; }
+  size_t frames_used() const;
+  uint64_t dropped_samples() const { return dropped_samples_.load(std::memory_order_relaxed); }
+  uint64_t dropped_weight() const { return dropped_weight_.load(std::memory_order_relaxed); }
+
+ private:
+  // info: frame offset (40 bits) << 24 | depth (16 bits) << 8 | flags.
+  static constexpr uint64_t kReady = 1;
+  static constexpr uint64_t kTruncated = 2;
+  static uint64_t frames_of(uint64_t info) { return info >> 24; }
+  static uint32_t depth_of(uint64_t info) { return static_cast<uint32_t>((info >> 8) & 0xffff); }
+
+  struct Slot {
+    std::atomic<uint64_t> hash;  // 0: empty
+    std::atomic<uint64_t> info;  // kReady set once the frames are written
+    std::atomic<uint64_t> weight;
+  };
+
+  StackTable() = default;
+  bool matches(const Slot& slot, uint64_t info, const uint64_t* pcs, uint32_t depth, bool truncated) const;
+
+  size_t mask_ = 0;
+  size_t mapped_bytes_ = 0;
+  size_t frame_capacity_ = 0;
+  Slot* slots_ = nullptr;
+  uint64_t* frames_ = nullptr;
+  std::atomic<uint64_t> frames_used_{0};
+  std::atomic<uint64_t> dropped_samples_{0};
+  std::atomic<uint64_t> dropped_weight_{0};
+};
+
+}  // namespace profiling::unwind
+
+#endif  // PROFIL_UNWIND_STACK_TABLE_H
