@@ -1,0 +1,17 @@
+# Whole stacks captured by the sampling handler (src/unwind/, issue 13): a
+# known call tree built without frame pointers, sampled for real.
+set(PROFIL_UNWIND_PROG_FLAGS -O2 -fomit-frame-pointer)
+add_library(unwind_plugin MODULE ${CMAKE_CURRENT_SOURCE_DIR}/unwind_progs/plugin.c)
+target_compile_options(unwind_plugin PRIVATE ${PROFIL_UNWIND_PROG_FLAGS})
+set_target_properties(unwind_plugin PROPERTIES OUTPUT_NAME unwindtestplugin PREFIX lib
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
+set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/unwind_progs/callgraph.c
+  PROPERTIES COMPILE_OPTIONS "${PROFIL_UNWIND_PROG_FLAGS}")
+profil_add_gtest(unwind_capture_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unwind_capture_test.cc ${CMAKE_CURRENT_SOURCE_DIR}/unwind_progs/callgraph.c
+  LIBS profil_testing)
+if(TARGET unwind_capture_test)
+  # The call tree's functions in the dynamic symbol table, for dladdr.
+  set_target_properties(unwind_capture_test PROPERTIES ENABLE_EXPORTS ON)
+  add_dependencies(unwind_capture_test unwind_plugin)
+endif()
