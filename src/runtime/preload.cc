@@ -377,9 +377,11 @@ uint32_t unwind_depth() {
 void print_stack_stats() {
   const char* path = ::secure_getenv("PROFIL_STACKS_STATS");
   if (g_stacks == nullptr || path == nullptr || *path == '\0') return;
-  uint64_t complete = 0, truncated = 0, distinct = 0, frames = 0;
+  uint64_t complete = 0, truncated = 0, distinct = 0, frames = 0, at_limit = 0;
+  const uint32_t limit = unwind_depth() != 0 ? unwind_depth() : 128;
   g_stacks->for_each([&](const uint64_t*, uint32_t depth, bool cut, uint64_t weight) {
     (cut ? truncated : complete) += weight;
+    if (cut && depth >= limit) at_limit += weight;
     frames += uint64_t{depth} * weight;
     ++distinct;
   });
@@ -398,7 +400,9 @@ void print_stack_stats() {
   number(complete);
   append(" truncated ");
   number(truncated);
-  append(" distinct ");
+  append(" (at the depth limit ");
+  number(at_limit);
+  append(") distinct ");
   number(distinct);
   append(" frames ");
   number(frames);

@@ -65,11 +65,27 @@ int visit_object(dl_phdr_info* info, size_t, void* opaque) {
     }
   }
   object->rows = internal::compact_rows(std::move(fdes), start, end);
+  object->index_pages();
   context->objects->push_back(std::move(object));
   return 0;
 }
 
+constexpr unsigned kPageShift = 8;
+
 }  // namespace
+
+void ObjectTable::index_pages() {
+  page_rows.clear();
+  if (rows.empty()) return;
+  const uint64_t pages = ((end - start) >> kPageShift) + 1;
+  page_rows.resize(pages + 1);
+  size_t row = 0;
+  for (uint64_t page = 0; page <= pages; ++page) {
+    const uint64_t offset = page << kPageShift;
+    while (row + 1 < rows.size() && rows[row + 1].start <= offset) ++row;
+    page_rows[page] = static_cast<uint32_t>(row);
+  }
+}
 
 std::unique_ptr<CodeTable> CodeTable::build(const CodeTable* previous) {
   std::vector<std::shared_ptr<const ObjectTable>> objects;
@@ -111,8 +127,15 @@ const Row* CodeTable::find(uint64_t pc) const {
   const ObjectTable* object = object_of(pc);
   if (object == nullptr || object->rows.empty()) return nullptr;
   const uint32_t offset = static_cast<uint32_t>(pc - object->start);
-  // The last row starting at or before offset; rows[0] starts at 0.
+  // The last row starting at or before offset; rows[0] starts at 0. It is
+  // among the rows from the one covering offset's page to the one covering
+  // the next page's start.
   size_t lo = 0, hi = object->rows.size();
+  const size_t page = offset >> kPageShift;
+  if (page + 1 < object->page_rows.size()) {
+    lo = object->page_rows[page];
+    hi = static_cast<size_t>(object->page_rows[page + 1]) + 1;
+  }
   while (hi - lo > 1) {
     const size_t mid = (lo + hi) / 2;
     if (object->rows[mid].start <= offset) lo = mid;

@@ -61,6 +61,11 @@ struct ObjectTable {
   uint64_t eh_frame_hdr = 0;
   std::string name;
   std::vector<Row> rows;  // sorted by start; the first starts at 0
+  // For each 256-byte page of [start, end), the row covering the page's first
+  // byte: find() searches only the rows of one page (a few) instead of
+  // all of them (cc1 has half a million).
+  std::vector<uint32_t> page_rows;
+  void index_pages();
 };
 
 class CodeTable {
