@@ -52,7 +52,16 @@ Stack unwind(const CodeTable* table, const MemoryReader& memory, Registers regs,
     }
     pcs[stack.depth++] = regs.pc;
 
-    if (!exact && is_signal_trampoline(memory, regs.pc)) {
+    const uint64_t lookup = exact ? regs.pc : regs.pc - 1;
+    const Row* row = table != nullptr ? table->find(lookup) : nullptr;
+    if (row == nullptr && table != nullptr) table->note_unknown_pc();
+    const Rule rule = row != nullptr ? row->rule : Rule::kNone;
+    // A signal frame has no rule of the compact form (glibc describes
+    // __restore_rt with expressions; other C libraries give it no CFI), so
+    // its bytes are read only where the rule is not an ordinary one.
+    const bool ordinary = rule == Rule::kCfaRsp || rule == Rule::kCfaRbp || rule == Rule::kPlt ||
+                          rule == Rule::kCfaRbpDeref || rule == Rule::kOutermost;
+    if (!ordinary && !exact && is_signal_trampoline(memory, regs.pc)) {
       // regs.sp is the handler's CFA: the ucontext_t the kernel pushed.
       const uint64_t mcontext = regs.sp + offsetof(ucontext_t, uc_mcontext) + offsetof(mcontext_t, gregs);
       Registers interrupted;
@@ -66,10 +75,6 @@ Stack unwind(const CodeTable* table, const MemoryReader& memory, Registers regs,
       continue;
     }
 
-    const uint64_t lookup = exact ? regs.pc : regs.pc - 1;
-    const Row* row = table != nullptr ? table->find(lookup) : nullptr;
-    if (row == nullptr && table != nullptr) table->note_unknown_pc();
-    const Rule rule = row != nullptr ? row->rule : Rule::kNone;
     if (rule == Rule::kOutermost) return stack;  // _start, clone's child: complete
 
     uint64_t cfa = 0;
