@@ -15,3 +15,10 @@ if(TARGET unwind_capture_test)
   set_target_properties(unwind_capture_test PROPERTIES ENABLE_EXPORTS ON)
   add_dependencies(unwind_capture_test unwind_plugin)
 endif()
+
+# The same tree as an ordinary program under the preload, PROFIL_STACKS=1.
+add_executable(unwind_workload ${CMAKE_CURRENT_SOURCE_DIR}/unwind_progs/workload.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/unwind_progs/callgraph.c)
+target_compile_options(unwind_workload PRIVATE ${PROFIL_UNWIND_PROG_FLAGS})
+add_test(NAME unwind_preload_stacks
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/unwind_preload.sh $<TARGET_FILE:libprofil> $<TARGET_FILE:unwind_workload>)
