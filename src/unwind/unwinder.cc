@@ -106,7 +106,12 @@ Stack unwind(const CodeTable* table, const MemoryReader& memory, Registers regs,
         if (!memory.read(regs.fp + row->rbp_offset, &fp)) fp = 0;
       }
     }
-    if (return_address == 0) return stack;  // the outermost frame's convention
+    if (return_address == 0) {
+      // A CFI row saying so marks the outermost frame (some C libraries'
+      // thread starts); read through a frame pointer, 0 is only a guess.
+      stack.truncated = row == nullptr || rule == Rule::kNone || rule == Rule::kFramePointer;
+      return stack;
+    }
     regs.pc = return_address;
     regs.sp = cfa;
     regs.fp = fp;
