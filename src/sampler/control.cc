@@ -219,8 +219,11 @@ void publish_code_table() {
 void set_stack_table(unwind::StackTable* table, uint32_t max_depth) {
   if (table != nullptr) {
     install_fault_guard();  // the unwinder reads the stack through safe_access.S
+    // Always rebuilt: objects loaded while no stack table was installed were
+    // not followed (refresh_unwind_tables() does nothing then); the objects
+    // still known are reused, not parsed again.
     pthread_mutex_lock(&g_code_lock);
-    if (g_owned_code_table == nullptr) publish_code_table();
+    publish_code_table();
     pthread_mutex_unlock(&g_code_lock);
   }
   ControlLock lock;
