@@ -3,6 +3,7 @@
 #include "sampler/pc_table.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <new>
 
@@ -52,6 +53,7 @@ void PcTable::add(uint64_t pc, uint64_t weight) {
     if (seen == 0) {
       uint64_t expected = 0;
       if (e.pc.compare_exchange_strong(expected, pc, std::memory_order_acq_rel)) {
+        used_.fetch_add(1, std::memory_order_relaxed);
         e.count.fetch_add(weight, std::memory_order_relaxed);
         return;
       }
@@ -67,10 +69,23 @@ void PcTable::add(uint64_t pc, uint64_t weight) {
 }
 
 void PcTable::clear() {
-  for (size_t i = 0; i <= mask_; ++i) {
+  // Every fork child of a profiled process clears: storing zeros would
+  // touch the whole mapping (1 MiB, 256 page faults, per process of a
+  // shell loop; issue 12). The entries' whole pages are handed back
+  // instead (madvise(2): a private anonymous page reads as zeros again),
+  // and only the entries sharing the table's first page are zeroed.
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(entries_);
+  const uintptr_t end = begin + (mask_ + 1) * sizeof(Entry);
+  const uintptr_t whole = (begin + page - 1) & ~(page - 1);
+  size_t zeroed = mask_ + 1;
+  if (whole < end && ::madvise(reinterpret_cast<void*>(whole), end - whole, MADV_DONTNEED) == 0)
+    zeroed = (whole - begin) / sizeof(Entry);
+  for (size_t i = 0; i < zeroed; ++i) {
     entries_[i].pc.store(0, std::memory_order_relaxed);
     entries_[i].count.store(0, std::memory_order_relaxed);
   }
+  used_.store(0, std::memory_order_relaxed);
   dropped_.store(0, std::memory_order_relaxed);
 }
 

@@ -22,10 +22,28 @@ TEST(PcTable, CountsEveryAddress) {
   table->for_each([&](uint64_t pc, uint64_t count) { got[pc] += count; });
   EXPECT_EQ(got, want);
   EXPECT_EQ(table->dropped(), 0u);
+  EXPECT_EQ(table->used(), 500u);
   table->clear();
+  EXPECT_EQ(table->used(), 0u);
   size_t used = 0;
   table->for_each([&](uint64_t, uint64_t) { ++used; });
   EXPECT_EQ(used, 0u);
+  PcTable::destroy(table);
+}
+
+// clear() hands whole pages back (madvise) and zeroes the entries sharing
+// the first page: a walk after it, which an empty table skips, must find
+// nothing of before in either part.
+TEST(PcTable, ClearForgetsEveryPage) {
+  PcTable* table = PcTable::create(1 << 14);  // 256 KiB of entries: many pages
+  ASSERT_NE(table, nullptr);
+  for (uint64_t i = 0; i < 4000; ++i) table->add(0x400000 + i * 16, 1);
+  table->clear();
+  table->add(0x123450, 7);
+  std::map<uint64_t, uint64_t> got;
+  table->for_each([&](uint64_t pc, uint64_t count) { got[pc] += count; });
+  EXPECT_EQ(got, (std::map<uint64_t, uint64_t>{{0x123450, 7}}));
+  EXPECT_EQ(table->used(), 1u);
   PcTable::destroy(table);
 }
 
