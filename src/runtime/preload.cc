@@ -56,6 +56,9 @@ std::atomic<int> g_dump_state{kIdle};
 std::atomic<pid_t> g_dump_tid{0};
 // A complete profile is in the directory (a provisional dump's, at least).
 bool g_dumped_once = false;
+// The placeholder choose_name created is still empty: the first dump is
+// written into it rather than renamed over it (profraw_writer.h).
+bool g_placeholder_empty = false;
 char g_dir[PATH_MAX] = {};
 char g_name[256] = {};
 char g_run_id[format::profraw::kRunIdSize + 1] = {};
@@ -182,6 +185,7 @@ void choose_name() {
     length += 5 + format::profraw::kRunTokenSize;
   }
   base::ErrnoSaver errno_saver;  // the fork child's errno is the program's
+  g_placeholder_empty = false;   // a fork child's is its parent's until it has its own
   for (unsigned n = 0;; ++n) {
     size_t at = length;
     std::memcpy(g_name, base, length);
@@ -194,6 +198,7 @@ void choose_name() {
     const int fd = ::openat(g_dirfd, g_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ::close(fd);
+      g_placeholder_empty = true;
       break;
     }
     if (errno != EEXIST || n >= 1000) break;  // the dump will report a directory it cannot write
@@ -550,7 +555,8 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   info.signal = static_cast<uint32_t>(signo);
   info.signals = sampler::stats().signals - g_signals_at_start;
   info.run_id = g_run_id;
-  const bool ok = write_profraw(output_directory(), g_name, info, *g_table);
+  const bool ok = write_profraw(output_directory(), g_name, info, *g_table, g_placeholder_empty);
+  g_placeholder_empty = false;  // written, or left unfinished: a later dump renames over it
   if (ok) g_dumped_once = true;
   // A checkpoint that cannot be written says nothing: the final dump will
   // try again and say why once (a program that dropped its privileges

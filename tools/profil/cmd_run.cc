@@ -878,12 +878,30 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
+    const std::string mark = ".run-" + run_token(run_id);
     const size_t at = name.find(".profraw.tmp.");
-    if (at == std::string::npos || name.find(".run-" + run_token(run_id) + ".") == std::string::npos) continue;
+    const size_t token = name.find(mark + ".");
+    // A first dump is written in its placeholder, its magic last
+    // (profraw_writer.h): one still without it was cut short there.
+    const bool in_place = at == std::string::npos && token != std::string::npos && token > 0 &&
+                          name.ends_with(".profraw") && entry.is_regular_file(ec) && !entry.is_symlink(ec);
+    if ((at == std::string::npos && !in_place) || token == std::string::npos) continue;
     std::string bytes;
     try {
       bytes = format::read_file(entry.path().string());
     } catch (const std::exception&) {
+      continue;
+    }
+    if (in_place) {
+      if (bytes.size() < sizeof format::profraw::kMagic ||
+          bytes.find_first_not_of('\0', 0) < sizeof format::profraw::kMagic)
+        continue;  // a placeholder, or a dump (read above)
+      fs::remove(entry.path(), ec);
+      const size_t dot = name.rfind('.', token - 1);
+      const int64_t pid = dot == std::string::npos ? 0 : std::strtoll(name.c_str() + dot + 1, nullptr, 10);
+      lost.insert(pid);
+      lose(c, entry.path().string(),
+           "an unfinished dump: pid " + std::to_string(pid) + " was killed while writing its profile; removed");
       continue;
     }
     bool ours;
