@@ -461,7 +461,11 @@ void start() {
   install_crash_handlers();
   install_alternate_stack();
   mark_sampling_start();
-  sampler::set_periodic_hook(on_periodic);
+  // PROFIL_CHECKPOINTS=0 turns the checkpoints off: only for measuring what
+  // they cost (bench/run_process.sh); a process then keeps nothing when it
+  // ends without a final dump.
+  if (base::flag_from_environment("PROFIL_CHECKPOINTS", ::secure_getenv("PROFIL_CHECKPOINTS"), true))
+    sampler::set_periodic_hook(on_periodic);
   if (base::flag_from_environment("PROFIL_STACKS", ::secure_getenv("PROFIL_STACKS"), false)) {
     g_stacks = unwind::StackTable::create(kStackTableStacks, kStackTableFrames);
     if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, unwind_depth());

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# What `profil run` costs per process, and what the preload runtime's
+# checkpoints cost a long one (issue 12).
+#
+# Per process: a shell loop running /bin/true 200 and 600 times, plainly,
+# under `profil run` and under `perf record` (when perf is there and may
+# record); the slope (time of 600 - time of 200) / 400 is the wall time of
+# one more short process, the shell's own fork and exec included, so the
+# start of each tool cancels out. Runs alternate (plain, profil, perf, ...)
+# so that a change in the machine's load hits every side alike; medians of
+# the repetitions.
+#
+# Checkpoints: a running process writes its dump every max(50 ms, 1/32 of
+# its CPU time) (runtime/preload.cc); the CPU time (user+sys) of a ~2.5 s
+# CPU-bound program under `profil run` with them on, and off
+# (PROFIL_CHECKPOINTS=0), alternating.
+set -euo pipefail
+build=${1:-build}
+profil=${PROFIL_TOOL:-$build/bin/profil}
+work=$build/bin/run_overhead_work
+reps=${BENCH_RUN_REPS:-5}
+steps=${BENCH_CHECKPOINT_STEPS:-1000}  # millions of steps: ~2.5 s of CPU
+out=$(mktemp -d "${TMPDIR:-/tmp}/profil-bench.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+cat >"$out/loop.sh" <<'LOOP'
+n=$1; i=0
+while [ "$i" -lt "$n" ]; do /bin/true; i=$((i + 1)); done
+LOOP
+
+# "wall cpu" of one command, in seconds (bash's time: children included).
+measure() {
+  local TIMEFORMAT='%R %U %S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f %.4f\n", $1, $2 + $3 }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# "wall cpu" ms per process of one way to run the loop: its slope from 200
+# to 600.
+slope() {
+  local w200 c200 w600 c600
+  read -r w200 c200 < <(measure "$@" 200)
+  read -r w600 c600 < <(measure "$@" 600)
+  echo "$(echo "($w600 - $w200) * 1000 / 400" | bc -l) $(echo "($c600 - $c200) * 1000 / 400" | bc -l)"
+}
+# "wall cpu" medians of a file of such lines.
+medians() { echo "$(cut -d' ' -f1 <"$1" | median) $(cut -d' ' -f2 <"$1" | median)"; }
+plain_loop() { sh "$out/loop.sh" "$1"; }
+profil_loop() { rm -rf "$out/p"; "$profil" run -o "$out/p" -- sh "$out/loop.sh" "$1"; }
+perf_loop() { perf record -q -o "$out/perf.data" -- sh "$out/loop.sh" "$1"; }
+have_perf=0
+if command -v perf >/dev/null && perf record -q -o "$out/perf.data" -- /bin/true >/dev/null 2>&1; then have_perf=1; fi
+
+echo "== profil run: cost per short process (sh loop of 200 vs 600 /bin/true, median of $reps alternating runs) =="
+: >"$out/plain"; : >"$out/profil"; : >"$out/perf"
+for ((i = 0; i < reps; i++)); do
+  slope plain_loop >>"$out/plain"
+  slope profil_loop >>"$out/profil"
+  [ "$have_perf" = 1 ] && slope perf_loop >>"$out/perf"
+done
+read -r plain plain_cpu < <(medians "$out/plain")
+read -r run run_cpu < <(medians "$out/profil")
+# The wall time is what the target is set on; the CPU time (user+sys of
+# every process) moves less with the machine's load.
+line() { printf '%-12s %8.3f %+8.3f %8.3f %+8.3f\n' "$1" "$2" "$(echo "$2 - $plain" | bc -l)" "$3" "$(echo "$3 - $plain_cpu" | bc -l)"; }
+printf '%-12s %8s %8s %8s %8s\n' "ms/process" wall added cpu added
+line plain "$plain" "$plain_cpu"
+line "profil run" "$run" "$run_cpu"
+if [ "$have_perf" = 1 ]; then
+  read -r record record_cpu < <(medians "$out/perf")
+  line "perf record" "$record" "$record_cpu"
+else
+  echo "perf record: not available"
+fi
+
+echo "== profil run: cost of the checkpoints (${steps}M steps, CPU time, median of $reps alternating runs) =="
+: >"$out/on"; : >"$out/off"
+for ((i = 0; i < reps; i++)); do
+  rm -rf "$out/p"
+  read -r _ on < <(measure "$profil" run -o "$out/p" -- "$work" "$steps")
+  rm -rf "$out/p"
+  read -r _ off < <(measure env PROFIL_CHECKPOINTS=0 "$profil" run -o "$out/p" -- "$work" "$steps")
+  echo "$on" >>"$out/on"; echo "$off" >>"$out/off"
+done
+on=$(median <"$out/on")
+off=$(median <"$out/off")
+printf 'checkpoints: cpu %.3fs with, %.3fs without: %+.1f ms (%+.2f %%)\n' "$on" "$off" \
+  "$(echo "($on - $off) * 1000" | bc -l)" "$(echo "($on - $off) * 100 / $off" | bc -l)"
