@@ -3,6 +3,7 @@
 #include "runtime/profraw_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -71,6 +72,50 @@ TEST(ProfrawWriter, WritesWhatTheReaderReads) {
   // An unwritable directory: false with errno, and no file.
   EXPECT_FALSE(write_profraw((dir / "missing").c_str(), "y.profraw", info, *table));
   EXPECT_EQ(errno, ENOENT);
+  sampler::PcTable::destroy(table);
+  fs::remove_all(dir);
+}
+
+// A first dump goes into its empty placeholder (the same file, no
+// temporary, no rename), magic and all; without a placeholder it is
+// written the usual way.
+TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
+  char pattern[] = "/tmp/profraw-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  sampler::PcTable* table = sampler::PcTable::create(64);
+  ASSERT_NE(table, nullptr);
+  table->add(0x401000, 3);
+  ProfrawInfo info;
+  info.hz = 500;
+  info.run_id = "the-run";
+  const fs::path placeholder = dir / "x.1.profraw";
+  const int fd = ::open(placeholder.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+  ASSERT_GE(fd, 0);
+  struct stat before {};
+  ASSERT_EQ(::fstat(fd, &before), 0);
+  ::close(fd);
+
+  ASSERT_TRUE(write_profraw(dir.c_str(), "x.1.profraw", info, *table, /*in_place=*/true));
+  struct stat after {};
+  ASSERT_EQ(::stat(placeholder.c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino) << "renamed over, not written in place";
+  auto read = [](const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return format::read_profraw(ss.str());
+  };
+  const format::ProfrawData data = read(placeholder);  // the magic is there, the lengths add up
+  ASSERT_EQ(data.profile.samples.size(), 1u);
+  EXPECT_EQ(data.profile.samples[0].count, 3u);
+  EXPECT_EQ(data.run_id, "the-run");
+
+  ASSERT_TRUE(write_profraw(dir.c_str(), "y.1.profraw", info, *table, /*in_place=*/true));
+  EXPECT_EQ(read(dir / "y.1.profraw").profile.samples.size(), 1u);
+  int files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 2);
   sampler::PcTable::destroy(table);
   fs::remove_all(dir);
 }
