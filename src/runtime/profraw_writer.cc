@@ -41,7 +41,12 @@ int64_t clock_ns(clockid_t clock) {
 class DumpFile {
  public:
   ~DumpFile() {
-    if (fd_ >= 0) ::close(fd_);
+    if (fd_ < 0) return;
+    // A write that failed in place (a full disk) leaves the placeholder
+    // empty again, as profil run reads a process that wrote nothing (its
+    // own line says why), rather than a dump cut short.
+    ::ftruncate(fd_, 0);
+    ::close(fd_);
   }
   bool open(int dirfd, const char* name, bool in_place) {
     if (in_place) {
@@ -201,7 +206,7 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
     } else {
       error = errno;
     }
-  }  // an uncommitted temporary is removed here (one in place stays, unfinished)
+  }  // an uncommitted temporary is removed here, a placeholder emptied
   ::close(dirfd);
   if (!ok) errno = error;
   return ok;

@@ -33,9 +33,9 @@ struct ProfrawInfo {
 // Writes <dir>/<name> atomically (temporary + rename). false with errno set
 // when it could not be written; no file of that name is then created.
 // in_place: <dir>/<name> exists, empty (the placeholder of a process's
-// first dump), and is written itself, its magic last; it is left with a zero
-// magic when the write fails or is cut short. Without the file, the
-// temporary and rename are used.
+// first dump), and is written itself, its magic last; a failed write leaves
+// it empty again, one cut short (the process killed) with a zero magic.
+// Without the file, the temporary and rename are used.
 bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
                    const sampler::PcTable& table, bool in_place = false);
 
