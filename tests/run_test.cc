@@ -758,18 +758,6 @@ TEST(RunMessages, UnfinishedDumpIsALoss) {
     EXPECT_EQ(entry.path().string().find(".profraw.tmp."), std::string::npos) << entry.path();
 }
 
-// A first dump is written in its placeholder, the magic last: one cut
-// short there (a zero magic) is a loss as well, and is removed.
-TEST(RunMessages, UnfinishedDumpInItsPlaceholderIsALoss) {
-  TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_tree"), "unfinished_in_place"}), dir.path());
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_TRUE(std::regex_search(r.err, std::regex("run_tree\\.[0-9]+\\.run-[^ ]*\\.profraw: an unfinished dump: pid [0-9]+")))
-      << r.err;
-  for (const auto& entry : fs::directory_iterator(dir.path()))
-    EXPECT_EQ(entry.path().string().find(".profraw"), std::string::npos) << entry.path();
-}
-
 TEST(RunMessages, ProfileThatCouldNotBeWrittenIsALoss) {
   TempDir dir;
   const fs::path out = dir.path() / "out";

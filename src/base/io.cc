@@ -57,8 +57,7 @@ size_t format_decimal(unsigned long long value, char* buf) {
 
 AtomicFile::~AtomicFile() { abandon(); }
 
-bool AtomicFile::open(int dirfd, const char* name, mode_t mode) {
-  abandon();
+bool AtomicFile::set_names(int dirfd, const char* name) {
   size_t len = std::strlen(name);
   if (len == 0 || len >= 200) {
     errno = ENAMETOOLONG;
@@ -71,10 +70,32 @@ bool AtomicFile::open(int dirfd, const char* name, mode_t mode) {
   std::memcpy(temp_ + len, ".tmp.", 5);
   format_decimal(static_cast<unsigned long long>(::getpid()), temp_ + len + 5);
   dirfd_ = dirfd;
+  failed_ = false;
+  return true;
+}
+
+bool AtomicFile::open(int dirfd, const char* name, mode_t mode) {
+  abandon();
+  if (!set_names(dirfd, name)) return false;
+  keep_placeholder_ = false;
   ::unlinkat(dirfd_, temp_, 0);  // a stale temporary of a dead process with our pid
   fd_ = ::openat(dirfd_, temp_, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-  failed_ = false;
+  if (fd_ < 0) temp_[0] = '\0';
   return fd_ >= 0;
+}
+
+bool AtomicFile::adopt_placeholder(int dirfd, const char* name) {
+  abandon();
+  if (!set_names(dirfd, name)) return false;
+  // Without O_TRUNC (it is empty): ext4 writes a file truncated to nothing
+  // and rewritten back at its close (auto_da_alloc).
+  fd_ = ::openat(dirfd_, temp_, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd_ < 0) {
+    temp_[0] = '\0';
+    return false;
+  }
+  keep_placeholder_ = true;
+  return true;
 }
 
 bool AtomicFile::write(const void* data, size_t size) {
@@ -98,7 +119,11 @@ bool AtomicFile::commit(bool durable) {
   fd_ = -1;
   if (error == 0 && ::renameat(dirfd_, temp_, dirfd_, name_) != 0) error = errno;
   if (error != 0) {
-    ::unlinkat(dirfd_, temp_, 0);
+    if (!keep_placeholder_) {
+      ::unlinkat(dirfd_, temp_, 0);
+    } else if (int fd = ::openat(dirfd_, temp_, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC); fd >= 0) {
+      ::close(fd);  // the placeholder stays, empty: nothing was written
+    }
     temp_[0] = '\0';
     errno = error;
     return false;
@@ -109,11 +134,12 @@ bool AtomicFile::commit(bool durable) {
 
 void AtomicFile::abandon() {
   if (fd_ >= 0) {
+    if (keep_placeholder_) ::ftruncate(fd_, 0);
     ::close(fd_);
     fd_ = -1;
   }
   if (temp_[0] != '\0') {
-    ::unlinkat(dirfd_, temp_, 0);
+    if (!keep_placeholder_) ::unlinkat(dirfd_, temp_, 0);
     temp_[0] = '\0';
   }
 }

@@ -30,6 +30,12 @@ class AtomicFile {
   // false (errno set) when the temporary cannot be created; name must be
   // shorter than 200 bytes. mode: the file's permissions (before umask).
   bool open(int dirfd, const char* name, mode_t mode = 0644);
+  // Takes over the temporary "<name>.tmp.<pid>" this process created,
+  // empty, beforehand (the preload runtime's placeholder, preload.cc) rather
+  // than creating one: no inode is made and none freed. A failure leaves it
+  // there, emptied again, instead of removing it. false (errno set) when
+  // there is no such file.
+  bool adopt_placeholder(int dirfd, const char* name);
   int fd() const { return fd_; }
   bool write(const void* data, size_t size);
   // Flushes, closes and renames over the final name. false (errno set) on any
@@ -43,7 +49,9 @@ class AtomicFile {
 
  private:
   void abandon();
+  bool set_names(int dirfd, const char* name);
   int dirfd_ = -1;
+  bool keep_placeholder_ = false;
   int fd_ = -1;
   bool failed_ = false;
   int saved_errno_ = 0;

@@ -164,10 +164,11 @@ char g_dirfd_path[32] = {};
 // name (an exec'd image of the same name keeps the pid; a pid used again
 // later in a long run), ".<n>" goes before the extension.
 //
-// The name is taken by creating the file, empty, 0600: a placeholder the
-// dump renames over. An empty placeholder left at the end tells profil run
-// that this process started profiling and wrote no profile — it could not
-// (a full disk, privileges dropped) or was given no chance — which, for a
+// The name is taken by creating its temporary "<name>.tmp.<pid>", empty,
+// 0600: a placeholder the first dump is written into and renamed from
+// (profraw_writer.h). One left empty at the end tells profil run that this
+// process started profiling and wrote no profile — it could not (a full
+// disk, privileges dropped) or was given no chance — which, for a
 // descendant of the program, nothing else would tell. Runs at start and in
 // the fork child handler.
 void choose_name() {
@@ -195,7 +196,16 @@ void choose_name() {
     }
     std::memcpy(g_name + at, ".profraw", sizeof(".profraw"));
     if (g_dirfd < 0) break;  // no directory to create it in: the dump says why
-    const int fd = ::openat(g_dirfd, g_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (::faccessat(g_dirfd, g_name, F_OK, 0) == 0) {
+      if (n < 1000) continue;
+      break;
+    }
+    char placeholder[sizeof g_name + 32];
+    std::memcpy(placeholder, g_name, at + sizeof(".profraw") - 1);
+    size_t end = at + sizeof(".profraw") - 1;
+    std::memcpy(placeholder + end, ".tmp.", 5);
+    base::format_decimal(static_cast<unsigned long long>(::getpid()), placeholder + end + 5);
+    const int fd = ::openat(g_dirfd, placeholder, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ::close(fd);
       g_placeholder_empty = true;

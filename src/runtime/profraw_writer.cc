@@ -26,70 +26,10 @@ int64_t clock_ns(clockid_t clock) {
   return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// Where a dump goes: a temporary renamed over the name at the end
-// (base::AtomicFile), or the file of that name itself. The second is for a
-// process's first dump, over the empty placeholder choose_name made for it
-// (preload.cc): creating a second file and renaming it over the first
-// allocates an inode and frees one per process, and ext4 then searches
-// past every inode freed in the last seconds for each new one (its
-// recently_deleted(), about a third of a shell loop's CPU under profil run;
-// issue 12). A dump cut short in place starts with a zero magic, written
-// first and replaced last: profil run counts it as an unfinished dump, as
-// it counts a temporary left behind. A later dump (after a checkpoint)
-// keeps the temporary and rename, so that the good one stays until the new
-// one is whole.
-class DumpFile {
- public:
-  ~DumpFile() {
-    if (fd_ < 0) return;
-    // A write that failed in place (a full disk) leaves the placeholder
-    // empty again, as profil run reads a process that wrote nothing (its
-    // own line says why), rather than a dump cut short.
-    ::ftruncate(fd_, 0);
-    ::close(fd_);
-  }
-  bool open(int dirfd, const char* name, bool in_place) {
-    if (in_place) {
-      // Without O_TRUNC (the placeholder is empty): ext4 writes back at
-      // close a file truncated to nothing and rewritten (its auto_da_alloc),
-      // which cost a shell loop 5 % of its CPU.
-      fd_ = ::openat(dirfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd_ >= 0) return true;
-      // No placeholder (the program removed it): the usual way.
-    }
-    // 0600: a dump holds /proc/self/maps, the process's address layout
-    // (issue 11), which only its owner should read.
-    return atomic_.open(dirfd, name, 0600);
-  }
-  bool in_place() const { return fd_ >= 0; }
-  int fd() const { return fd_ >= 0 ? fd_ : atomic_.fd(); }
-  bool write(const void* data, size_t size) {
-    if (fd_ < 0) return atomic_.write(data, size);
-    if (failed_) return false;
-    if (!base::write_all(fd_, data, size)) failed_ = true;
-    return !failed_;
-  }
-  bool commit() {
-    if (fd_ < 0) {
-      // No fsync: the dump must survive the process, not the machine,
-      // and an fsync cost each process ~16 ms (issue 12).
-      return atomic_.commit(/*durable=*/false);
-    }
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0 && !failed_;
-  }
-
- private:
-  base::AtomicFile atomic_;
-  int fd_ = -1;
-  bool failed_ = false;
-};
-
 // Streams the pairs through a stack buffer; counts what it wrote.
 class PairWriter {
  public:
-  explicit PairWriter(DumpFile& file) : file_(file) {}
+  explicit PairWriter(base::AtomicFile& file) : file_(file) {}
   void add(uint64_t pc, uint64_t count) {
     buffer_[used_++] = Pair{pc, count};
     ++written_;
@@ -103,7 +43,7 @@ class PairWriter {
 
  private:
   static constexpr size_t kCapacity = 128;  // 2 KiB of stack
-  DumpFile& file_;
+  base::AtomicFile& file_;
   Pair buffer_[kCapacity];
   size_t used_ = 0;
   uint64_t written_ = 0;
@@ -111,7 +51,7 @@ class PairWriter {
 
 // Copies /proc/self/maps as it is now (dlopen'ed objects included).
 // Returns the bytes copied, or -1 (errno set).
-int64_t copy_maps(DumpFile& file) {
+int64_t copy_maps(base::AtomicFile& file) {
   int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   char buffer[4096];
@@ -145,8 +85,17 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
   bool ok = false;
   int error = 0;
   {
-    DumpFile file;
-    if (file.open(dirfd, name, in_place)) {
+    base::AtomicFile file;
+    // A process's first dump goes into the temporary its runtime created,
+    // empty, at start as a placeholder (preload.cc, choose_name): creating
+    // a second file allocates an inode, and the placeholder's removal frees
+    // one, per process; ext4 then searches past every inode freed in the
+    // last seconds for each new one (recently_deleted()), about a third of
+    // a shell loop's CPU under profil run (issue 12). Otherwise (a later
+    // dump, or the placeholder gone) a new temporary.
+    // 0600: a dump holds /proc/self/maps, the process's address layout
+    // (issue 11), which only its owner should read.
+    if ((in_place && file.adopt_placeholder(dirfd, name)) || file.open(dirfd, name, 0600)) {
       Header header{};
       std::memcpy(header.magic, format::profraw::kMagic, sizeof header.magic);
       header.version = format::profraw::kVersion;
@@ -172,11 +121,7 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       // The header goes first with the lengths still zero, and is rewritten
       // in place once the variable parts are known (other threads may add
       // samples while the table is walked).
-      // In place, the magic is written last: until then the file is not a
-      // dump, whatever its lengths say.
-      Header unfinished = header;
-      if (file.in_place()) std::memset(unfinished.magic, 0, sizeof unfinished.magic);
-      file.write(&unfinished, sizeof unfinished);
+      file.write(&header, sizeof header);
       file.write(program, static_cast<size_t>(length));
       PairWriter pairs(file);
       table.for_each([&pairs](uint64_t pc, uint64_t count) { pairs.add(pc, count); });
@@ -197,7 +142,9 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
           n = ::pwrite(file.fd(), &header, sizeof header, 0);
         } while (n < 0 && errno == EINTR);
         if (n == static_cast<ssize_t>(sizeof header)) {
-          ok = file.commit();
+          // No fsync: the dump must survive the process, not the machine,
+          // and an fsync cost each process ~16 ms (issue 12).
+          ok = file.commit(/*durable=*/false);
         } else if (n >= 0) {
           errno = EIO;
         }
@@ -206,7 +153,7 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
     } else {
       error = errno;
     }
-  }  // an uncommitted temporary is removed here, a placeholder emptied
+  }  // an uncommitted file removes its temporary here (a placeholder is emptied)
   ::close(dirfd);
   if (!ok) errno = error;
   return ok;

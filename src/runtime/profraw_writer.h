@@ -32,10 +32,11 @@ struct ProfrawInfo {
 
 // Writes <dir>/<name> atomically (temporary + rename). false with errno set
 // when it could not be written; no file of that name is then created.
-// in_place: <dir>/<name> exists, empty (the placeholder of a process's
-// first dump), and is written itself, its magic last; a failed write leaves
-// it empty again, one cut short (the process killed) with a zero magic.
-// Without the file, the temporary and rename are used.
+// in_place: the temporary "<name>.tmp.<pid>" exists, empty (the
+// placeholder of a process's first dump, preload.cc), and is written and
+// renamed instead of a new one; a failed write leaves it there empty again
+// (profil run then reads a process that wrote nothing; its own line says
+// why).
 bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
                    const sampler::PcTable& table, bool in_place = false);
 

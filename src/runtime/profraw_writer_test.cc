@@ -76,9 +76,10 @@ TEST(ProfrawWriter, WritesWhatTheReaderReads) {
   fs::remove_all(dir);
 }
 
-// A first dump goes into its empty placeholder (the same file, no
-// temporary, no rename), magic and all; without a placeholder it is
-// written the usual way.
+// A first dump is written into its empty placeholder, the temporary the
+// runtime created at start, and renamed from it (the same inode: none
+// created, none freed); without a placeholder it is written the usual way.
+// A dump that fails leaves the placeholder there, empty.
 TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
   char pattern[] = "/tmp/profraw-writer-XXXXXX";
   ASSERT_NE(mkdtemp(pattern), nullptr);
@@ -89,7 +90,7 @@ TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
   ProfrawInfo info;
   info.hz = 500;
   info.run_id = "the-run";
-  const fs::path placeholder = dir / "x.1.profraw";
+  const fs::path placeholder = dir / ("x.1.profraw.tmp." + std::to_string(::getpid()));
   const int fd = ::open(placeholder.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
   ASSERT_GE(fd, 0);
   struct stat before {};
@@ -98,15 +99,16 @@ TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
 
   ASSERT_TRUE(write_profraw(dir.c_str(), "x.1.profraw", info, *table, /*in_place=*/true));
   struct stat after {};
-  ASSERT_EQ(::stat(placeholder.c_str(), &after), 0);
-  EXPECT_EQ(after.st_ino, before.st_ino) << "renamed over, not written in place";
+  ASSERT_EQ(::stat((dir / "x.1.profraw").c_str(), &after), 0);
+  EXPECT_EQ(after.st_ino, before.st_ino) << "a new temporary, not the placeholder";
+  EXPECT_FALSE(fs::exists(placeholder));
   auto read = [](const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
     return format::read_profraw(ss.str());
   };
-  const format::ProfrawData data = read(placeholder);  // the magic is there, the lengths add up
+  const format::ProfrawData data = read(dir / "x.1.profraw");
   ASSERT_EQ(data.profile.samples.size(), 1u);
   EXPECT_EQ(data.profile.samples[0].count, 3u);
   EXPECT_EQ(data.run_id, "the-run");
@@ -116,6 +118,16 @@ TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
   int files = 0;
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, 2);
+
+  // A dump that cannot be renamed into place (a directory holds its name)
+  // fails and leaves its placeholder, emptied.
+  const fs::path blocked = dir / ("z.1.profraw.tmp." + std::to_string(::getpid()));
+  ::close(::open(blocked.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600));
+  fs::create_directory(dir / "z.1.profraw");
+  fs::create_directory(dir / "z.1.profraw" / "occupied");
+  EXPECT_FALSE(write_profraw(dir.c_str(), "z.1.profraw", info, *table, /*in_place=*/true));
+  ASSERT_TRUE(fs::exists(blocked)) << "the placeholder stays";
+  EXPECT_EQ(fs::file_size(blocked), 0u);
   sampler::PcTable::destroy(table);
   fs::remove_all(dir);
 }

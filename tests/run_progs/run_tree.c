@@ -11,11 +11,7 @@
  *   unfinished         a child leaves in $PROFIL_RUN_DIR what a process
  *                      killed while writing its dump leaves (the header,
  *                      written first, under the temporary name) and is
- *                      killed (SIGKILL); the parent waits and exits 0.
- *   unfinished_in_place  the same for a first dump, which is written in its
- *                      placeholder with the magic last (profraw_writer.h):
- *                      a header with a zero magic in the child's own
- *                      placeholder. */
+ *                      killed (SIGKILL); the parent waits and exits 0. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -91,8 +87,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
-  if (strcmp(mode, "unfinished") == 0 || strcmp(mode, "unfinished_in_place") == 0) {
-    const int in_place = strcmp(mode, "unfinished_in_place") == 0;
+  if (strcmp(mode, "unfinished") == 0) {
     fflush(stdout);
     pid_t child = fork();
     if (child > 0) {
@@ -103,7 +98,6 @@ int main(int argc, char** argv) {
     /* docs/run.md, "The profraw layout": magic, version, header_size, pid
      * ... run_id at offset 120. */
     unsigned char header[176] = "PROFRAW\n";
-    if (in_place) memset(header, 0, 8);
     uint32_t version = 1, size = sizeof header;
     int64_t pid = getpid();
     memcpy(header + 8, &version, 4);
@@ -114,17 +108,13 @@ int main(int argc, char** argv) {
     /* The runtime's name: the run's token (the run id after its last '-'). */
     const char* token = run_id ? strrchr(run_id, '-') : NULL;
     char path[4096];
-    if (in_place)
-      snprintf(path, sizeof path, "%s/run_tree.%d.run-%s.profraw", getenv("PROFIL_RUN_DIR"), (int)pid,
-               token ? token + 1 : "");
-    else
-      snprintf(path, sizeof path, "%s/run_tree.%d.run-%s.profraw.tmp.%d", getenv("PROFIL_RUN_DIR"), (int)pid,
-               token ? token + 1 : "", (int)pid);
-    /* In place: the fork child's placeholder exists already (empty). */
-    int fd = open(path, in_place ? O_WRONLY | O_TRUNC : O_WRONLY | O_CREAT | O_EXCL, 0644);
+    snprintf(path, sizeof path, "%s/run_tree.%d.run-%s.profraw.tmp.%d", getenv("PROFIL_RUN_DIR"), (int)pid,
+             token ? token + 1 : "", (int)pid);
+    /* The fork child's placeholder, that temporary, exists already (empty). */
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
     if (fd < 0 || write(fd, header, sizeof header) != (ssize_t)sizeof header) _exit(11);
     kill(getpid(), SIGKILL);
   }
-  fprintf(stderr, "usage: run_tree spawn N MS BIG_MS | orphan_kill | linger | unfinished[_in_place]\n");
+  fprintf(stderr, "usage: run_tree spawn N MS BIG_MS | orphan_kill | linger | unfinished\n");
   return 2;
 }

@@ -878,32 +878,15 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const std::string mark = ".run-" + run_token(run_id);
     const size_t at = name.find(".profraw.tmp.");
-    const size_t token = name.find(mark + ".");
-    // A first dump is written in its placeholder, its magic last
-    // (profraw_writer.h): one still without it was cut short there.
-    const bool in_place = at == std::string::npos && token != std::string::npos && token > 0 &&
-                          name.ends_with(".profraw") && entry.is_regular_file(ec) && !entry.is_symlink(ec);
-    if ((at == std::string::npos && !in_place) || token == std::string::npos) continue;
+    if (at == std::string::npos || name.find(".run-" + run_token(run_id) + ".") == std::string::npos) continue;
     std::string bytes;
     try {
       bytes = format::read_file(entry.path().string());
     } catch (const std::exception&) {
       continue;
     }
-    if (in_place) {
-      if (bytes.size() < sizeof format::profraw::kMagic ||
-          bytes.find_first_not_of('\0', 0) < sizeof format::profraw::kMagic)
-        continue;  // a placeholder, or a dump (read above)
-      fs::remove(entry.path(), ec);
-      const size_t dot = name.rfind('.', token - 1);
-      const int64_t pid = dot == std::string::npos ? 0 : std::strtoll(name.c_str() + dot + 1, nullptr, 10);
-      lost.insert(pid);
-      lose(c, entry.path().string(),
-           "an unfinished dump: pid " + std::to_string(pid) + " was killed while writing its profile; removed");
-      continue;
-    }
+    if (bytes.empty()) continue;  // a placeholder (list_run_files)
     bool ours;
     try {
       const format::profraw::Header header = format::read_profraw_header(bytes);
@@ -926,9 +909,9 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
 // This run's files in its directory, by name: only names carrying the
 // run's token are opened, so a file another user planted in a shared
 // directory is never read (issue 11, case 2), and only regular files (a
-// symlink, FIFO or device under such a name is left alone). An empty one
-// is a placeholder: a process that started profiling and has not written
-// its dump (preload.cc, choose_name).
+// symlink, FIFO or device under such a name is left alone). An empty
+// temporary is a placeholder: a process that started profiling and has not
+// written its dump (preload.cc, choose_name).
 struct RunFiles {
   std::vector<fs::path> dumps;
   std::map<int64_t, std::vector<fs::path>> placeholders;  // by pid
@@ -940,18 +923,16 @@ RunFiles list_run_files(const fs::path& dir, const std::string& token) {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
-    const size_t at = name.find(mark);
-    if (at == std::string::npos || !name.ends_with(".profraw") ||
-        entry.symlink_status(ec).type() != fs::file_type::regular)
+    if (name.find(mark + ".") == std::string::npos || entry.symlink_status(ec).type() != fs::file_type::regular)
       continue;
-    if (entry.file_size(ec) != 0 || ec) {
+    if (name.ends_with(".profraw")) {
       files.dumps.push_back(entry.path());
       continue;
     }
-    // "<prog>.<pid>.run-<token>...": the pid is the part before the mark.
-    const size_t dot = name.rfind('.', at - 1);
-    if (at == 0 || dot == std::string::npos) continue;
-    files.placeholders[std::strtoll(name.c_str() + dot + 1, nullptr, 10)].push_back(entry.path());
+    // "<name>.tmp.<pid>", empty: a placeholder.
+    const size_t tmp = name.rfind(".profraw.tmp.");
+    if (tmp != std::string::npos && entry.file_size(ec) == 0 && !ec)
+      files.placeholders[std::strtoll(name.c_str() + tmp + 13, nullptr, 10)].push_back(entry.path());
   }
   std::sort(files.dumps.begin(), files.dumps.end());
   return files;
