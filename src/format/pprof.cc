@@ -229,23 +229,53 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     mapping->set_build_id(strings.intern(m.build_id));
   }
 
-  // One location per distinct address, in address order; one sample per
-  // address and process (a profile of several processes labels each with
-  // its pid).
-  std::map<uint64_t, std::map<int64_t, uint64_t>> counts;
-  for (const Sample& s : profile.samples) {
-    uint64_t& total = counts[s.address][s.pid];
-    if (__builtin_add_overflow(total, s.count, &total)) fail("sample count overflows 64 bits");
+  // The samples summed per (leaf, process, stack), in a copy: the profile
+  // may not be coalesced, and is not ours to sort.
+  std::vector<Sample> samples = profile.samples;
+  if (coalesce_samples(&samples)) fail("sample count overflows 64 bits");
+  std::erase_if(samples, [](const Sample& s) { return s.count == 0; });  // as the reader drops them
+
+  // One location per distinct address, leaves and callers alike (a
+  // caller's address is its call site), in address order; one more, named
+  // "[truncated]", is the root of every stack whose unwind stopped early,
+  // so that pprof's views show such stacks apart and the reader gets the
+  // mark back.
+  std::vector<uint64_t> addresses;
+  bool any_truncated = false;
+  for (const Sample& s : samples) {
+    addresses.push_back(s.address);
+    for (uint64_t caller : profile.stacks.callers(s.stack)) addresses.push_back(caller);
+    any_truncated = any_truncated || profile.stacks.truncated(s.stack);
   }
-  int64_t pid_key = 0;  // interned when a label needs it
+  std::sort(addresses.begin(), addresses.end());
+  addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
+  auto location_id = [&addresses](uint64_t address) {
+    return static_cast<uint64_t>(std::lower_bound(addresses.begin(), addresses.end(), address) - addresses.begin()) + 1;
+  };
+
   std::map<std::tuple<std::string, std::string, std::string>, uint64_t> function_ids;
-  uint64_t location_id = 0;
-  for (const auto& [address, by_pid] : counts) {
-    bool sampled = false;
-    for (const auto& [pid, n] : by_pid) sampled = sampled || n != 0;
-    if (!sampled) continue;  // as the reader drops them: nothing was sampled there
+  auto add_line = [&](pb::Location* location, pb::Mapping* mapping, const PprofFrame& frame) {
+    auto key = std::make_tuple(frame.function, frame.system_name, frame.file);
+    auto [it, inserted] = function_ids.emplace(key, function_ids.size() + 1);
+    if (inserted) {
+      pb::Function* function = out.add_function();
+      function->set_id(it->second);
+      function->set_name(strings.intern(frame.function.empty() ? frame.system_name : frame.function));
+      function->set_system_name(strings.intern(frame.system_name.empty() ? frame.function : frame.system_name));
+      function->set_filename(strings.intern(frame.file));
+    }
+    pb::Line* line = location->add_line();
+    line->set_function_id(it->second);
+    line->set_line(frame.line);
+    if (!mapping) return;
+    if (!frame.function.empty() || !frame.system_name.empty()) mapping->set_has_functions(true);
+    if (!frame.file.empty()) mapping->set_has_filenames(true);
+    if (frame.line > 0) mapping->set_has_line_numbers(true);
+  };
+  for (size_t i = 0; i < addresses.size(); ++i) {
+    const uint64_t address = addresses[i];
     pb::Location* location = out.add_location();
-    location->set_id(++location_id);
+    location->set_id(i + 1);
     location->set_address(address);
     const Mapping* m = profile.mapping_for(address);
     pb::Mapping* mapping = nullptr;
@@ -264,37 +294,31 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     if (mapping && frames.size() > 1) mapping->set_has_inline_frames(true);
     for (const PprofFrame& frame : frames) {
       if (frame.function.empty() && frame.system_name.empty() && frame.file.empty()) continue;
-      auto key = std::make_tuple(frame.function, frame.system_name, frame.file);
-      auto [it, inserted] = function_ids.emplace(key, function_ids.size() + 1);
-      if (inserted) {
-        pb::Function* function = out.add_function();
-        function->set_id(it->second);
-        function->set_name(strings.intern(frame.function.empty() ? frame.system_name : frame.function));
-        function->set_system_name(strings.intern(frame.system_name.empty() ? frame.function : frame.system_name));
-        function->set_filename(strings.intern(frame.file));
-      }
-      pb::Line* line = location->add_line();
-      line->set_function_id(it->second);
-      line->set_line(frame.line);
-      if (!mapping) continue;
-      if (!frame.function.empty() || !frame.system_name.empty()) mapping->set_has_functions(true);
-      if (!frame.file.empty()) mapping->set_has_filenames(true);
-      if (frame.line > 0) mapping->set_has_line_numbers(true);
+      add_line(location, mapping, frame);
     }
-    for (const auto& [pid, n] : by_pid) {
-      if (n == 0) continue;
-      pb::Sample* sample = out.add_sample();
-      sample->add_location_id(location->id());
-      sample->add_value(checked_int64(n, "sample count"));
-      uint64_t nanoseconds = 0;
-      if (__builtin_mul_overflow(n, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
-      sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
-      if (pid != 0) {
-        pb::Label* label = sample->add_label();
-        if (pid_key == 0) pid_key = strings.intern("pid");
-        label->set_key(pid_key);
-        label->set_num(pid);
-      }
+  }
+  const uint64_t truncated_id = addresses.size() + 1;
+  if (any_truncated) {
+    pb::Location* location = out.add_location();
+    location->set_id(truncated_id);
+    add_line(location, nullptr, PprofFrame{kTruncatedFrame, kTruncatedFrame, "", 0});
+  }
+
+  int64_t pid_key = 0;  // interned when a label needs it
+  for (const Sample& s : samples) {
+    pb::Sample* sample = out.add_sample();
+    sample->add_location_id(location_id(s.address));
+    for (uint64_t caller : profile.stacks.callers(s.stack)) sample->add_location_id(location_id(caller));
+    if (profile.stacks.truncated(s.stack)) sample->add_location_id(truncated_id);
+    sample->add_value(checked_int64(s.count, "sample count"));
+    uint64_t nanoseconds = 0;
+    if (__builtin_mul_overflow(s.count, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
+    sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
+    if (s.pid != 0) {
+      pb::Label* label = sample->add_label();
+      if (pid_key == 0) pid_key = strings.intern("pid");
+      label->set_key(pid_key);
+      label->set_num(s.pid);
     }
   }
 
@@ -385,8 +409,9 @@ Profile decode_pprof(std::string_view bytes) {
   // location_lines), sorted by id for lookup.
   struct LocationEntry {
     uint64_t id, address;
-    uint32_t first_line, line_count;
+    uint32_t first_line, line_count;  // kTruncatedMark: the "[truncated]" root (no lines)
   };
+  constexpr uint32_t kTruncatedMark = 0x8000'0000;
   std::vector<LocationEntry> locations;
   std::vector<std::pair<uint64_t, int64_t>> location_lines;  // (function id, line)
   pb::Location l;
@@ -408,6 +433,12 @@ Profile decode_pprof(std::string_view bytes) {
       if (named.function.empty() && named.file.empty()) continue;  // as the writer leaves such frames out
       location_lines.emplace_back(line.function_id(), line.line());
       ++entry.line_count;
+    }
+    // The root our writer gives a truncated stack: no mapping, one line.
+    if (l.mapping_id() == 0 && entry.line_count == 1 &&
+        functions.find(location_lines.back().first)->second.function == kTruncatedFrame) {
+      location_lines.pop_back();
+      entry.line_count = kTruncatedMark;
     }
     if (location_lines.size() > std::numeric_limits<uint32_t>::max()) fail("more than 2^32 location lines");
     locations.push_back(entry);
@@ -434,6 +465,7 @@ Profile decode_pprof(std::string_view bytes) {
   for (int i = 0; i < in.sample_type_size(); ++i) string_at(in.sample_type(i).type(), "sample type");
 
   const std::string pid_key = "pid";
+  std::vector<uint64_t> callers;
   pb::Sample sample;
   parsed = for_each_field(bytes, [&](uint32_t field, std::string_view payload, std::string_view) {
     if (field != kSampleField) return;
@@ -448,24 +480,38 @@ Profile decode_pprof(std::string_view bytes) {
     if (s.location_id_size() == 0 || s.value_size() == 0) return;
     int64_t value = s.value(value_index);
     if (value < 0) fail("negative sample value " + std::to_string(value));
-    const LocationEntry* leaf = location(s.location_id(0));
-    int64_t pid = 0;
+    int32_t pid = 0;
+    // A pid label outside 32 bits names no Linux process: left out.
     for (const pb::Label& label : s.label())
-      if (string_at(label.key(), "label key") == pid_key && label.str() == 0) pid = label.num();
-    profile.samples.push_back({leaf->address, static_cast<uint64_t>(value), pid});
-    if (value == 0 || leaf->line_count == 0) return;  // the address may end up unsampled: no names for it
-    auto [it, inserted] = profile.frames.try_emplace(leaf->address);
-    if (!inserted) return;
-    for (uint32_t i = leaf->first_line; i < leaf->first_line + leaf->line_count; ++i) {
-      it->second.push_back(functions.find(location_lines[i].first)->second);
-      it->second.back().line = location_lines[i].second;
+      if (string_at(label.key(), "label key") == pid_key && label.str() == 0 && label.num() >= INT32_MIN &&
+          label.num() <= INT32_MAX)
+        pid = static_cast<int32_t>(label.num());
+    // Leaf first, then its callers; a "[truncated]" root marks the stack.
+    const LocationEntry* leaf = location(s.location_id(0));
+    callers.clear();
+    bool truncated = false;
+    for (int i = 1; i < s.location_id_size(); ++i) {
+      const LocationEntry* caller = location(s.location_id(i));
+      if (caller->line_count == kTruncatedMark && i + 1 == s.location_id_size())
+        truncated = true;
+      else
+        callers.push_back(caller->address);
+    }
+    if (value == 0) return;  // nothing sampled: no stack, and no names for its addresses
+    profile.samples.push_back({leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated)});
+    for (int i = 0; i < s.location_id_size(); ++i) {
+      const LocationEntry* named = i == 0 ? leaf : location(s.location_id(i));
+      if (named->line_count == 0 || named->line_count == kTruncatedMark) continue;
+      auto [it, inserted] = profile.frames.try_emplace(named->address);
+      if (!inserted) continue;
+      for (uint32_t k = named->first_line; k < named->first_line + named->line_count; ++k) {
+        it->second.push_back(functions.find(location_lines[k].first)->second);
+        it->second.back().line = location_lines[k].second;
+      }
     }
   });
   if (!parsed) fail("not a pprof profile (profile.proto does not parse)");
   if (coalesce_samples(&profile.samples)) fail("sample counts overflow 64 bits");
-  // An address whose samples are all zero was not sampled: dropped, with
-  // any names a zero sample gave it.
-  std::erase_if(profile.samples, [](const Sample& s) { return s.count == 0; });
   return profile;
 }
 

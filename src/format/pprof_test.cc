@@ -8,6 +8,8 @@
 
 #include <map>
 #include <random>
+#include <tuple>
+#include <vector>
 
 #include "profile.pb.h"
 
@@ -74,6 +76,85 @@ TEST(Pprof, RoundTripKeepsSamplesMappingsAndTimes) {
   std::sort(expected.samples.begin(), expected.samples.end(),
             [](const Sample& a, const Sample& b) { return a.address < b.address; });
   EXPECT_EQ(back, expected);
+}
+
+// Stacks: one location per frame, leaf first; a truncated stack ends in a
+// "[truncated]" root; a sample of the same leaf and stack in one process
+// is one sample. Read back, the same stacks under the same counts.
+TEST(Pprof, StacksRoundTripFrameByFrame) {
+  Profile profile = sample_profile();
+  const uint64_t leaf = 0x555555554100, caller = 0x555555554200 - 1, root = 0x555555554300 - 1;
+  const uint64_t libc = 0x7ffff7dd1000;
+  const uint32_t full = profile.stacks.intern(std::vector<uint64_t>{caller, root}, false);
+  const uint32_t through_libc = profile.stacks.intern(std::vector<uint64_t>{libc, caller, root}, false);
+  const uint32_t cut = profile.stacks.intern(std::vector<uint64_t>{caller}, true);
+  const uint32_t cut_at_leaf = profile.stacks.intern({}, true);
+  profile.samples = {{leaf, 5, 0, full},        {leaf, 2, 0, through_libc}, {leaf, 3, 0, cut},
+                     {libc, 4, 0, cut_at_leaf}, {leaf, 1, 0, full},         {0x555555554200, 6, 7, full}};
+  profile.frames[root] = {{"main", "main", "prog.c", 3}};
+  const std::string bytes = encode_pprof(profile);
+
+  pb::Profile message = parse(bytes);
+  // Locations: leaf, caller, caller's own sample address, root, libc, and
+  // the truncation mark; each sample lists them leaf first.
+  EXPECT_EQ(message.location_size(), 6);
+  std::map<uint64_t, uint64_t> address_of;
+  uint64_t mark = 0;
+  for (const pb::Location& l : message.location()) {
+    address_of[l.id()] = l.address();
+    if (l.mapping_id() == 0 && l.line_size() == 1 &&
+        message.string_table(static_cast<int>(message.function(static_cast<int>(l.line(0).function_id() - 1)).name())) ==
+            "[truncated]")
+      mark = l.id();
+  }
+  ASSERT_NE(mark, 0u);
+  std::map<std::vector<uint64_t>, int64_t> stacks;  // addresses leaf first (mark: 0) -> count
+  for (const pb::Sample& s : message.sample()) {
+    std::vector<uint64_t> frames;
+    for (uint64_t id : s.location_id()) frames.push_back(id == mark ? 0 : address_of.at(id));
+    stacks[frames] += s.value(0);
+  }
+  std::map<std::vector<uint64_t>, int64_t> expected_stacks = {
+      {{leaf, caller, root}, 6}, {{leaf, libc, caller, root}, 2}, {{leaf, caller, 0}, 3},
+      {{libc, 0}, 4},            {{0x555555554200, caller, root}, 6}};
+  EXPECT_EQ(stacks, expected_stacks);
+
+  const Profile back = decode_pprof(bytes);
+  std::map<std::tuple<uint64_t, int32_t, std::vector<uint64_t>, bool>, uint64_t> read;
+  for (const Sample& s : back.samples) {
+    const auto callers = back.stacks.callers(s.stack);
+    read[{s.address, s.pid, {callers.begin(), callers.end()}, back.stacks.truncated(s.stack)}] += s.count;
+  }
+  std::map<std::tuple<uint64_t, int32_t, std::vector<uint64_t>, bool>, uint64_t> expected = {
+      {{leaf, 0, {caller, root}, false}, 6},
+      {{leaf, 0, {libc, caller, root}, false}, 2},
+      {{leaf, 0, {caller}, true}, 3},
+      {{libc, 0, {}, true}, 4},
+      {{0x555555554200, 7, {caller, root}, false}, 6}};
+  EXPECT_EQ(read, expected);
+  EXPECT_EQ(back.samples.size(), 5u);
+  EXPECT_EQ(back.stacks.size(), 4u);
+  EXPECT_EQ(back.frames.at(root), profile.frames.at(root));  // a caller's names survive
+  // A fixed point from here on.
+  EXPECT_EQ(decode_pprof(encode_pprof(back)), back);
+}
+
+// Deep distinct stacks cost their frames once each, not a copy per sample.
+TEST(Pprof, ManyDeepStacksAreStoredOnce) {
+  Profile profile = sample_profile();
+  std::vector<uint64_t> chain(127);
+  for (uint32_t i = 0; i < 2000; ++i) {
+    for (size_t k = 0; k < chain.size(); ++k) chain[k] = 0x555555554400 + (k == 0 ? i % 500 : k) * 4;
+    profile.samples.push_back({0x555555554100 + (i % 3), 1, 0, profile.stacks.intern(chain, i % 7 == 0)});
+  }
+  // 500 distinct first callers, each with and without truncation for some.
+  const size_t distinct = profile.stacks.size();
+  EXPECT_LE(distinct, 1000u);
+  EXPECT_EQ(profile.stacks.frame_count(), distinct * 127);
+  const Profile back = decode_pprof(encode_pprof(profile));
+  EXPECT_EQ(back.total_count(), profile.total_count());
+  EXPECT_EQ(back.stacks.size(), distinct);
+  EXPECT_EQ(back.stacks.frame_count(), distinct * 127);
 }
 
 TEST(Pprof, SameAddressIsOneLocationAndOneSample) {
@@ -226,8 +307,9 @@ TEST(Pprof, CarriedNamesOutsideEveryMappingAreWrittenToo) {
 
 TEST(Pprof, ForeignFunctionTablesAreReadLeafFirstAndChecked) {
   // As another producer may write it: a name without a system name, one
-  // function for two addresses, a stack whose caller is named too (only the
-  // leaf's names are kept), a location named but never sampled.
+  // function for two addresses, a stack whose caller is named too (both
+  // are kept: the caller is a frame of the stack), a location named but
+  // never sampled (not kept).
   pb::Profile message;
   for (const char* s : {"", "samples", "count", "/bin/x", "leaf", "_Z4rootv", "x.c"}) message.add_string_table(s);
   auto* type = message.add_sample_type();
@@ -259,8 +341,13 @@ TEST(Pprof, ForeignFunctionTablesAreReadLeafFirstAndChecked) {
   sample->add_location_id(2);
   sample->add_value(4);
   Profile profile = decode_pprof(message.SerializeAsString());
-  std::map<uint64_t, std::vector<Frame>> expected = {{0x1010, {{"leaf", "leaf", "x.c", 1}}}};
+  std::map<uint64_t, std::vector<Frame>> expected = {{0x1010, {{"leaf", "leaf", "x.c", 1}}},
+                                                      {0x1020, {{"_Z4rootv", "_Z4rootv", "", 2}}}};
   EXPECT_EQ(profile.frames, expected);
+  ASSERT_EQ(profile.samples.size(), 1u);
+  EXPECT_EQ(profile.samples[0].address, 0x1010u);
+  ASSERT_EQ(profile.stacks.callers(profile.samples[0].stack).size(), 1u);
+  EXPECT_EQ(profile.stacks.callers(profile.samples[0].stack)[0], 0x1020u);
   sample->set_location_id(0, 2);
   EXPECT_EQ(decode_pprof(message.SerializeAsString()).frames.at(0x1020),
             (std::vector<Frame>{{"_Z4rootv", "_Z4rootv", "", 2}}));
@@ -314,7 +401,12 @@ TEST(Pprof, PlainBytesAndForeignProducersDecode) {
   Profile profile = decode_pprof(message.SerializeAsString());
   EXPECT_EQ(profile.program, "/bin/x");
   EXPECT_EQ(profile.period_ns, 10'000'000u);
-  EXPECT_EQ(profile.samples, (std::vector<Sample>{{0x1010, 3}}));
+  ASSERT_EQ(profile.samples.size(), 1u);
+  EXPECT_EQ(profile.samples[0].address, 0x1010u);  // the leaf
+  EXPECT_EQ(profile.samples[0].count, 3u);
+  const auto callers = profile.stacks.callers(profile.samples[0].stack);
+  EXPECT_EQ(std::vector<uint64_t>(callers.begin(), callers.end()), std::vector<uint64_t>{0x1020});
+  EXPECT_FALSE(profile.stacks.truncated(profile.samples[0].stack));
   ASSERT_EQ(profile.mappings.size(), 1u);
   EXPECT_EQ(profile.mappings[0].path, "/bin/x");
 

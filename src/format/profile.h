@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -25,14 +26,57 @@ struct Mapping {
   friend bool operator==(const Mapping&, const Mapping&) = default;
 };
 
-// A sampled program counter and how many samples (weighted ticks) it received.
+// A sampled program counter, the stack it was sampled in, and how many
+// samples (weighted ticks) it received. 24 bytes, as before stacks: a flat
+// profile of millions of addresses costs no more (issue 11's bounds).
 struct Sample {
-  uint64_t address = 0;  // runtime address
+  uint64_t address = 0;  // runtime address: the leaf
   uint64_t count = 0;
   // The process it was taken in, in a profile that holds several (pprof
   // label "pid"; `profil run` gathers its small processes so); 0 otherwise.
-  int64_t pid = 0;
+  // Linux pids fit 32 bits (pid_max is at most 2^22, proc(5)).
+  int32_t pid = 0;
+  // Its callers: an id in Profile::stacks; 0 (kNoCallers) when none are
+  // known, a stack of depth 1 (every profile without stacks).
+  uint32_t stack = 0;
   friend bool operator==(const Sample&, const Sample&) = default;
+};
+static_assert(sizeof(Sample) == 24, "a sample stays 24 bytes");
+
+// The caller chains of a profile, each stored once: a Sample names its
+// leaf itself and its callers by id here, so samples of one call path at
+// several leaf addresses share a chain. Callers are innermost first, each
+// an address inside the call instruction (return address - 1, as pprof's
+// locations are), so that every frame symbolizes as it is. A chain can be
+// truncated: the unwinder stopped before the outermost frame.
+//
+// Memory: 8 bytes per frame of each distinct chain, 8 per chain, and 8 per
+// chain of open-addressing index (ids only; keys are the frames themselves).
+class StackTable {
+ public:
+  static constexpr uint32_t kNoCallers = 0;
+
+  // The id of (callers, truncated), added when new. kNoCallers for an empty,
+  // complete chain. Throws FormatError past 2^32-1 chains.
+  uint32_t intern(std::span<const uint64_t> callers, bool truncated);
+  // Frames of chain `id` (empty for kNoCallers); valid until the next intern.
+  std::span<const uint64_t> callers(uint32_t id) const;
+  bool truncated(uint32_t id) const { return id != kNoCallers && (ends_[id - 1] & 1); }
+  size_t size() const { return ends_.size(); }  // chains besides kNoCallers
+  size_t frame_count() const { return frames_.size(); }
+  bool empty() const { return ends_.empty(); }
+
+  // Same chains under the same ids (the index is not compared).
+  friend bool operator==(const StackTable& a, const StackTable& b) {
+    return a.frames_ == b.frames_ && a.ends_ == b.ends_;
+  }
+
+ private:
+  void grow_index();
+
+  std::vector<uint64_t> frames_;  // every chain's frames, one after another
+  std::vector<uint64_t> ends_;    // per chain: (end in frames_) << 1 | truncated
+  std::vector<uint32_t> index_;   // open addressing: chain id, 0 empty
 };
 
 // One source-level frame at an address: the function and, when known, the
@@ -51,6 +95,10 @@ struct Frame {
 inline constexpr uint64_t kUnsampledAddressBase = 0x8000'0000'0000'0000;
 inline constexpr uint64_t unsampled_address(uint32_t cause) { return kUnsampledAddressBase + cause; }
 
+// The root frame a truncated stack shows (folded output) and is written
+// with (pprof: a location without mapping or address, named so).
+inline constexpr const char* kTruncatedFrame = "[truncated]";
+
 // a += b, staying at 2^64-1 instead of wrapping; true when it saturated.
 // Counts summed from several profiles can exceed 64 bits (issue 11).
 inline bool saturating_add(uint64_t& a, uint64_t b) {
@@ -59,10 +107,9 @@ inline bool saturating_add(uint64_t& a, uint64_t b) {
   return true;
 }
 
-// Sorts samples by address (then pid) and sums those at one address and
-// pid into one
-// (saturating; true when a sum did). In place: no second copy of a large
-// profile.
+// Sorts samples by address (then pid, then stack) and sums those at one
+// address, pid and stack into one (saturating; true when a sum did). In
+// place: no second copy of a large profile.
 bool coalesce_samples(std::vector<Sample>* samples);
 
 struct Profile {
@@ -75,11 +122,18 @@ struct Profile {
   uint64_t dropped = 0;       // samples the sampler could not store
   std::vector<Mapping> mappings;  // the main executable first, when known
   std::vector<Sample> samples;
-  // Sampled runtime address -> the frames the file named it with; only
-  // pprof carries them, and only for addresses its writer could symbolize.
+  StackTable stacks;  // the samples' callers
+  // Weighted samples whose stack could not be stored (the sampler's stack
+  // table was full): counted in samples as leaves of unknown callers.
+  uint64_t stacks_dropped = 0;
+  // Sampled runtime address (leaf or caller) -> the frames the file named it
+  // with; only pprof carries them, and only for addresses its writer could
+  // symbolize.
   std::map<uint64_t, std::vector<Frame>> frames;
 
   uint64_t total_count() const;  // saturates at 2^64-1
+  // Whether any sample has callers (or a truncated stack).
+  bool has_stacks() const { return !stacks.empty(); }
   // The mapping holding address, or nullptr.
   const Mapping* mapping_for(uint64_t address) const;
   // The frames the file named address with, or nullptr.

@@ -59,6 +59,67 @@ bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) 
   return true;
 }
 
+// The stack records onto the pc table's samples (read_profraw's contract in
+// profraw.h). samples: sorted, one per pc.
+void spread_stacks(std::string_view records, uint64_t count, Profile* profile) {
+  std::vector<Sample> stacked;
+  stacked.reserve(count);
+  std::vector<uint64_t> callers;
+  size_t offset = 0;
+  for (uint64_t i = 0; i < count; ++i) {
+    if (records.size() - offset < sizeof(profraw::StackRecord)) throw FormatError("truncated profraw (stack record)");
+    const auto record = load<profraw::StackRecord>(records, offset);
+    offset += sizeof record;
+    if (record.depth == 0 || record.depth > profraw::kMaxStackDepth)
+      throw FormatError("bad profraw stack depth " + std::to_string(record.depth));
+    if (record.flags & ~profraw::kStackTruncated)
+      throw FormatError("bad profraw stack flags " + std::to_string(record.flags));
+    if ((records.size() - offset) / sizeof(uint64_t) < record.depth) throw FormatError("truncated profraw (stack)");
+    const uint64_t leaf = load<uint64_t>(records, offset);
+    callers.clear();
+    for (uint32_t k = 1; k < record.depth; ++k) {
+      // A return address follows its call: the call site is the byte
+      // before, which symbolizes to the caller's line even when the call
+      // is the function's last instruction (as perf and pprof do).
+      const uint64_t return_address = load<uint64_t>(records, offset + k * sizeof(uint64_t));
+      callers.push_back(return_address > 0 ? return_address - 1 : 0);
+    }
+    offset += record.depth * sizeof(uint64_t);
+    if (record.weight == 0) continue;
+    const uint32_t id = profile->stacks.intern(callers, (record.flags & profraw::kStackTruncated) != 0);
+    stacked.push_back({leaf, record.weight, 0, id});
+  }
+  if (offset != records.size()) throw FormatError("profraw stack records do not fill their length");
+  coalesce_samples(&stacked);
+
+  // Each pc: its stacks, and what its count has beyond them as a leaf of
+  // unknown callers.
+  uint32_t unknown_callers = StackTable::kNoCallers;
+  std::vector<Sample> merged;
+  merged.reserve(profile->samples.size() + stacked.size());
+  auto flat = profile->samples.begin();
+  auto with_stack = stacked.begin();
+  while (flat != profile->samples.end() || with_stack != stacked.end()) {
+    const uint64_t address = flat == profile->samples.end()           ? with_stack->address
+                             : with_stack == stacked.end()            ? flat->address
+                                                                      : std::min(flat->address, with_stack->address);
+    uint64_t stack_weight = 0;
+    for (; with_stack != stacked.end() && with_stack->address == address; ++with_stack) {
+      saturating_add(stack_weight, with_stack->count);
+      merged.push_back(*with_stack);
+    }
+    if (flat != profile->samples.end() && flat->address == address) {
+      if (flat->count > stack_weight) {
+        if (unknown_callers == StackTable::kNoCallers) unknown_callers = profile->stacks.intern({}, true);
+        merged.push_back({address, flat->count - stack_weight, 0, unknown_callers});
+      }
+      ++flat;
+    }
+  }
+  coalesce_samples(&merged);  // by stack id within each address
+  profile->samples.swap(merged);
+}
+
 }  // namespace
 
 std::vector<Mapping> executable_mappings(std::string_view maps, std::string_view program) {
@@ -96,10 +157,12 @@ profraw::Header read_profraw_header(std::string_view bytes) {
   if (bytes.size() < offsetof(Header, header_size) + sizeof(uint32_t))
     throw FormatError("truncated profraw header");
   const uint32_t version = load<uint32_t>(bytes, offsetof(Header, version));
-  if (version != 1 && version != profraw::kVersion)
+  if (version < 1 || version > profraw::kVersion)
     throw FormatError("unsupported profraw version " + std::to_string(version));
   const uint32_t header_size = load<uint32_t>(bytes, offsetof(Header, header_size));
-  const uint32_t expected_size = version == 1 ? profraw::kHeaderSizeV1 : sizeof(Header);
+  const uint32_t expected_size = version == 1   ? profraw::kHeaderSizeV1
+                                 : version == 2 ? profraw::kHeaderSizeV2
+                                                : static_cast<uint32_t>(sizeof(Header));
   if (header_size != expected_size)
     throw FormatError("bad profraw header size " + std::to_string(header_size));
   if (bytes.size() < header_size)
@@ -124,9 +187,15 @@ ProfrawData read_profraw(std::string_view bytes) {
   rest -= header.maps_length;
   if (header.unsampled_count > rest / sizeof(profraw::Unsampled))
     throw FormatError("truncated profraw (unsampled records)");
-  if (header.unsampled_count * sizeof(profraw::Unsampled) < rest)
-    throw FormatError(header.version == 1 ? "profraw has trailing bytes after the maps"
-                                          : "profraw has trailing bytes after the unsampled records");
+  rest -= header.unsampled_count * sizeof(profraw::Unsampled);
+  if (header.stacks_length > rest) throw FormatError("truncated profraw (stacks)");
+  if (header.stacks_length < rest)
+    throw FormatError(header.version == 1   ? "profraw has trailing bytes after the maps"
+                      : header.version == 2 ? "profraw has trailing bytes after the unsampled records"
+                                            : "profraw has trailing bytes after the stacks");
+  // A record is at least 24 bytes: no count can claim more than the bytes hold.
+  if (header.stack_count > header.stacks_length / (sizeof(profraw::StackRecord) + sizeof(uint64_t)))
+    throw FormatError("profraw stack count " + std::to_string(header.stack_count) + " exceeds its stack bytes");
   if (header.end_reason < 1 || header.end_reason > 5)
     throw FormatError("bad profraw end reason " + std::to_string(header.end_reason));
   if (header.hz == 0 || header.period_ns == 0) throw FormatError("profraw has no sampling rate");
@@ -152,6 +221,10 @@ ProfrawData read_profraw(std::string_view bytes) {
       throw FormatError("bad profraw unsampled cause " + std::to_string(record.cause));
     if (record.cpu_ns != 0) data.unsampled.push_back(record);
   }
+  data.stacks_captured = (header.stack_flags & profraw::kStacksCaptured) != 0 || header.stack_count != 0;
+  data.max_depth = header.max_depth;
+  profile.stacks_dropped = header.stacks_dropped;
+  if (data.stacks_captured) spread_stacks(bytes.substr(offset, header.stacks_length), header.stack_count, &profile);
 
   profile.pid = header.pid;
   profile.clock = describe_clock(header.clock);

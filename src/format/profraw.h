@@ -1,8 +1,9 @@
 // The raw dump a profiled process writes at exit (`<progname>.<pid>.profraw`,
 // see docs/run.md): written by the preload runtime from a signal handler, so
 // it is a flat little-endian layout the writer can produce with write(2)
-// alone — a fixed header, the program path, the (pc, count) pairs, and the
-// bytes of /proc/self/maps as they were at the end. `profil run` reads it
+// alone — a fixed header, the program path, the (pc, count) pairs, the
+// bytes of /proc/self/maps as they were at the end, the unsampled records
+// and the sampled stacks (docs/formats/profraw.md). `profil run` reads it
 // back (this file) and converts it into pprof and gmon.out.
 //
 // The layout constants below are shared with the async-signal-safe writer
@@ -24,10 +25,15 @@ namespace profiling::format {
 namespace profraw {
 
 inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
-// Version 2 added the unsampled records and start_clock; version 1 files
-// (176-byte header, no records) still read.
-inline constexpr uint32_t kVersion = 2;
+// Version 3 added the stacks (issue 13); version 2 the unsampled records
+// and start_clock. Version 1 (176-byte header, no records) and version 2
+// (184-byte header, no stacks) files still read.
+inline constexpr uint32_t kVersion = 3;
 inline constexpr uint32_t kHeaderSizeV1 = 176;
+inline constexpr uint32_t kHeaderSizeV2 = 184;
+// The deepest stack a file may hold; the unwinder's limit (128 by default)
+// is far below.
+inline constexpr uint32_t kMaxStackDepth = 4096;
 inline constexpr size_t kRunIdSize = 56;
 // profil run's run id ends in "-<token>", 8 hex digits, which the preload
 // runtime also puts in its dump's name (".run-<token>.profraw"): the run
@@ -48,9 +54,10 @@ enum class EndReason : uint32_t {
 
 // Offsets of the header fields (all little-endian, naturally aligned).
 // The header is followed by program_length bytes of path, sample_count
-// 16-byte (pc, count) pairs, maps_length bytes of /proc/self/maps, and
-// unsampled_count 48-byte Unsampled records; the file is exactly that long
-// (a shorter one is truncated).
+// 16-byte (pc, count) pairs, maps_length bytes of /proc/self/maps,
+// unsampled_count 48-byte Unsampled records, and stack_count stack records
+// (StackRecord and its PCs) of stacks_length bytes in all; the file is
+// exactly that long (a shorter one is truncated).
 struct Header {
   char magic[8];
   uint32_t version;
@@ -75,8 +82,28 @@ struct Header {
   // Version 2:
   uint32_t unsampled_count;  // Unsampled records after the maps
   uint32_t start_clock;      // the clock sampling started with (clock is the one at the end)
+  // Version 3:
+  uint64_t stack_count;     // stack records after the unsampled records
+  uint64_t stacks_length;   // their bytes
+  uint64_t stacks_dropped;  // weighted ticks the stack table had no room for
+  uint32_t stack_flags;     // kStacksCaptured: stacks were on
+  uint32_t max_depth;       // the unwinder's depth limit (0 unknown)
 };
-static_assert(sizeof(Header) == 184, "the profraw header is 184 bytes");
+static_assert(sizeof(Header) == 216, "the profraw header is 216 bytes");
+static_assert(offsetof(Header, stack_count) == kHeaderSizeV2);
+
+inline constexpr uint32_t kStacksCaptured = 1;
+
+// One sampled stack: depth PCs (uint64 each) follow, the leaf first (the
+// sampled PC), then each caller's return address as found on the stack.
+// weight counts the samples (weighted ticks) of the stack.
+struct StackRecord {
+  uint32_t depth;  // 1..kMaxStackDepth
+  uint32_t flags;  // kStackTruncated
+  uint64_t weight;
+};
+static_assert(sizeof(StackRecord) == 16);
+inline constexpr uint32_t kStackTruncated = 1;  // the unwind stopped before the outermost frame
 
 // Why CPU time went unsampled (the sampler's UnsampledCause).
 enum class UnsampledCause : uint32_t {
@@ -119,6 +146,8 @@ struct ProfrawData {
   std::string maps;  // the raw /proc/self/maps text
   std::string start_clock;  // differs from profile.clock when sampling switched clocks
   std::vector<profraw::Unsampled> unsampled;
+  bool stacks_captured = false;  // version 3 with stacks on
+  uint32_t max_depth = 0;
 };
 
 // The unsampled records as rows of the profile: a sample at
@@ -128,6 +157,13 @@ struct ProfrawData {
 void add_unsampled_rows(const ProfrawData& data, Profile* profile);
 
 // Throws FormatError on foreign, truncated or inconsistent bytes.
+//
+// Samples: the (pc, count) pairs, with the stacks spread over them: each
+// pc's stacks keep their weights (callers become call sites: return
+// address - 1); what the pc's count has beyond its stacks' weights (the
+// stack table was full) stays with no callers, marked truncated when
+// stacks were captured. A pc with more stack weight than count (the pc
+// table was full) counts its stacks' weight.
 ProfrawData read_profraw(std::string_view bytes);
 // Reads only the header (to pick the files of one run); throws FormatError.
 profraw::Header read_profraw_header(std::string_view bytes);

@@ -1,7 +1,9 @@
 #include "format/profraw.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +112,114 @@ TEST(Profraw, Version1StillReads) {
   EXPECT_EQ(data.start_clock, "perf");
   EXPECT_TRUE(data.unsampled.empty());
   EXPECT_THROW(read_profraw(bytes + "x"), FormatError);
+}
+
+// Version 2 (before the stacks): a 184-byte header, nothing after the
+// unsampled records.
+std::string make_v2(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps) {
+  std::string v3 = make_raw(program, pairs, maps);
+  profraw::Header h;
+  std::memcpy(&h, v3.data(), sizeof h);
+  h.version = 2;
+  h.header_size = profraw::kHeaderSizeV2;
+  std::string bytes(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV2);
+  return bytes + v3.substr(sizeof h);
+}
+
+TEST(Profraw, Version2StillReads) {
+  std::string bytes = make_v2("/usr/bin/prog", {{0x55d0c0a01010, 7}, {0x55d0c0a01020, 1}}, kMaps);
+  profraw::Unsampled blocked{1, 1, 2'000'000, {124}};
+  bytes.append(reinterpret_cast<const char*>(&blocked), sizeof blocked);
+  const uint32_t one = 1;
+  std::memcpy(bytes.data() + offsetof(profraw::Header, unsampled_count), &one, 4);
+  ProfrawData data = read_profraw(bytes);
+  EXPECT_EQ(data.profile.total_count(), 8u);
+  EXPECT_EQ(data.unsampled.size(), 1u);
+  EXPECT_FALSE(data.stacks_captured);
+  EXPECT_FALSE(data.profile.has_stacks());
+  for (const Sample& s : data.profile.samples) EXPECT_EQ(s.stack, StackTable::kNoCallers);
+  EXPECT_THROW(read_profraw(bytes + "x"), FormatError);
+  EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, bytes.size() - 1)), FormatError);
+}
+
+// A v3 dump: pairs, then stack records after the (here absent) unsampled
+// records.
+struct StackSpec {
+  std::vector<uint64_t> pcs;  // leaf first, callers as return addresses
+  uint64_t weight;
+  bool truncated = false;
+};
+std::string with_stacks(std::string bytes, const std::vector<StackSpec>& stacks, uint64_t dropped = 0) {
+  std::string records;
+  for (const StackSpec& spec : stacks) {
+    profraw::StackRecord record{static_cast<uint32_t>(spec.pcs.size()), spec.truncated ? profraw::kStackTruncated : 0u,
+                                spec.weight};
+    records.append(reinterpret_cast<const char*>(&record), sizeof record);
+    records.append(reinterpret_cast<const char*>(spec.pcs.data()), spec.pcs.size() * sizeof(uint64_t));
+  }
+  profraw::Header h;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  h.stack_count = stacks.size();
+  h.stacks_length = records.size();
+  h.stacks_dropped = dropped;
+  h.stack_flags = profraw::kStacksCaptured;
+  h.max_depth = 128;
+  std::memcpy(bytes.data(), &h, sizeof h);
+  return bytes + records;
+}
+
+TEST(Profraw, StacksSpreadOverThePcTable) {
+  const uint64_t leaf = 0x55d0c0a01010, other = 0x55d0c0a01100, caller = 0x55d0c0a01200, root = 0x55d0c0a01300;
+  // leaf: 10 in the pc table, 6 + 3 in two stacks (1 without one: the
+  // stack table was full); other: 2 in the pc table, 5 in a truncated
+  // stack (the pc table was full).
+  const std::string bytes = with_stacks(make_raw("/usr/bin/prog", {{leaf, 10}, {other, 2}}, kMaps),
+                                        {{{leaf, caller, root}, 6},
+                                         {{leaf, root}, 3},
+                                         {{other, caller}, 5, true},
+                                         {{leaf, caller, root}, 0}},
+                                        4);
+  ProfrawData data = read_profraw(bytes);
+  const Profile& p = data.profile;
+  EXPECT_TRUE(data.stacks_captured);
+  EXPECT_EQ(data.max_depth, 128u);
+  EXPECT_EQ(p.stacks_dropped, 4u);
+  EXPECT_EQ(p.total_count(), 10u + 5u);
+  std::map<std::pair<uint64_t, std::vector<uint64_t>>, std::pair<uint64_t, bool>> seen;
+  for (const Sample& s : p.samples) {
+    auto callers = p.stacks.callers(s.stack);
+    seen[{s.address, {callers.begin(), callers.end()}}] = {s.count, p.stacks.truncated(s.stack)};
+  }
+  // Callers are call sites: return address - 1.
+  using Key = std::pair<uint64_t, std::vector<uint64_t>>;
+  using Value = std::pair<uint64_t, bool>;
+  EXPECT_EQ(seen[(Key{leaf, {caller - 1, root - 1}})], (Value{6, false}));
+  EXPECT_EQ(seen[(Key{leaf, {root - 1}})], (Value{3, false}));
+  EXPECT_EQ(seen[(Key{leaf, {}})], (Value{1, true}));
+  EXPECT_EQ(seen[(Key{other, {caller - 1}})], (Value{5, true}));
+  EXPECT_EQ(seen.size(), 4u);
+  EXPECT_TRUE(std::is_sorted(p.samples.begin(), p.samples.end(),
+                             [](const Sample& a, const Sample& b) { return a.address < b.address; }));
+  // Every truncation is an error.
+  for (size_t n = bytes.size() - 40; n < bytes.size(); ++n)
+    EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, n)), FormatError) << n;
+}
+
+TEST(Profraw, BadStackRecordsAreErrors) {
+  const std::string base = make_raw("/p", {{5, 1}}, "");
+  EXPECT_NO_THROW(read_profraw(with_stacks(base, {{{5, 9}, 1}})));
+  EXPECT_THROW(read_profraw(with_stacks(base, {{{}, 1}})), FormatError);  // depth 0
+  std::string flags = with_stacks(base, {{{5, 9}, 1}});
+  flags[base.size() + 4] = 2;  // the first record's flags
+  EXPECT_THROW(read_profraw(flags), FormatError);
+  std::string deep = with_stacks(base, {{{5, 9}, 1}});
+  const uint32_t depth = 3;  // claims more PCs than the record holds
+  std::memcpy(deep.data() + base.size(), &depth, 4);
+  EXPECT_THROW(read_profraw(deep), FormatError);
+  std::string count = with_stacks(base, {{{5, 9}, 1}});
+  const uint64_t huge = UINT64_MAX / 2;
+  std::memcpy(count.data() + offsetof(profraw::Header, stack_count), &huge, 8);
+  EXPECT_THROW(read_profraw(count), FormatError);
 }
 
 // The records after the maps, and the profile rows made of them.

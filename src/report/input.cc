@@ -144,6 +144,7 @@ format::Profile merge(const std::vector<LoadedProfile>& inputs, std::vector<Load
     if (p.clock != merged.clock) merged.clock.clear();
     overflow |= format::saturating_add(merged.duration_ns, p.duration_ns);
     overflow |= format::saturating_add(merged.dropped, p.dropped);
+    overflow |= format::saturating_add(merged.stacks_dropped, p.stacks_dropped);
     if (p.time_nanos != 0 && (merged.time_nanos == 0 || p.time_nanos < merged.time_nanos))
       merged.time_nanos = p.time_nanos;
   }
@@ -198,17 +199,36 @@ format::Profile merge(const std::vector<LoadedProfile>& inputs, std::vector<Load
     // Samples are collected first and summed per address and pid once, in
     // place (coalesce_samples): a map of every address cost ten times the
     // samples themselves.
-    const int64_t default_pid = label_pids ? p.pid : 0;
-    if (mine && !moved && merged.samples.empty()) {
+    // Linux pids fit 32 bits (format::Sample::pid).
+    const int32_t default_pid = label_pids ? static_cast<int32_t>(p.pid) : 0;
+    if (mine && !moved && merged.samples.empty() && merged.stacks.empty()) {
       merged.samples = std::move(mine->samples);
+      merged.stacks = std::move(mine->stacks);
       for (format::Sample& sample : merged.samples)
         if (sample.pid == 0) sample.pid = default_pid;
     } else {
+      // Each of p's stacks is added to the merged table once, relocated;
+      // identical stacks of several inputs become one, and their samples
+      // are summed below.
+      std::vector<uint32_t> stack_ids(p.stacks.size() + 1, UINT32_MAX);
+      stack_ids[format::StackTable::kNoCallers] = format::StackTable::kNoCallers;
+      std::vector<uint64_t> callers;
       merged.samples.reserve(merged.samples.size() + p.samples.size());
-      for (const format::Sample& sample : p.samples)
-        merged.samples.push_back({relocated(sample.address), sample.count, sample.pid ? sample.pid : default_pid});
+      for (const format::Sample& sample : p.samples) {
+        uint32_t& stack = stack_ids[sample.stack < stack_ids.size() ? sample.stack : 0];
+        if (stack == UINT32_MAX) {
+          callers.clear();
+          for (uint64_t caller : p.stacks.callers(sample.stack)) callers.push_back(relocated(caller));
+          stack = merged.stacks.intern(callers, p.stacks.truncated(sample.stack));
+        }
+        merged.samples.push_back(
+            {relocated(sample.address), sample.count, sample.pid ? sample.pid : default_pid, stack});
+      }
     }
-    if (mine) std::vector<format::Sample>().swap(mine->samples);
+    if (mine) {
+      std::vector<format::Sample>().swap(mine->samples);
+      mine->stacks = format::StackTable();
+    }
     // One object's names at one address are the same in every profile that
     // names them; the first profile's are kept.
     if (mine && !moved && merged.frames.empty()) {

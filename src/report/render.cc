@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -194,18 +197,79 @@ std::string render_json(const Report& report) {
   return out;
 }
 
-std::string render_folded(const Report& report) {
+std::string render_folded(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  const format::Profile& profile = *symbolized.profile;
+  const ReportOptions& options = report.options;
+  // Each distinct address is named once; names are numbered so that a
+  // stack is a short vector of numbers until it is printed.
+  std::vector<const format::Mapping*> mappings;
+  for (const format::Mapping& m : profile.mappings) mappings.push_back(&m);
+  std::sort(mappings.begin(), mappings.end(),
+            [](const format::Mapping* a, const format::Mapping* b) { return a->start < b->start; });
+  std::vector<std::string> names;
+  std::vector<bool> focused;
+  std::unordered_map<std::string, uint32_t> name_ids;
+  std::unordered_map<uint64_t, uint32_t> address_names;
+  auto name_of = [&](uint64_t address) -> uint32_t {
+    auto known = address_names.find(address);
+    if (known != address_names.end()) return known->second;
+    auto it = std::upper_bound(mappings.begin(), mappings.end(), address,
+                               [](uint64_t a, const format::Mapping* m) { return a < m->start; });
+    const format::Mapping* mapping = it != mappings.begin() && (*(it - 1))->contains(address) ? *(it - 1) : nullptr;
+    if (!mapping) mapping = profile.mapping_for(address);  // overlapping mappings
+    const Symbol symbol = symbolizer.symbolize(mapping, address, profile.frames_for(address));
+    std::string name = report.view == View::object ? object_basename(symbol.object)
+                       : options.folded_objects    ? object_basename(symbol.object) + "`" + symbol.function
+                                                   : symbol.function;
+    // ';' separates frames and the last space the count: a ';' inside a
+    // name (C++ templates may hold one) becomes ':'; spaces may stay.
+    std::replace(name.begin(), name.end(), ';', ':');
+    std::replace(name.begin(), name.end(), '\n', ' ');
+    auto [id, inserted] = name_ids.try_emplace(name, static_cast<uint32_t>(names.size()));
+    if (inserted) {
+      // As in the rows: the function (the object path in the object view).
+      focused.push_back(options.focus &&
+                        options.focus->found_in(report.view == View::object ? symbol.object : symbol.function));
+      names.push_back(std::move(name));
+    }
+    address_names.emplace(address, id->second);
+    return id->second;
+  };
+  const uint32_t truncated_root = name_ids.try_emplace(format::kTruncatedFrame, 0).first->second;
+  names.push_back(format::kTruncatedFrame);
+  focused.push_back(false);
+
+  std::map<std::vector<uint32_t>, uint64_t> stacks;  // root first
+  std::vector<uint32_t> frames;
+  for (const format::Sample& sample : profile.samples) {
+    if (sample.count == 0) continue;
+    frames.clear();
+    if (profile.stacks.truncated(sample.stack)) frames.push_back(truncated_root);
+    const auto callers = profile.stacks.callers(sample.stack);
+    for (auto caller = callers.rbegin(); caller != callers.rend(); ++caller) frames.push_back(name_of(*caller));
+    frames.push_back(name_of(sample.address));
+    format::saturating_add(stacks[frames], sample.count);
+  }
+  std::vector<std::pair<const std::vector<uint32_t>*, uint64_t>> lines;
+  for (const auto& [stack, count] : stacks) {
+    if (options.focus && std::none_of(stack.begin(), stack.end(), [&](uint32_t id) { return focused[id]; }))
+      continue;
+    const double percent =
+        symbolized.total ? 100.0 * static_cast<double>(count) / static_cast<double>(symbolized.total) : 0;
+    if (options.min_percent > 0 && percent < options.min_percent) continue;
+    lines.emplace_back(&stack, count);
+  }
+  // Hottest first; ties in the order of the frames' names (std::map's),
+  // so the output is deterministic.
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (options.top && lines.size() > options.top) lines.resize(options.top);
   std::string out;
-  for (const Row& row : report.rows) {
-    // ';' separates frames and the last space the count: neither may occur
-    // inside a frame name.
-    auto clean = [](std::string s) {
-      for (char& c : s)
-        if (c == ';') c = ':';
-      return s;
-    };
-    std::string frame = report.view == View::object ? clean(row.object) : clean(row.object) + ";" + clean(row.function);
-    out += fmt::format("{} {}\n", frame, row.samples);
+  for (const auto& [stack, count] : lines) {
+    for (size_t i = 0; i < stack->size(); ++i) {
+      if (i) out += ';';
+      out += names[(*stack)[i]];
+    }
+    out += fmt::format(" {}\n", count);
   }
   return out;
 }

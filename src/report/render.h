@@ -14,9 +14,14 @@ namespace profiling::report {
 std::string render_text(const Report& report, bool colour);
 std::string render_csv(const Report& report);
 std::string render_json(const Report& report);
-// "object;function count" lines, hottest first (Brendan Gregg's
-// stackcollapse format: frames separated by ';', a space, the count).
-std::string render_folded(const Report& report);
+// Whole stacks, root first: "frame;frame;leaf count" lines, hottest first
+// (Brendan Gregg's stackcollapse format, which flamegraph.pl, inferno and
+// speedscope read). Frames are function names (object names in the object
+// view; object`function with ReportOptions::folded_objects); a truncated
+// stack's root is "[truncated]"; a sample without callers is its leaf
+// alone. --focus keeps the stacks with a frame that matches; --top and
+// --min-percent apply to lines.
+std::string render_folded(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer);
 
 // The HTML page: summary, sortable table, bar chart of the hottest rows,
 // samples over each object's address space, and the source lines of the

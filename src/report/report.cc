@@ -74,14 +74,16 @@ SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& 
                                     bool per_address) {
   SymbolizedProfile out;
   out.profile = &profile;
-  // Every reader and merge_profiles leave the samples sorted, one per
-  // address; anything else is summed in a sorted copy first.
+  // Every reader and merge_profiles leave the samples sorted by address
+  // (several at one address: other stacks or processes, summed here, since
+  // every view of this profile is flat: the leaf); anything else is sorted
+  // in a copy first.
   const std::vector<format::Sample>* samples = &profile.samples;
   std::vector<format::Sample> sorted;
-  bool sorted_unique = true;
-  for (size_t i = 1; i < profile.samples.size() && sorted_unique; ++i)
-    sorted_unique = profile.samples[i - 1].address < profile.samples[i].address;
-  if (!sorted_unique) {
+  bool is_sorted = true;
+  for (size_t i = 1; i < profile.samples.size() && is_sorted; ++i)
+    is_sorted = profile.samples[i - 1].address <= profile.samples[i].address;
+  if (!is_sorted) {
     sorted = profile.samples;
     out.saturated |= format::coalesce_samples(&sorted);
     samples = &sorted;
@@ -92,8 +94,17 @@ SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& 
   for (const format::Mapping& m : profile.mappings) mappings.push_back(&m);
   std::sort(mappings.begin(), mappings.end(),
             [](const format::Mapping* a, const format::Mapping* b) { return a->start < b->start; });
+  bool have_previous = false;
+  uint64_t previous_address = 0;
   for (const format::Sample& sample : *samples) {
     if (sample.count == 0) continue;
+    if (have_previous && sample.address == previous_address) {
+      out.saturated |= format::saturating_add(out.total, sample.count);
+      out.saturated |= format::saturating_add(out.samples.back().count, sample.count);
+      continue;
+    }
+    have_previous = true;
+    previous_address = sample.address;
     SymbolizedSample s;
     s.address = sample.address;
     s.count = sample.count;
@@ -231,6 +242,7 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
                     const std::vector<std::string>& files) {
   Report report;
   report.view = options.view;
+  report.options = options;
   report.summary = summarize(symbolized, files);
   std::map<RowKey, uint64_t> groups;
   std::map<RowKey, const SymbolizedSample*> example;

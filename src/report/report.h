@@ -104,10 +104,12 @@ struct ReportOptions {
   std::optional<FocusPattern> focus;  // rows whose function (or object in the object view) matches
   std::string focus_text;
   std::string objdump = "objdump";  // for the address view
+  bool folded_objects = false;      // folded stacks: each frame as object`function
 };
 
 struct Report {
   View view = View::function;
+  ReportOptions options;  // as the report was built (the folded stacks apply them too)
   Summary summary;
   std::vector<Row> rows;  // hottest first, after top/min-percent/focus
   size_t rows_before_filter = 0;

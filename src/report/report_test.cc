@@ -195,7 +195,7 @@ TEST(Render, CsvJsonFoldedAndText) {
   EXPECT_EQ(render_csv(r),
             "samples,percent,percent_low,percent_high,function,object\n"
             "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\"\n");
-  EXPECT_EQ(render_folded(r), "lib,a.so;[unknown] 4\n");
+  EXPECT_EQ(render_folded(r, s, symbolizer), "[unknown] 4\n");
   std::string json = render_json(r);
   EXPECT_NE(json.find("\"schema\":\"profil-report/1\""), std::string::npos);
   EXPECT_NE(json.find("\"percent_low\":51.0109"), std::string::npos);
@@ -203,6 +203,52 @@ TEST(Render, CsvJsonFoldedAndText) {
   EXPECT_NE(text.find("4 samples at 1000 Hz (1000000 ns each) = 0.004 s of CPU time"), std::string::npos);
   EXPECT_EQ(text.find("\x1b["), std::string::npos);
   EXPECT_NE(render_text(r, true).find("\x1b["), std::string::npos);
+}
+
+// Folded stacks: root first, identical name chains summed, a truncated
+// stack under "[truncated]", --focus on any frame, objects by option.
+TEST(Render, FoldedStacksRootFirst) {
+  format::Profile p;
+  p.period_ns = 1'000'000;
+  p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/app", ""});
+  p.mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/libc.so", ""});
+  auto named = [&p](uint64_t address, const char* name) { p.frames[address] = {{name, name, "", 0}}; };
+  named(0x1100, "leaf");
+  named(0x1101, "leaf");
+  named(0x1200, "a");
+  named(0x1300, "main");
+  named(0x3100, "qsort");
+  const uint32_t from_a = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, false);
+  const uint32_t via_qsort = p.stacks.intern(std::vector<uint64_t>{0x3100, 0x1200, 0x1300}, false);
+  const uint32_t cut = p.stacks.intern(std::vector<uint64_t>{0x1200}, true);
+  p.samples = {{0x1100, 5, 0, from_a}, {0x1101, 2, 0, from_a}, {0x1100, 3, 0, via_qsort},
+               {0x1100, 1, 0, cut},    {0x1300, 4, 0, 0},      {0x5000, 1, 0, from_a}};
+  Symbolizer symbolizer;
+  SymbolizedProfile s = symbolized_of(p, symbolizer);
+  Report r = build_report(s, {}, {});
+  EXPECT_EQ(render_folded(r, s, symbolizer),
+            "main;a;leaf 7\n"
+            "main 4\n"
+            "main;a;qsort;leaf 3\n"
+            "[truncated];a;leaf 1\n"
+            "main;a;[unknown] 1\n");
+  ReportOptions options;
+  options.focus.emplace("^qsort$");
+  options.folded_objects = true;
+  r = build_report(s, options, {});
+  EXPECT_EQ(render_folded(r, s, symbolizer), "app`main;app`a;libc.so`qsort;app`leaf 3\n");
+  options = {};
+  options.view = View::object;
+  options.top = 2;
+  r = build_report(s, options, {});
+  EXPECT_EQ(render_folded(r, s, symbolizer), "app;app;app 7\napp 4\n");
+  // The flat views are the leaves, as before stacks.
+  r = build_report(s, {}, {});
+  ASSERT_GE(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].function, "leaf");
+  EXPECT_EQ(r.rows[0].samples, 11u);
+  EXPECT_EQ(r.rows[1].function, "main");
+  EXPECT_EQ(r.rows[1].samples, 4u);
 }
 
 TEST(Diff, TheFunctionThatGainedShareComesFirst) {

@@ -49,6 +49,51 @@ class PairWriter {
   uint64_t written_ = 0;
 };
 
+// Streams stack records through a stack buffer; counts records and bytes.
+class StackWriter final : public StackVisitor {
+ public:
+  explicit StackWriter(DumpFile& file) : file_(file) {}
+  void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) override {
+    if (depth == 0 || weight == 0) return;
+    if (depth > format::profraw::kMaxStackDepth) {
+      depth = format::profraw::kMaxStackDepth;
+      truncated = true;
+    }
+    const format::profraw::StackRecord record{depth, truncated ? format::profraw::kStackTruncated : 0u, weight};
+    put(&record, sizeof record);
+    put(pcs, depth * sizeof(uint64_t));
+    ++records_;
+  }
+  bool flush() {
+    const bool ok = used_ == 0 || file_.write(buffer_, used_);
+    ok_ = ok_ && ok;
+    used_ = 0;
+    return ok_;
+  }
+  uint64_t records() const { return records_; }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  void put(const void* data, size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    bytes_ += size;
+    while (size > 0) {
+      const size_t n = size < sizeof buffer_ - used_ ? size : sizeof buffer_ - used_;
+      std::memcpy(buffer_ + used_, bytes, n);
+      used_ += n;
+      bytes += n;
+      size -= n;
+      if (used_ == sizeof buffer_) flush();
+    }
+  }
+
+  DumpFile& file_;
+  char buffer_[4096];  // 4 KiB of stack, like the maps copy
+  size_t used_ = 0;
+  uint64_t records_ = 0, bytes_ = 0;
+  bool ok_ = true;
+};
+
 // Copies /proc/self/maps as it is now (dlopen'ed objects included).
 // Returns the bytes copied, or -1 (errno set).
 int64_t copy_maps(base::AtomicFile& file) {
@@ -129,9 +174,19 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       header.sample_count = pairs.written();
       header.dropped = table.dropped();
       const int64_t maps = copy_maps(file);
-      const bool records = maps >= 0 && (info.unsampled_count == 0 ||
-                                         file.write(info.unsampled, info.unsampled_count *
-                                                                        sizeof(format::profraw::Unsampled)));
+      bool records = maps >= 0 && (info.unsampled_count == 0 ||
+                                   file.write(info.unsampled, info.unsampled_count *
+                                                                  sizeof(format::profraw::Unsampled)));
+      if (records && info.stacks) {
+        StackWriter stacks(file);
+        info.stacks->for_each_stack(stacks);
+        records = stacks.flush();
+        header.stack_count = stacks.records();
+        header.stacks_length = stacks.bytes();
+        header.stacks_dropped = info.stacks->dropped_stacks();
+        header.stack_flags = format::profraw::kStacksCaptured;
+        header.max_depth = info.max_depth;
+      }
       if (records) {
         header.maps_length = static_cast<uint64_t>(maps);
         header.unsampled_count = info.unsampled_count;

@@ -6,12 +6,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -128,6 +130,96 @@ TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
   EXPECT_FALSE(write_profraw(dir.c_str(), "z.1.profraw", info, *table, /*in_place=*/true));
   ASSERT_TRUE(fs::exists(blocked)) << "the placeholder stays";
   EXPECT_EQ(fs::file_size(blocked), 0u);
+  sampler::PcTable::destroy(table);
+  fs::remove_all(dir);
+}
+
+// Stacks built in the test, as the stack table will hand them over.
+class TestStacks final : public StackSource {
+ public:
+  struct Stack {
+    std::vector<uint64_t> pcs;
+    bool truncated;
+    uint64_t weight;
+  };
+  std::vector<Stack> stacks;
+  uint64_t dropped = 0;
+  void for_each_stack(StackVisitor& visitor) const override {
+    for (const Stack& s : stacks)
+      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight);
+  }
+  uint64_t dropped_stacks() const override { return dropped; }
+};
+
+std::string read_all(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(ProfrawWriter, WritesStacksTheReaderSpreadsOverThePcs) {
+  char pattern[] = "/tmp/profraw-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  sampler::PcTable* table = sampler::PcTable::create(64);
+  ASSERT_NE(table, nullptr);
+  const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4, other = leaf + 32;
+  table->add(leaf, 9);
+  table->add(other, 3);
+  TestStacks stacks;
+  stacks.stacks.push_back({{leaf, 0x401000, 0x400800}, false, 5});
+  stacks.stacks.push_back({{leaf, 0x401100}, true, 3});  // an unwind that failed after one caller
+  stacks.stacks.push_back({{other}, true, 3});            // failed at once: the leaf alone
+  // Deeper than any file may hold: cut at the limit, marked truncated.
+  std::vector<uint64_t> deep(format::profraw::kMaxStackDepth + 10, 0x402000);
+  deep[0] = leaf;
+  stacks.stacks.push_back({deep, false, 1});
+  // More than fills the writer's 4 KiB buffer many times over.
+  for (uint64_t i = 0; i < 300; ++i) stacks.stacks.push_back({{other + 1, 0x500000 + i, 0x400800}, false, 2});
+  stacks.dropped = 7;
+
+  ProfrawInfo info;
+  info.clock = 0;
+  info.hz = 1000;
+  info.stacks = &stacks;
+  info.max_depth = 128;
+  ASSERT_TRUE(write_profraw(dir.c_str(), "s.1.profraw", info, *table));
+  const format::ProfrawData data = format::read_profraw(read_all(dir / "s.1.profraw"));
+  const format::Profile& p = data.profile;
+  EXPECT_TRUE(data.stacks_captured);
+  EXPECT_EQ(data.max_depth, 128u);
+  EXPECT_EQ(p.stacks_dropped, 7u);
+  // leaf: 9 in the pc table = 5 + 3 + 1; other: 3 = 3; other + 1: only in
+  // stacks (600).
+  EXPECT_EQ(p.total_count(), 9u + 3u + 600u);
+  uint64_t full = 0, truncated = 0, deepest = 0;
+  for (const format::Sample& s : p.samples) {
+    const auto callers = p.stacks.callers(s.stack);
+    deepest = std::max<uint64_t>(deepest, callers.size() + 1);
+    (p.stacks.truncated(s.stack) ? truncated : full) += s.count;
+    if (s.address == leaf && callers.size() == 2) {
+      EXPECT_EQ(callers[0], 0x401000u - 1);
+      EXPECT_EQ(callers[1], 0x400800u - 1);
+      EXPECT_EQ(s.count, 5u);
+    }
+    if (s.address == other) {
+      EXPECT_TRUE(callers.empty());
+      EXPECT_TRUE(p.stacks.truncated(s.stack));
+    }
+  }
+  EXPECT_EQ(deepest, format::profraw::kMaxStackDepth);
+  EXPECT_EQ(truncated, 3u + 3u + 1u);
+  EXPECT_EQ(full, 5u + 600u);
+  EXPECT_EQ(p.stacks.size(), 4u + 300u);
+
+  // Stacks off: the dump says so, and every sample is a leaf alone.
+  info.stacks = nullptr;
+  ASSERT_TRUE(write_profraw(dir.c_str(), "s.2.profraw", info, *table));
+  const format::ProfrawData flat = format::read_profraw(read_all(dir / "s.2.profraw"));
+  EXPECT_FALSE(flat.stacks_captured);
+  EXPECT_FALSE(flat.profile.has_stacks());
+  EXPECT_EQ(flat.profile.total_count(), 12u);
   sampler::PcTable::destroy(table);
   fs::remove_all(dir);
 }

@@ -23,6 +23,7 @@ struct ReportArgs {
   std::string exe;
   std::string output;
   std::string color = "auto";
+  bool folded_objects = false;
 };
 
 int run_report(const ReportArgs& args) {
@@ -31,6 +32,7 @@ int run_report(const ReportArgs& args) {
   options.top = args.top;
   if (options.top == 0 && options.view == report::View::address) options.top = 40;
   options.min_percent = args.min_percent;
+  options.folded_objects = args.folded_objects;
   if (!args.focus.empty()) {
     try {
       options.focus.emplace(args.focus);
@@ -80,6 +82,8 @@ RegisterCommand register_report(
       app.add_option("--min-percent", args->min_percent, "Leave out rows below P percent");
       app.add_option("--focus", args->focus, "Only rows whose function matches REGEX (object in --by object)");
       app.add_option("--exe", args->exe, "The program a gmon.out file came from (default a.out)");
+      app.add_flag("--folded-objects", args->folded_objects,
+                   "In --format folded, name each frame object`function (default: the function alone)");
       add_output_option(app, &args->output, "Write to FILE");
       add_color_option(app, &args->color);
       return [args] { return run_report(*args); };

@@ -48,9 +48,9 @@ const std::vector<OutputFormat>& table() {
          return report::render_diff_json(d);
        }},
       {.name = "folded",
-       .help = "folded stacks, for flame graph tools",
-       .rendered = [](const report::Report& r, const report::SymbolizedProfile&, report::Symbolizer&,
-                      bool) { return report::render_folded(r); }},
+       .help = "whole stacks, root first, for flame graph tools",
+       .rendered = [](const report::Report& r, const report::SymbolizedProfile& symbolized,
+                      report::Symbolizer& symbolizer, bool) { return report::render_folded(r, symbolized, symbolizer); }},
       {.name = "html",
        .help = "one self-contained page with charts and source",
        .rendered = [](const report::Report& r, const report::SymbolizedProfile& symbolized,
