@@ -35,7 +35,7 @@ expect 2 diff only-one.pb.gz
 expect 2 no-such-command
 expect 2
 
-# A bad PROFIL_HZ or PROFIL_CLOCK is one warning line naming the variable,
+# A bad PROFIL_HZ, PROFIL_CLOCK or PROFIL_STACKS is one warning line naming the variable,
 # the value and what is used instead, and the run goes on (base/settings.h:
 # the rule the library follows too).
 warns() {
@@ -52,6 +52,22 @@ warns() {
 warns PROFIL_HZ=abc 500
 warns PROFIL_HZ=0 500
 warns PROFIL_CLOCK=fast auto
+warns PROFIL_STACKS=maybe 1
+
+# Stacks are on unless --no-stacks (or PROFIL_STACKS=0) says otherwise; the
+# program's environment carries the choice to the preload.
+for case in "1:" "0:--no-stacks" "0:PROFIL_STACKS=0" "1:PROFIL_STACKS=1"; do
+  want=${case%%:*}
+  how=${case#*:}
+  case $how in
+    PROFIL_*) got=$(env "$how" "$profil" run -o "$tmp/o" -- /bin/sh -c 'echo "$PROFIL_STACKS"' 2>/dev/null) ;;
+    *) got=$("$profil" run -o "$tmp/o" $how -- /bin/sh -c 'echo "$PROFIL_STACKS"' 2>/dev/null) ;;
+  esac
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: profil run $how: the program saw PROFIL_STACKS='$got', not '$want'"
+    failures=$((failures + 1))
+  fi
+done
 
 out=$("$profil" --version)
 if [ "$out" != "profil $version" ]; then

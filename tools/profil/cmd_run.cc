@@ -70,6 +70,7 @@ struct RunOptions {
   std::string output_dir;
   unsigned hz = 0;
   std::string clock;
+  int stacks = -1;  // -1: $PROFIL_STACKS, else on; --no-stacks: 0
   bool convert_only = false;
   bool symbolize = true;
   bool verbose = false;
@@ -201,10 +202,10 @@ std::string make_run_id() {
 // in front of ours).
 std::vector<std::string> child_environment(const std::string& library, const std::string& dir,
                                            const std::string& run_id, unsigned hz,
-                                           const std::string& clock) {
+                                           const std::string& clock, bool stacks) {
   std::map<std::string, std::string> overrides = {
       {"PROFIL_RUN_DIR", dir}, {"PROFIL_RUN_ID", run_id},
-      {"PROFIL_HZ", std::to_string(hz)}, {"PROFIL_CLOCK", clock}};
+      {"PROFIL_HZ", std::to_string(hz)}, {"PROFIL_CLOCK", clock}, {"PROFIL_STACKS", stacks ? "1" : "0"}};
   const char* preload = std::getenv("LD_PRELOAD");
   overrides["LD_PRELOAD"] = preload && *preload ? std::string(preload) + ":" + library : library;
   std::vector<std::string> env;
@@ -945,6 +946,7 @@ int run_command(RunOptions options) {
   if (options.hz == 0) options.hz = base::hz_from_environment(std::getenv("PROFIL_HZ"), kDefaultHz);
   if (options.clock.empty())
     options.clock = base::kClockNames[base::clock_from_environment(std::getenv("PROFIL_CLOCK"), /*auto*/ 2)];
+  if (options.stacks < 0) options.stacks = base::flag_from_environment("PROFIL_STACKS", std::getenv("PROFIL_STACKS"), true);
   if (base::parse_clock(options.clock.c_str()) < 0)
     return usage_error("--clock", "'" + options.clock + "' is not one of cpu, perf, auto, wall");
 
@@ -979,7 +981,8 @@ int run_command(RunOptions options) {
   if (std::string problem; !preload.prepare(library, &problem)) return usage_error(library, problem);
 
   const std::string run_id = make_run_id();
-  const auto env = child_environment(preload.path(), dir.string(), run_id, options.hz, options.clock);
+  const auto env = child_environment(preload.path(), dir.string(), run_id, options.hz, options.clock,
+                                     options.stacks != 0);
   const fs::file_time_type run_start = fs::file_time_type::clock::now();
   const RunOutcome outcome = run_program(program, options.command, env);
   if (!outcome.exec_error.empty()) {
@@ -1071,6 +1074,8 @@ const RegisterCommand kRunCommand(
       app.add_option("--hz", options->hz, "Samples per CPU-second (default: $PROFIL_HZ, else 500)")
           ->check(CLI::Range(1u, 100000u));
       app.add_option("--clock", options->clock, "Sampling clock: cpu, perf, auto or wall (default: $PROFIL_CLOCK, else auto)");
+      app.add_flag_callback("--no-stacks", [options] { options->stacks = 0; },
+                            "Sample the PC alone, without call stacks (default: $PROFIL_STACKS, else stacks on)");
       app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");
       app.add_flag("--gmon", options->gmon,
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");
