@@ -7,7 +7,11 @@
 // chosen, so the expected report is exact.
 //
 //   report_make_profile [--as profraw|pprof|gmon|bsd-gmon] [--period NS] OUT PROGRAM SPEC...
-//   SPEC: name=count | name+offset=count | @nowhere=count (no mapping)
+//   SPEC: FRAME=count | FRAME<FRAME<...=count (a stack, leaf first; a last
+//         frame "?" marks it truncated)
+//   FRAME: name | name+offset | @nowhere (no mapping). A caller frame is its
+//         call site (default offset 4); the profraw holds its return address
+//         (one byte further), as the unwinder records it.
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -59,27 +63,43 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<format::Sample> samples;
-  for (int s = i + 2; s < argc; ++s) {
-    std::string spec = argv[s];
-    size_t equals = spec.rfind('=');
-    if (equals == std::string::npos) return 2;
-    std::string name = spec.substr(0, equals);
-    uint64_t count = std::stoull(spec.substr(equals + 1)), offset = 0;
+  format::StackTable stacks;
+  auto resolve = [&](std::string name, uint64_t default_offset, uint64_t* address) {
+    uint64_t offset = default_offset;
     size_t plus = name.rfind('+');
     if (plus != std::string::npos && plus > 0 && name.find('(') == std::string::npos) {
       offset = std::stoull(name.substr(plus + 1), nullptr, 0);
       name = name.substr(0, plus);
     }
-    uint64_t address;
     if (name == "@nowhere") {
-      address = 0x10 + offset;
+      *address = 0x10 + offset;
     } else if (functions.count(name)) {
-      address = functions[name] + offset;
+      *address = functions[name] + offset;
     } else {
       std::fprintf(stderr, "report_make_profile: %s prints no address for %s\n", program.c_str(), name.c_str());
-      return 1;
+      return false;
     }
-    samples.push_back({address, count});
+    return true;
+  };
+  for (int s = i + 2; s < argc; ++s) {
+    std::string spec = argv[s];
+    size_t equals = spec.rfind('=');
+    if (equals == std::string::npos) return 2;
+    std::vector<std::string> frames;
+    std::string rest = spec.substr(0, equals);
+    for (size_t lt; (lt = rest.find('<')) != std::string::npos; rest = rest.substr(lt + 1))
+      frames.push_back(rest.substr(0, lt));
+    frames.push_back(rest);
+    const bool truncated = frames.size() > 1 && frames.back() == "?";
+    if (truncated) frames.pop_back();
+    uint64_t count = std::stoull(spec.substr(equals + 1)), address = 0;
+    std::vector<uint64_t> callers;
+    for (size_t k = 0; k < frames.size(); ++k) {
+      if (!resolve(frames[k], k == 0 ? 0 : 4, &address)) return 1;
+      if (k > 0) callers.push_back(address);
+    }
+    if (!resolve(frames[0], 0, &address)) return 1;
+    samples.push_back({address, count, 0, stacks.intern(callers, truncated)});
   }
   // The executable's path as the process saw it (the maps entry holding main).
   std::string program_path = program;
@@ -103,6 +123,25 @@ int main(int argc, char** argv) {
     header.sample_count = samples.size();
     header.program_length = static_cast<uint32_t>(program_path.size());
     header.maps_length = maps.size();
+    // With stacks (any SPEC with '<' or '?'), the stack records after the
+    // maps, as the runtime writes them: the leaf, then return addresses.
+    std::string records;
+    for (const format::Sample& s : samples) {
+      if (stacks.empty()) break;
+      const auto callers = stacks.callers(s.stack);
+      format::profraw::StackRecord record{static_cast<uint32_t>(callers.size() + 1),
+                                          stacks.truncated(s.stack) ? format::profraw::kStackTruncated : 0u,
+                                          s.count};
+      records.append(reinterpret_cast<const char*>(&record), sizeof record);
+      records.append(reinterpret_cast<const char*>(&s.address), sizeof s.address);
+      for (uint64_t call_site : callers) {
+        const uint64_t return_address = call_site + 1;
+        records.append(reinterpret_cast<const char*>(&return_address), sizeof return_address);
+      }
+      ++header.stack_count;
+    }
+    header.stacks_length = records.size();
+    if (!stacks.empty()) header.stack_flags = format::profraw::kStacksCaptured;
     bytes.append(reinterpret_cast<const char*>(&header), sizeof header);
     bytes += program_path;
     for (const format::Sample& s : samples) {
@@ -110,6 +149,7 @@ int main(int argc, char** argv) {
       bytes.append(reinterpret_cast<const char*>(&pair), sizeof pair);
     }
     bytes += maps;
+    bytes += records;
   } else {
     format::Profile profile;
     profile.program = program_path;
@@ -118,6 +158,7 @@ int main(int argc, char** argv) {
     profile.duration_ns = 2'000'000'000;
     profile.mappings = format::executable_mappings(maps, program_path);
     profile.samples = samples;
+    profile.stacks = stacks;
     report::Symbolizer symbolizer;
     try {
       bytes = as == "pprof" ? report::export_pprof(profile, symbolizer) : report::export_gmon(profile, symbolizer);
