@@ -7,8 +7,8 @@
 // chosen, so the expected report is exact.
 //
 //   report_make_profile [--as profraw|pprof|gmon|bsd-gmon] [--period NS] OUT PROGRAM SPEC...
-//   SPEC: FRAME=count | FRAME<FRAME<...=count (a stack, leaf first; a last
-//         frame "?" marks it truncated)
+//   SPEC: FRAME=count | FRAME<-FRAME<-...=count (a stack, leaf first, each
+//         frame called from the next; a last frame "?" marks it truncated)
 //   FRAME: name | name+offset | @nowhere (no mapping). A caller frame is its
 //         call site (default offset 4); the profraw holds its return address
 //         (one byte further), as the unwinder records it.
@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
     if (equals == std::string::npos) return 2;
     std::vector<std::string> frames;
     std::string rest = spec.substr(0, equals);
-    for (size_t lt; (lt = rest.find('<')) != std::string::npos; rest = rest.substr(lt + 1))
+    for (size_t lt; (lt = rest.find("<-")) != std::string::npos; rest = rest.substr(lt + 2))
       frames.push_back(rest.substr(0, lt));
     frames.push_back(rest);
     const bool truncated = frames.size() > 1 && frames.back() == "?";
@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     header.sample_count = samples.size();
     header.program_length = static_cast<uint32_t>(program_path.size());
     header.maps_length = maps.size();
-    // With stacks (any SPEC with '<' or '?'), the stack records after the
+    // With stacks (any SPEC with "<-"), the stack records after the
     // maps, as the runtime writes them: the leaf, then return addresses.
     std::string records;
     for (const format::Sample& s : samples) {
