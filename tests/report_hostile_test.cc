@@ -229,6 +229,47 @@ TEST_F(HostileReport, PprofOfAMillionLocationsCostsLinearMemory) {
   EXPECT_LT(r.max_rss_bytes, memory_limit(kLocations)) << "peak RSS " << r.max_rss_bytes;
 }
 
+// 100,000 samples of depth 128 (12.8 million frames in the file, 38 MB
+// inflated) over 4,000 distinct caller chains: each chain is stored (and
+// named) once, so report, folded stacks and merge of two copies stay within
+// the bound; a copy of each sample's frames would take 102 MB per input,
+// and the merge's pprof message held whole another 205 MB.
+TEST_F(HostileReport, ManyDeepStacksCostTheirDistinctFramesOnce) {
+  constexpr uint64_t kLocations = 20'000, kChains = 4'000, kLeaves = 25, kDepth = 128;
+  std::string pprof = path("deep.pb.gz");
+  make_in_child([&] {
+    format::Profile p;
+    p.period_ns = 1'000'000;
+    p.mappings.push_back({0x400000, 0x400000 + 16 * kLocations, 0, path("no-such-program"), ""});
+    for (uint64_t k = 0; k < kLocations; ++k) p.frames[0x400000 + 16 * k] = {{"f" + std::to_string(k), "", "", 0}};
+    std::vector<uint32_t> chains;
+    std::vector<uint64_t> callers(kDepth - 1);
+    for (uint64_t c = 0; c < kChains; ++c) {
+      for (uint64_t d = 0; d < callers.size(); ++d)
+        callers[d] = 0x400000 + 16 * (kLeaves + (c * 7919 + d * 104729) % (kLocations - kLeaves));
+      chains.push_back(p.stacks.intern(callers, c % 5 == 0));
+    }
+    for (uint64_t leaf = 0; leaf < kLeaves; ++leaf)
+      for (uint64_t c = 0; c < kChains; ++c) p.samples.push_back({0x400000 + 16 * leaf, 1 + c % 3, 0, chains[c]});
+    format::write_file_atomically(pprof, format::encode_pprof(p));
+  });
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"report", "--top", "5", pprof},
+        std::vector<std::string>{"report", "--format", "folded", "-o", path("deep.folded"), pprof},
+        std::vector<std::string>{"merge", "-o", path("sum.pb.gz"), pprof, pprof}}) {
+    Result r = run(args);
+    EXPECT_TRUE(r.exited(0)) << args[1] << ": " << r.status << r.err;
+    EXPECT_LT(r.max_rss_bytes, memory_limit(kLocations)) << args[1] << " " << args.back() << ": peak RSS " << r.max_rss_bytes;
+    std::fprintf(stderr, "%s %s: peak RSS %.1f MB\n", args[0].c_str(), args[2].c_str(), r.max_rss_bytes / 1e6);
+  }
+  // Every sample is a stack of its own in the folded output (names differ).
+  const std::string folded = slurp(path("deep.folded"));
+  EXPECT_EQ(static_cast<uint64_t>(std::count(folded.begin(), folded.end(), '\n')), kLeaves * kChains);
+  uint64_t truncated = 0;
+  for (size_t at = 0; at < folded.size(); at = folded.find('\n', at) + 1) truncated += folded.compare(at, 12, "[truncated];") == 0;
+  EXPECT_EQ(truncated, kLeaves * kChains / 5);
+}
+
 // A mapping whose file is a FIFO: the symbolizer used to open it and wait
 // for a writer forever. Now it is not an object: a warning, [unknown].
 TEST_F(HostileReport, MappingNamedByAFifoIsNotOpened) {

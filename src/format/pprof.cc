@@ -183,6 +183,14 @@ bool for_each_field(std::string_view bytes, Visit&& visit) {
   }
 }
 
+void append_varint(std::string* out, uint64_t value) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
 int64_t checked_int64(uint64_t v, const char* what) {
   if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
     fail(std::string(what) + " too large for profile.proto's int64");
@@ -242,10 +250,16 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   // mark back.
   std::vector<uint64_t> addresses;
   bool any_truncated = false;
+  std::vector<bool> stack_used(profile.stacks.size() + 1, false);
   for (const Sample& s : samples) {
     addresses.push_back(s.address);
-    for (uint64_t caller : profile.stacks.callers(s.stack)) addresses.push_back(caller);
-    any_truncated = any_truncated || profile.stacks.truncated(s.stack);
+    if (s.stack < stack_used.size()) stack_used[s.stack] = true;
+  }
+  // Each chain's frames once, however many samples share it.
+  for (uint32_t id = 1; id < stack_used.size(); ++id) {
+    if (!stack_used[id]) continue;
+    for (uint64_t caller : profile.stacks.callers(id)) addresses.push_back(caller);
+    any_truncated = any_truncated || profile.stacks.truncated(id);
   }
   std::sort(addresses.begin(), addresses.end());
   addresses.erase(std::unique(addresses.begin(), addresses.end()), addresses.end());
@@ -304,9 +318,20 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     add_line(location, nullptr, PprofFrame{kTruncatedFrame, kTruncatedFrame, "", 0});
   }
 
-  int64_t pid_key = 0;  // interned when a label needs it
+  // The samples are serialized one at a time after the rest of the
+  // message (a message's fields may come in any order; repeated ones are
+  // concatenated): held whole, deep stacks cost 8 bytes per frame of every
+  // sample (issue 11's bound).
+  const int64_t pid_key = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.pid != 0; })
+                              ? strings.intern("pid")
+                              : 0;
+  std::string raw;
+  if (!out.SerializeToString(&raw)) fail("cannot serialize the profile (larger than 2 GiB?)");
+  pb::Sample message;
+  std::string bytes;
   for (const Sample& s : samples) {
-    pb::Sample* sample = out.add_sample();
+    pb::Sample* sample = &message;
+    sample->Clear();
     sample->add_location_id(location_id(s.address));
     for (uint64_t caller : profile.stacks.callers(s.stack)) sample->add_location_id(location_id(caller));
     if (profile.stacks.truncated(s.stack)) sample->add_location_id(truncated_id);
@@ -316,14 +341,17 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
     if (s.pid != 0) {
       pb::Label* label = sample->add_label();
-      if (pid_key == 0) pid_key = strings.intern("pid");
       label->set_key(pid_key);
       label->set_num(s.pid);
     }
+    bytes.clear();
+    sample->SerializeToString(&bytes);
+    append_varint(&raw, kSampleField << 3 | 2);  // length-delimited (protobuf encoding guide)
+    append_varint(&raw, bytes.size());
+    raw += bytes;
+    if (raw.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+      fail("cannot serialize the profile (larger than 2 GiB)");
   }
-
-  std::string raw;
-  if (!out.SerializeToString(&raw)) fail("cannot serialize the profile (larger than 2 GiB?)");
   return gzip(raw);
 }
 
@@ -448,7 +476,15 @@ Profile decode_pprof(std::string_view bytes) {
             [](const LocationEntry& a, const LocationEntry& b) { return a.id < b.id; });
   for (size_t i = 1; i < locations.size(); ++i)
     if (locations[i - 1].id == locations[i].id) fail("two locations with id " + std::to_string(locations[i].id));
+  // Ids are 1..N in every writer we know: then a table finds each of a
+  // deep stack's frames at once (4 bytes per id); else a binary search.
+  std::vector<uint32_t> dense;  // id -> index + 1, 0 none
+  if (!locations.empty() && locations.back().id <= 2 * locations.size() + 1024) {
+    dense.assign(locations.back().id + 1, 0);
+    for (size_t i = 0; i < locations.size(); ++i) dense[locations[i].id] = static_cast<uint32_t>(i + 1);
+  }
   auto location = [&](uint64_t id) -> const LocationEntry* {
+    if (!dense.empty()) return id < dense.size() && dense[id] ? &locations[dense[id] - 1] : nullptr;
     auto it = std::lower_bound(locations.begin(), locations.end(), id,
                                [](const LocationEntry& e, uint64_t v) { return e.id < v; });
     return it != locations.end() && it->id == id ? &*it : nullptr;
@@ -466,6 +502,8 @@ Profile decode_pprof(std::string_view bytes) {
 
   const std::string pid_key = "pid";
   std::vector<uint64_t> callers;
+  std::vector<const LocationEntry*> frames;
+  std::vector<uint8_t> named_once(locations.size(), 0);
   pb::Sample sample;
   parsed = for_each_field(bytes, [&](uint32_t field, std::string_view payload, std::string_view) {
     if (field != kSampleField) return;
@@ -475,8 +513,12 @@ Profile decode_pprof(std::string_view bytes) {
     if (s.value_size() != in.sample_type_size())
       fail("sample has " + std::to_string(s.value_size()) + " values for " + std::to_string(in.sample_type_size()) +
            " sample types");
-    for (uint64_t id : s.location_id())
-      if (!location(id)) fail("sample refers to missing location " + std::to_string(id));
+    frames.clear();
+    for (uint64_t id : s.location_id()) {
+      const LocationEntry* entry = location(id);
+      if (!entry) fail("sample refers to missing location " + std::to_string(id));
+      frames.push_back(entry);
+    }
     if (s.location_id_size() == 0 || s.value_size() == 0) return;
     int64_t value = s.value(value_index);
     if (value < 0) fail("negative sample value " + std::to_string(value));
@@ -487,21 +529,25 @@ Profile decode_pprof(std::string_view bytes) {
           label.num() <= INT32_MAX)
         pid = static_cast<int32_t>(label.num());
     // Leaf first, then its callers; a "[truncated]" root marks the stack.
-    const LocationEntry* leaf = location(s.location_id(0));
+    const LocationEntry* leaf = frames[0];
     callers.clear();
     bool truncated = false;
-    for (int i = 1; i < s.location_id_size(); ++i) {
-      const LocationEntry* caller = location(s.location_id(i));
-      if (caller->line_count == kTruncatedMark && i + 1 == s.location_id_size())
+    for (size_t i = 1; i < frames.size(); ++i) {
+      const LocationEntry* caller = frames[i];
+      if (caller->line_count == kTruncatedMark && i + 1 == frames.size())
         truncated = true;
       else
         callers.push_back(caller->address);
     }
     if (value == 0) return;  // nothing sampled: no stack, and no names for its addresses
     profile.samples.push_back({leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated)});
-    for (int i = 0; i < s.location_id_size(); ++i) {
-      const LocationEntry* named = i == 0 ? leaf : location(s.location_id(i));
+    for (const LocationEntry* named : frames) {
       if (named->line_count == 0 || named->line_count == kTruncatedMark) continue;
+      // Each location's names once: a deep stack's frames are met again in
+      // most samples.
+      uint8_t& done = named_once[static_cast<size_t>(named - locations.data())];
+      if (done) continue;
+      done = 1;
       auto [it, inserted] = profile.frames.try_emplace(named->address);
       if (!inserted) continue;
       for (uint32_t k = named->first_line; k < named->first_line + named->line_count; ++k) {

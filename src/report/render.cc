@@ -239,36 +239,60 @@ std::string render_folded(const Report& report, const SymbolizedProfile& symboli
   names.push_back(format::kTruncatedFrame);
   focused.push_back(false);
 
-  std::map<std::vector<uint32_t>, uint64_t> stacks;  // root first
+  // Each caller chain is named once (chains of other addresses in the same
+  // functions get the same named chain), then each (named chain, leaf name)
+  // is one line: memory follows the distinct chains, not the samples.
+  std::map<std::vector<uint32_t>, uint32_t> named_chain_ids;  // root first, without the leaf
+  std::vector<const std::vector<uint32_t>*> named_chains;
+  std::vector<uint32_t> chain_of(profile.stacks.size() + 1, UINT32_MAX);
   std::vector<uint32_t> frames;
+  auto named_chain = [&](uint32_t stack) {
+    uint32_t& id = chain_of[stack < chain_of.size() ? stack : 0];
+    if (id != UINT32_MAX) return id;
+    frames.clear();
+    if (profile.stacks.truncated(stack)) frames.push_back(truncated_root);
+    const auto callers = profile.stacks.callers(stack);
+    for (auto caller = callers.rbegin(); caller != callers.rend(); ++caller) frames.push_back(name_of(*caller));
+    auto [it, inserted] = named_chain_ids.try_emplace(frames, static_cast<uint32_t>(named_chains.size()));
+    if (inserted) named_chains.push_back(&it->first);
+    return id = it->second;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> counts;  // (named chain, leaf name)
   for (const format::Sample& sample : profile.samples) {
     if (sample.count == 0) continue;
-    frames.clear();
-    if (profile.stacks.truncated(sample.stack)) frames.push_back(truncated_root);
-    const auto callers = profile.stacks.callers(sample.stack);
-    for (auto caller = callers.rbegin(); caller != callers.rend(); ++caller) frames.push_back(name_of(*caller));
-    frames.push_back(name_of(sample.address));
-    format::saturating_add(stacks[frames], sample.count);
+    format::saturating_add(counts[{named_chain(sample.stack), name_of(sample.address)}], sample.count);
   }
-  std::vector<std::pair<const std::vector<uint32_t>*, uint64_t>> lines;
-  for (const auto& [stack, count] : stacks) {
-    if (options.focus && std::none_of(stack.begin(), stack.end(), [&](uint32_t id) { return focused[id]; }))
+
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> lines;
+  for (const auto& [key, count] : counts) {
+    if (options.focus && !focused[key.second] &&
+        std::none_of(named_chains[key.first]->begin(), named_chains[key.first]->end(),
+                     [&](uint32_t id) { return focused[id]; }))
       continue;
     const double percent =
         symbolized.total ? 100.0 * static_cast<double>(count) / static_cast<double>(symbolized.total) : 0;
     if (options.min_percent > 0 && percent < options.min_percent) continue;
-    lines.emplace_back(&stack, count);
+    lines.emplace_back(key, count);
   }
-  // Hottest first; ties in the order of the frames' names (std::map's),
-  // so the output is deterministic.
+  // Hottest first; ties in the order the chains were first met (the
+  // samples' order), so the output is deterministic.
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (options.top && lines.size() > options.top) lines.resize(options.top);
+  // The text is sized first: deep stacks make it the largest thing the
+  // report holds, and a string grown by doubling would peak at twice it.
+  size_t size = 0;
+  for (const auto& [key, count] : lines) {
+    for (uint32_t id : *named_chains[key.first]) size += names[id].size() + 1;
+    size += names[key.second].size() + 22;
+  }
   std::string out;
-  for (const auto& [stack, count] : lines) {
-    for (size_t i = 0; i < stack->size(); ++i) {
-      if (i) out += ';';
-      out += names[(*stack)[i]];
+  out.reserve(size);
+  for (const auto& [key, count] : lines) {
+    for (uint32_t id : *named_chains[key.first]) {
+      out += names[id];
+      out += ';';
     }
+    out += names[key.second];
     out += fmt::format(" {}\n", count);
   }
   return out;

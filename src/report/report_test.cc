@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
+#include <vector>
 
 #include "report/input.h"
 #include "report/render.h"
@@ -49,6 +51,42 @@ TEST(Merge, SumsObjectsMatchedByBuildIdWhereverTheyWereLoaded) {
   ASSERT_EQ(merged.samples.size(), 2u);
   EXPECT_EQ(merged.samples[0].address, 0x555500000010u);
   EXPECT_EQ(merged.samples[0].count, 12u);
+}
+
+// Stacks move with their object: callers are relocated like leaves, and
+// identical stacks of two runs (two ASLR layouts) are one stack, summed.
+TEST(Merge, SumsIdenticalStacksWhereverTheObjectWasLoaded) {
+  auto with_stacks = [](uint64_t base) {
+    format::Profile p = profile_at(base, 1000, {});
+    const uint32_t deep = p.stacks.intern(std::vector<uint64_t>{base + 0x40, base + 0x80}, false);
+    const uint32_t cut = p.stacks.intern(std::vector<uint64_t>{base + 0x40}, true);
+    p.samples = {{base + 0x10, 5, 0, deep}, {base + 0x10, 2, 0, cut}, {base + 0x20, 1, 0, 0}};
+    return p;
+  };
+  LoadedProfile a{"a", InputKind::pprof, with_stacks(0x555500000000)};
+  LoadedProfile b{"b", InputKind::pprof, with_stacks(0x7f0000000000)};
+  LoadedProfile c{"c", InputKind::pprof, profile_at(0x7f0000000000, 1000, {{0x10, 4}})};  // no stacks
+  for (bool moved : {false, true}) {
+    std::vector<LoadedProfile> inputs = {a, b, c};
+    format::Profile merged = moved ? merge_profiles(std::move(inputs)) : merge_profiles(inputs);
+    ASSERT_EQ(merged.mappings.size(), 1u);
+    EXPECT_EQ(merged.total_count(), 20u);
+    EXPECT_EQ(merged.stacks.size(), 2u);
+    std::map<std::pair<std::vector<uint64_t>, bool>, uint64_t> by_stack;
+    for (const format::Sample& s : merged.samples) {
+      const auto callers = merged.stacks.callers(s.stack);
+      std::vector<uint64_t> frames = {s.address};
+      frames.insert(frames.end(), callers.begin(), callers.end());
+      by_stack[{frames, merged.stacks.truncated(s.stack)}] += s.count;
+    }
+    const uint64_t base = 0x555500000000;
+    std::map<std::pair<std::vector<uint64_t>, bool>, uint64_t> expected = {
+        {{{base + 0x10, base + 0x40, base + 0x80}, false}, 10},
+        {{{base + 0x10, base + 0x40}, true}, 4},
+        {{{base + 0x20}, false}, 2},
+        {{{base + 0x10}, false}, 4}};
+    EXPECT_EQ(by_stack, expected);
+  }
 }
 
 TEST(Merge, SamplesOfSeveralProcessesKeepTheirPid) {
@@ -230,8 +268,8 @@ TEST(Render, FoldedStacksRootFirst) {
             "main;a;leaf 7\n"
             "main 4\n"
             "main;a;qsort;leaf 3\n"
-            "[truncated];a;leaf 1\n"
-            "main;a;[unknown] 1\n");
+            "main;a;[unknown] 1\n"
+            "[truncated];a;leaf 1\n");
   ReportOptions options;
   options.focus.emplace("^qsort$");
   options.folded_objects = true;
