@@ -29,19 +29,23 @@ using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& map
 // cpu/nanoseconds], period_type cpu/nanoseconds, period = period_ns,
 // duration_nanos, time_nanos; one Mapping per Profile::mappings (filename,
 // build_id, memory_start/limit, file_offset, has_functions when the
-// symbolizer named something in it); one Location per distinct sampled
-// address, its lines from the symbolizer or, where that names nothing, from
-// Profile::frames; one Sample per address with values [count, count * period_ns].
+// symbolizer named something in it); one Location per distinct address of
+// a leaf or a caller, its lines from the symbolizer or, where that names
+// nothing, from Profile::frames, and a "[truncated]" Location ending each
+// truncated stack; one Sample per (leaf, stack, pid), its locations leaf
+// first, with values [count, count * period_ns].
 // The program, pid, clock and dropped count travel as "profil.<key>=<value>"
 // comments. Throws FormatError (e.g. a count too large for int64).
 std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize = {});
 
 // Accepts gzip'd or plain bytes; throws FormatError on anything that is not a
 // well-formed Profile (bad string or id references included). Fills samples
-// (address of each sample's first location — the leaf — summed per address,
-// value of the "count"-unit sample type or else the first), frames (the
-// leaf location's lines, the first named location's when several share an
-// address), mappings, period (when its unit is nanoseconds), duration and time.
+// (address of each sample's first location — the leaf —, the other
+// locations' addresses as its stack, summed per address, stack and pid,
+// value of the "count"-unit sample type or else the first), stacks, frames
+// (the lines of every location of a sampled stack, the first named
+// location's when several share an address), mappings, period (when its
+// unit is nanoseconds), duration and time.
 Profile decode_pprof(std::string_view bytes);
 
 bool looks_like_gzip(std::string_view bytes);

@@ -1,5 +1,5 @@
 // The raw dump a profiled process writes at exit (`<progname>.<pid>.profraw`,
-// see docs/run.md): written by the preload runtime from a signal handler, so
+// docs/formats/profraw.md): written by the preload runtime from a signal handler, so
 // it is a flat little-endian layout the writer can produce with write(2)
 // alone — a fixed header, the program path, the (pc, count) pairs, the
 // bytes of /proc/self/maps as they were at the end, the unsampled records

@@ -1,5 +1,5 @@
 // Writes the raw dump (`*.profraw`, layout in src/format/profraw.h and
-// docs/run.md) of a process's pc table.
+// docs/formats/profraw.md) of a process's pc table and stacks.
 //
 // ASYNC-SIGNAL-SAFE: write_profraw() runs from exit paths and from the
 // handlers of fatal signals. It uses only open/read/write/pwrite/fsync/
