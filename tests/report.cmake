@@ -25,10 +25,14 @@ target_link_options(report_fixture_nopie PRIVATE -no-pie)
 add_executable(report_fixture_cxx ${REPORT_FIXTURE_SRC}/cxx.cc)
 target_compile_options(report_fixture_cxx PRIVATE -O1 -g)
 
+# Inlined code (two levels) for the symbolizer's inline frames.
+add_executable(report_fixture_inline ${REPORT_FIXTURE_SRC}/inline.c)
+target_compile_options(report_fixture_inline PRIVATE -O2 -g)
+
 foreach(fixture report_fixture_pie report_fixture_nopie)
   target_link_libraries(${fixture} PRIVATE report_fixture_lib)
 endforeach()
-foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx)
+foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_inline)
   set_target_properties(${fixture} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${REPORT_FIXTURE_DIR})
 endforeach()
 
@@ -37,7 +41,7 @@ endforeach()
 # directory's (sanitizers, coverage) rather than add to them. Functions start
 # on 16-byte boundaries, so a 4-byte gmon bin never holds the end of one
 # function and the start of the next (gprof would split it).
-foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie report_fixture_cxx)
+foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_inline)
   get_target_property(fixture_options ${fixture} COMPILE_OPTIONS)
   list(FILTER fixture_options INCLUDE REGEX "^-(O|g|f(no-)?pie|fPIE|W)")
   set_property(TARGET ${fixture} PROPERTY COMPILE_OPTIONS ${fixture_options} -falign-functions=16)
@@ -63,7 +67,8 @@ add_custom_command(TARGET report_fixture_pie POST_BUILD
   BYPRODUCTS ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked ${REPORT_FIXTURE_DIR}/report_fixture_pie_stripped
              ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked.debug)
 
-add_custom_target(report_fixtures DEPENDS report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_lib)
+add_custom_target(report_fixtures DEPENDS report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_lib
+  report_fixture_inline)
 
 profil_add_gtest(report_symbolizer_test
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_symbolizer_test.cc

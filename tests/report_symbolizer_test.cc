@@ -3,6 +3,7 @@
 // and the test symbolizes those addresses as a profile would record them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -176,6 +177,51 @@ TEST(Symbolizer, SourceLinesFromDwarf) {
   EXPECT_EQ(object_basename(line.file), "prog.c");
   // hot_outer's definition line in prog.c.
   EXPECT_EQ(line.line, 36);
+}
+
+// The source line of the first line of `source` holding `marker`.
+int line_of(const std::string& source, const std::string& marker) {
+  std::istringstream lines(run("cat '" + source + "'"));
+  std::string line;
+  for (int number = 1; std::getline(lines, line); ++number)
+    if (line.find(marker) != std::string::npos) return number;
+  return 0;
+}
+
+// Inlined functions (DWARF inlined-subroutine scopes) are frames of their
+// own, innermost first, each caller at the line it inlined the next one;
+// the outermost is the function the symbol table names.
+TEST(Symbolizer, InlinedFunctionsAreFramesInnermostFirst) {
+  FixtureRun fixture = run_fixture("report_fixture_inline");
+  Symbolizer symbolizer;
+  const uint64_t start = fixture.functions.at("outer");
+  const format::Mapping* mapping = fixture.profile.mapping_for(start);
+  ASSERT_NE(mapping, nullptr);
+  const Symbol first = symbolizer.symbolize(mapping, start);
+  ASSERT_TRUE(first.known);
+  const std::string source = std::string(REPORT_FIXTURE_SRC) + "/inline.c";
+  const int square_body = line_of(source, "SQUARE_BODY"), middle_calls = line_of(source, "MIDDLE_CALLS_SQUARE");
+  const int outer_calls = line_of(source, "OUTER_CALLS_MIDDLE");
+  size_t depths[4] = {};
+  bool found_square = false;
+  for (uint64_t address = start; address < start + first.function_size; ++address) {
+    const Symbol symbol = symbolizer.symbolize(mapping, address);
+    const std::vector<format::Frame> frames = symbolizer.frames(mapping, symbol);
+    ASSERT_FALSE(frames.empty());
+    ++depths[std::min<size_t>(frames.size(), 3)];
+    EXPECT_EQ(frames.back().function, "outer");  // as the flat views name it
+    if (frames.size() == 3 && frames[0].function == "square" && frames[0].line == square_body) {
+      found_square = true;
+      EXPECT_EQ(frames[1].function, "middle");
+      EXPECT_EQ(frames[1].line, middle_calls);
+      EXPECT_EQ(object_basename(frames[1].file), "inline.c");
+      EXPECT_EQ(frames[2].line, outer_calls);
+    }
+  }
+  EXPECT_TRUE(found_square) << "no address of outer has square inlined through middle at line " << square_body
+                            << " (depths 1: " << depths[1] << ", 2: " << depths[2] << ", 3: " << depths[3] << ")";
+  // An address no symbol table names has no frames.
+  EXPECT_TRUE(symbolizer.frames(nullptr, symbolizer.symbolize(nullptr, 0x10)).empty());
 }
 
 TEST(Symbolizer, BuildIdMismatchWarnsOnceAndGroupsAsUnknown) {

@@ -15,19 +15,10 @@ namespace profiling::report {
 
 std::string export_pprof(const format::Profile& profile, Symbolizer& symbolizer) {
   return format::encode_pprof(profile, [&](const format::Mapping& mapping, uint64_t address) {
-    std::vector<format::PprofFrame> frames;
     // Frames the profile carried go out as they came (encode_pprof writes
     // them when this gives none); passing them lets the warning say so.
-    Symbol symbol = symbolizer.symbolize(&mapping, address, profile.frames_for(address));
-    if (!symbol.known) return frames;
-    SourceLine line = symbolizer.source_line(&mapping, symbol);
-    format::PprofFrame frame;
-    frame.function = symbol.function;
-    frame.system_name = symbol.function;
-    frame.file = line.file;
-    frame.line = line.line;
-    frames.push_back(std::move(frame));
-    return frames;
+    // Inlined functions become lines of the location, innermost first.
+    return symbolizer.frames(&mapping, symbolizer.symbolize(&mapping, address, profile.frames_for(address)));
   });
 }
 

@@ -195,27 +195,87 @@ class ElfObject {
     return it->second;
   }
 
-  SourceLine source_line(uint64_t file_address) {
+  // Calls use(unit) for the compile units whose range holds file_address
+  // until it returns true; false when none did (or there is no DWARF).
+  template <typename Use>
+  bool with_unit_at(uint64_t file_address, Use&& use) {
     if (!dwarf_loaded_) load_dwarf();
-    SourceLine result;
-    if (!dwarf_ || units_.empty()) return result;
+    if (!dwarf_ || units_.empty()) return false;
     auto it = std::upper_bound(units_.begin(), units_.end(), file_address,
                                [](uint64_t a, const UnitRange& u) { return a < u.start; });
     // Units' ranges rarely overlap; a few candidates back cover the case
     // of one unit's range enclosing another's.
     for (int step = 0; step < 8 && it != units_.begin(); ++step) {
       --it;
-      if (file_address >= it->end) continue;
-      Dwarf_Line* line = dwarf_getsrc_die(&it->unit, file_address);
-      if (!line) continue;
+      if (file_address < it->end && use(&it->unit)) return true;
+    }
+    return false;
+  }
+
+  SourceLine source_line(uint64_t file_address) {
+    SourceLine result;
+    with_unit_at(file_address, [&](Dwarf_Die* unit) {
+      Dwarf_Line* line = dwarf_getsrc_die(unit, file_address);
+      if (!line) return false;
       int number = 0;
       const char* file = dwarf_linesrc(line, nullptr, nullptr);
       dwarf_lineno(line, &number);
       result.file = file ? file : "";
       result.line = number;
-      return result;
-    }
+      return true;
+    });
     return result;
+  }
+
+  // The functions inlined at file_address (DWARF DW_TAG_inlined_subroutine
+  // scopes, libdw's dwarf_getscopes), innermost first, each with the site
+  // it was inlined at (DW_AT_call_file, DW_AT_call_line). Empty without
+  // DWARF or inlining.
+  struct InlinedCall {
+    std::string name;  // linkage name when there is one (to demangle), else DW_AT_name
+    std::string call_file;
+    int call_line = 0;
+  };
+  std::vector<InlinedCall> inlined_at(uint64_t file_address) {
+    std::vector<InlinedCall> chain;
+    with_unit_at(file_address, [&](Dwarf_Die* unit) {
+      Dwarf_Die* found = nullptr;
+      if (dwarf_getscopes(unit, file_address, &found) <= 0) return false;
+      // dwarf_getscopes continues from an inlined subroutine into its
+      // abstract origin; the DIE's own parents (dwarf_getscopes_die) are
+      // the concrete nesting: each inlined call in the one it was inlined
+      // into, as elfutils' addr2line -i walks them.
+      Dwarf_Die innermost = found[0];
+      std::free(found);
+      Dwarf_Die* scopes = nullptr;
+      const int count = dwarf_getscopes_die(&innermost, &scopes);
+      if (count <= 0) return true;
+      Dwarf_Files* files = nullptr;
+      size_t file_count = 0;
+      if (dwarf_getsrcfiles(unit, &files, &file_count) != 0) files = nullptr;
+      for (int i = 0; i < count; ++i) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+        InlinedCall call;
+        Dwarf_Attribute attribute;
+        const char* name = nullptr;
+        // _integrate follows DW_AT_abstract_origin to the inlined function.
+        for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name})
+          if (!name && dwarf_attr_integrate(&scopes[i], at, &attribute)) name = dwarf_formstring(&attribute);
+        call.name = name ? name : kUnknownFunction;
+        Dwarf_Word value = 0;
+        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attribute) && dwarf_formudata(&attribute, &value) == 0)
+          call.call_line = static_cast<int>(value);
+        if (files && dwarf_attr(&scopes[i], DW_AT_call_file, &attribute) && dwarf_formudata(&attribute, &value) == 0 &&
+            value < file_count) {
+          const char* file = dwarf_filesrc(files, value, nullptr, nullptr);
+          if (file) call.call_file = file;
+        }
+        chain.push_back(std::move(call));
+      }
+      std::free(scopes);
+      return true;
+    });
+    return chain;
   }
 
   std::string symbol_file() const { return debug_ && !symbols_from_object_ ? debug_->path : file_.path; }
@@ -430,6 +490,36 @@ SourceLine Symbolizer::source_line(const format::Mapping* mapping, const Symbol&
   if (!mapping || !symbol.known) return {};
   ElfObject* object = object_for(*mapping);
   return object ? object->source_line(symbol.file_address) : SourceLine{};
+}
+
+std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, const Symbol& symbol) {
+  std::vector<format::Frame> frames;
+  if (!symbol.known) return frames;
+  const SourceLine line = source_line(mapping, symbol);
+  ElfObject* object = mapping ? object_for(*mapping) : nullptr;
+  const auto chain = object ? object->inlined_at(symbol.file_address) : decltype(object->inlined_at(0)){};
+  // The innermost frame has the line table's line; each frame out has the
+  // line its inner frame was inlined at; the outermost is the function the
+  // symbol table names (as every flat view shows it).
+  std::string file = line.file;
+  int number = line.line;
+  for (const auto& call : chain) {
+    format::Frame frame;
+    frame.function = demangle(call.name);
+    frame.system_name = call.name;
+    frame.file = file;
+    frame.line = number;
+    frames.push_back(std::move(frame));
+    file = call.call_file;
+    number = call.call_line;
+  }
+  format::Frame outer;
+  outer.function = symbol.function;
+  outer.system_name = symbol.function;
+  outer.file = file;
+  outer.line = number;
+  frames.push_back(std::move(outer));
+  return frames;
 }
 
 bool Symbolizer::file_address(const format::Mapping& mapping, uint64_t address, uint64_t* out) {

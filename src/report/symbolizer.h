@@ -68,6 +68,13 @@ class Symbolizer {
   // The source line of a symbolized address (DWARF .debug_line via libdw, or
   // the profile's own line for a symbol named from the profile).
   SourceLine source_line(const format::Mapping* mapping, const Symbol& symbol);
+  // The source-level frames of a symbolized address, innermost first: the
+  // functions inlined there (DWARF inlined-subroutine scopes) before the
+  // function the symbol table names, each with its source line (the
+  // innermost one's from the line table, each other's the site it inlined
+  // the next one at). One frame without inlining or DWARF; none for an
+  // address no symbol table names.
+  std::vector<format::Frame> frames(const format::Mapping* mapping, const Symbol& symbol);
   // Runtime address -> link-time address of mapping's object; false when the
   // object cannot be read or the address is in none of its PT_LOAD segments.
   bool file_address(const format::Mapping& mapping, uint64_t address, uint64_t* out);

@@ -504,19 +504,9 @@ class Converter {
   void write_pprof(const fs::path& path, const format::Profile& profile) {
     format::PprofSymbolizer symbolizer;
     if (symbolize_) {
+      // Inlined functions as lines of the location, innermost first.
       symbolizer = [this](const format::Mapping& mapping, uint64_t address) {
-        std::vector<format::PprofFrame> frames;
-        report::Symbol symbol = symbolizer_.symbolize(&mapping, address);
-        if (symbol.known) {
-          format::PprofFrame frame;
-          frame.function = symbol.function;
-          frame.system_name = symbol.function;
-          report::SourceLine line = symbolizer_.source_line(&mapping, symbol);
-          frame.file = line.file;
-          frame.line = line.line;
-          frames.push_back(std::move(frame));
-        }
-        return frames;
+        return symbolizer_.frames(&mapping, symbolizer_.symbolize(&mapping, address));
       };
     }
     format::write_file_atomically(path.string(), format::encode_pprof(profile, symbolizer));
