@@ -9,6 +9,8 @@
 #include <random>
 #include <vector>
 
+#include <re2/re2.h>
+
 #include "report/input.h"
 #include "report/render.h"
 
@@ -287,6 +289,35 @@ TEST(Render, FoldedStacksRootFirst) {
   EXPECT_EQ(r.rows[0].samples, 11u);
   EXPECT_EQ(r.rows[1].function, "main");
   EXPECT_EQ(r.rows[1].samples, 4u);
+}
+
+// The stackcollapse grammar flamegraph.pl, inferno and speedscope parse:
+// each line is frames joined by ';' (none empty, none holding ';' or a
+// newline), one space, a decimal count. Names with ';', spaces and
+// newlines keep every line in it.
+TEST(Render, FoldedLinesKeepTheStackcollapseGrammar) {
+  format::Profile p;
+  p.period_ns = 1'000'000;
+  p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/app", ""});
+  p.frames[0x1100] = {{"std::map<int; int>::at(int) const", "", "", 0}};
+  p.frames[0x1200] = {{"two\nlines", "", "", 0}};
+  p.frames[0x1300] = {{"operator()", "", "", 0}};
+  const uint32_t stack = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, true);
+  p.samples = {{0x1100, 3, 0, stack}, {0x1200, 2, 0, 0}};
+  Symbolizer symbolizer;
+  SymbolizedProfile s = symbolized_of(p, symbolizer);
+  const std::string folded = render_folded(build_report(s, {}, {}), s, symbolizer);
+  const RE2 line("([^; \n][^;\n]*;)*[^; \n][^;\n]* [0-9]+");
+  size_t lines = 0;
+  for (size_t at = 0; at < folded.size();) {
+    const size_t end = folded.find('\n', at);
+    ASSERT_NE(end, std::string::npos);
+    EXPECT_TRUE(RE2::FullMatch(folded.substr(at, end - at), line)) << folded.substr(at, end - at);
+    at = end + 1;
+    ++lines;
+  }
+  EXPECT_EQ(lines, 2u);
+  EXPECT_EQ(folded, "[truncated];operator();two lines;std::map<int: int>::at(int) const 3\ntwo lines 2\n");
 }
 
 TEST(Diff, TheFunctionThatGainedShareComesFirst) {
