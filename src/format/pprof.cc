@@ -450,7 +450,10 @@ Profile decode_pprof(std::string_view bytes) {
     if (l.id() == 0) fail("location with id 0");
     if (l.mapping_id() != 0 && !mapping_index.count(l.mapping_id()))
       fail("location " + std::to_string(l.id()) + " refers to missing mapping " + std::to_string(l.mapping_id()));
-    LocationEntry entry{l.id(), l.address(), static_cast<uint32_t>(location_lines.size()), 0};
+    // A location without an address is known by its lines alone: its own
+    // address, or every such frame would take the first one's names.
+    const uint64_t address = l.address() != 0 ? l.address() : kAddresslessBase + locations.size();
+    LocationEntry entry{l.id(), address, static_cast<uint32_t>(location_lines.size()), 0};
     for (const pb::Line& line : l.line()) {
       if (line.function_id() == 0) continue;  // a line of no known function: nothing to name
       auto function = functions.find(line.function_id());

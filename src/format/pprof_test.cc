@@ -363,6 +363,42 @@ TEST(Pprof, ForeignFunctionTablesAreReadLeafFirstAndChecked) {
   EXPECT_THROW(decode_pprof(bad.SerializeAsString()), FormatError);
 }
 
+// Producers that know frames only by function and line (Java, Python)
+// write locations without addresses: each stays a frame of its own.
+TEST(Pprof, LocationsWithoutAddressesKeepTheirOwnNames) {
+  pb::Profile message;
+  for (const char* s : {"", "samples", "count", "leaf", "middle", "root"}) message.add_string_table(s);
+  auto* type = message.add_sample_type();
+  type->set_type(1);
+  type->set_unit(2);
+  for (uint64_t id : {1, 2, 3}) {
+    auto* function = message.add_function();
+    function->set_id(id);
+    function->set_name(static_cast<int64_t>(id + 2));
+    auto* location = message.add_location();
+    location->set_id(id);
+    location->add_line()->set_function_id(id);
+  }
+  auto* sample = message.add_sample();
+  for (uint64_t id : {1, 2, 3}) sample->add_location_id(id);
+  sample->add_value(5);
+  auto* other = message.add_sample();
+  other->add_location_id(3);
+  other->add_value(2);
+  const Profile profile = decode_pprof(message.SerializeAsString());
+  ASSERT_EQ(profile.samples.size(), 2u);
+  std::map<std::string, uint64_t> leaves;
+  for (const Sample& s : profile.samples) {
+    leaves[profile.frames.at(s.address).front().function] += s.count;
+    std::vector<std::string> callers;
+    for (uint64_t caller : profile.stacks.callers(s.stack)) callers.push_back(profile.frames.at(caller).front().function);
+    if (s.count == 5) EXPECT_EQ(callers, (std::vector<std::string>{"middle", "root"}));
+    if (s.count == 2) EXPECT_TRUE(callers.empty());
+  }
+  EXPECT_EQ(leaves, (std::map<std::string, uint64_t>{{"leaf", 5}, {"root", 2}}));
+  EXPECT_EQ(decode_pprof(encode_pprof(profile)), profile);  // a fixed point
+}
+
 TEST(Pprof, PlainBytesAndForeignProducersDecode) {
   // Uncompressed, and as another producer writes it: two sample types where
   // "count" is not first, a two-frame stack (leaf first), no comments.

@@ -95,6 +95,12 @@ struct Frame {
 inline constexpr uint64_t kUnsampledAddressBase = 0x8000'0000'0000'0000;
 inline constexpr uint64_t unsampled_address(uint32_t cause) { return kUnsampledAddressBase + cause; }
 
+// Where a profile puts pprof locations that have no address (producers
+// that name frames only by function and line: Java, Python, and others):
+// each its own non-canonical address, so frames of different functions
+// never share one.
+inline constexpr uint64_t kAddresslessBase = 0xC000'0000'0000'0000;
+
 // The root frame a truncated stack shows (folded output) and is written
 // with (pprof: a location without mapping or address, named so).
 inline constexpr const char* kTruncatedFrame = "[truncated]";
