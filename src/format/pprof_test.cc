@@ -145,7 +145,7 @@ TEST(Pprof, ManyDeepStacksAreStoredOnce) {
   std::vector<uint64_t> chain(127);
   for (uint32_t i = 0; i < 2000; ++i) {
     for (size_t k = 0; k < chain.size(); ++k) chain[k] = 0x555555554400 + (k == 0 ? i % 500 : k) * 4;
-    profile.samples.push_back({0x555555554100 + (i % 3), 1, 0, profile.stacks.intern(chain, i % 7 == 0)});
+    profile.samples.push_back({0x555555554100u + i % 3, 1, 0, profile.stacks.intern(chain, i % 7 == 0)});
   }
   // 500 distinct first callers, each with and without truncation for some.
   const size_t distinct = profile.stacks.size();
@@ -392,8 +392,11 @@ TEST(Pprof, LocationsWithoutAddressesKeepTheirOwnNames) {
     leaves[profile.frames.at(s.address).front().function] += s.count;
     std::vector<std::string> callers;
     for (uint64_t caller : profile.stacks.callers(s.stack)) callers.push_back(profile.frames.at(caller).front().function);
-    if (s.count == 5) EXPECT_EQ(callers, (std::vector<std::string>{"middle", "root"}));
-    if (s.count == 2) EXPECT_TRUE(callers.empty());
+    if (s.count == 5) {
+      EXPECT_EQ(callers, (std::vector<std::string>{"middle", "root"}));
+    } else {
+      EXPECT_TRUE(callers.empty());
+    }
   }
   EXPECT_EQ(leaves, (std::map<std::string, uint64_t>{{"leaf", 5}, {"root", 2}}));
   EXPECT_EQ(decode_pprof(encode_pprof(profile)), profile);  // a fixed point
