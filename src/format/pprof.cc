@@ -561,6 +561,7 @@ Profile decode_pprof(std::string_view bytes) {
   });
   if (!parsed) fail("not a pprof profile (profile.proto does not parse)");
   if (coalesce_samples(&profile.samples)) fail("sample counts overflow 64 bits");
+  canonicalize_stacks(&profile);
   return profile;
 }
 

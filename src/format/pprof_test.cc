@@ -508,6 +508,10 @@ TEST(Pprof, RandomBytesAndMutationsNeverCrashAndRereadTheSame) {
   named.frames[0x555555554100] = {{"inlined_helper", "_Z14inlined_helperv", "helper.h", 12},
                                   {"caller", "_Z6callerv", "main.cc", 40}};
   named.frames[0x10] = {{"jit_stub", "", "", 0}};
+  // Stacks too: mutations reach location lists and the [truncated] mark.
+  named.samples.push_back(
+      {0x555555554100, 3, 0, named.stacks.intern(std::vector<uint64_t>{0x555555554200, 0x7ffff7dd1000}, false)});
+  named.samples.push_back({0x555555554200, 2, 0, named.stacks.intern(std::vector<uint64_t>{0x10}, true)});
   std::string gzipped = encode_pprof(named);
   std::string plain = gunzip_for_test(gzipped);
   int refused = 0, rewritten = 0;

@@ -88,6 +88,21 @@ uint32_t StackTable::intern(std::span<const uint64_t> chain, bool is_truncated) 
   return id;
 }
 
+void canonicalize_stacks(Profile* profile) {
+  if (profile->stacks.empty()) return;
+  coalesce_samples(&profile->samples);
+  StackTable canonical;
+  std::vector<uint32_t> renumbered(profile->stacks.size() + 1, UINT32_MAX);
+  renumbered[StackTable::kNoCallers] = StackTable::kNoCallers;
+  for (Sample& sample : profile->samples) {
+    uint32_t& id = renumbered[sample.stack < renumbered.size() ? sample.stack : 0];
+    if (id == UINT32_MAX) id = canonical.intern(profile->stacks.callers(sample.stack), profile->stacks.truncated(sample.stack));
+    sample.stack = id;
+  }
+  profile->stacks = std::move(canonical);
+  coalesce_samples(&profile->samples);
+}
+
 const Mapping* Profile::mapping_for(uint64_t address) const {
   for (const Mapping& m : mappings)
     if (m.contains(address)) return &m;

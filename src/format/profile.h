@@ -118,6 +118,13 @@ inline bool saturating_add(uint64_t& a, uint64_t b) {
 // place: no second copy of a large profile.
 bool coalesce_samples(std::vector<Sample>* samples);
 
+struct Profile;
+// Renumbers the stacks in the order the samples (sorted by address, pid,
+// stack) first name them, drops chains no sample names, and sorts again:
+// a profile read from any file order is then one representation, so a
+// profile written and read back equals itself.
+void canonicalize_stacks(Profile* profile);
+
 struct Profile {
   std::string program;        // the main executable's path, when known
   int64_t pid = 0;

@@ -329,7 +329,8 @@ TEST(Profraw, DurationOfTimesFarApart) {
 TEST(Profraw, RandomBytesAndMutationsNeverCrash) {
   std::mt19937_64 random(20261122);
   const std::vector<std::string> seeds = {make_raw("/usr/bin/prog", {{0x55d0c0a01010, 3}, {0x7f0000000100, 1}}, kMaps),
-                                          make_raw("/p", {}, "")};
+                                          make_raw("/p", {}, ""),
+                                          with_stacks(make_raw("/p", {{5, 4}}, ""), {{{5, 9, 13}, 3}, {{5, 9}, 1, true}})};
   int accepted = 0, refused = 0;
   for (int round = 0; round < 20000; ++round) {
     std::string bytes;
