@@ -197,7 +197,22 @@ std::string render_json(const Report& report) {
   return out;
 }
 
-std::string render_folded(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+namespace {
+
+// The samples as named stacks, for the folded and tree formats: every
+// distinct name once, every distinct named caller chain once, and the
+// count of each (chain, leaf name) after --focus (a stack with a frame
+// that matches; --min-percent and --top are the callers' to apply).
+struct NamedStacks {
+  std::vector<std::string> names;
+  std::vector<const std::vector<uint32_t>*> chains;  // root first, without the leaf
+  std::map<std::vector<uint32_t>, uint32_t> chain_ids;
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> lines;  // ((chain, leaf name), count)
+};
+
+NamedStacks name_stacks(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  NamedStacks named;
+  std::vector<std::string>& names = named.names;
   const format::Profile& profile = *symbolized.profile;
   const ReportOptions& options = report.options;
   // Each distinct address is named once; names are numbered so that a
@@ -206,7 +221,6 @@ std::string render_folded(const Report& report, const SymbolizedProfile& symboli
   for (const format::Mapping& m : profile.mappings) mappings.push_back(&m);
   std::sort(mappings.begin(), mappings.end(),
             [](const format::Mapping* a, const format::Mapping* b) { return a->start < b->start; });
-  std::vector<std::string> names;
   std::vector<bool> focused;
   std::unordered_map<std::string, uint32_t> name_ids;
   std::unordered_map<uint64_t, uint32_t> address_names;
@@ -242,8 +256,8 @@ std::string render_folded(const Report& report, const SymbolizedProfile& symboli
   // Each caller chain is named once (chains of other addresses in the same
   // functions get the same named chain), then each (named chain, leaf name)
   // is one line: memory follows the distinct chains, not the samples.
-  std::map<std::vector<uint32_t>, uint32_t> named_chain_ids;  // root first, without the leaf
-  std::vector<const std::vector<uint32_t>*> named_chains;
+  std::map<std::vector<uint32_t>, uint32_t>& named_chain_ids = named.chain_ids;
+  std::vector<const std::vector<uint32_t>*>& named_chains = named.chains;
   std::vector<uint32_t> chain_of(profile.stacks.size() + 1, UINT32_MAX);
   std::vector<uint32_t> frames;
   auto named_chain = [&](uint32_t stack) {
@@ -263,17 +277,30 @@ std::string render_folded(const Report& report, const SymbolizedProfile& symboli
     format::saturating_add(counts[{named_chain(sample.stack), name_of(sample.address)}], sample.count);
   }
 
-  std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> lines;
   for (const auto& [key, count] : counts) {
     if (options.focus && !focused[key.second] &&
         std::none_of(named_chains[key.first]->begin(), named_chains[key.first]->end(),
                      [&](uint32_t id) { return focused[id]; }))
       continue;
-    const double percent =
-        symbolized.total ? 100.0 * static_cast<double>(count) / static_cast<double>(symbolized.total) : 0;
-    if (options.min_percent > 0 && percent < options.min_percent) continue;
-    lines.emplace_back(key, count);
+    named.lines.emplace_back(key, count);
   }
+  return named;
+}
+
+double share(uint64_t count, uint64_t total) {
+  return total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0;
+}
+
+}  // namespace
+
+std::string render_folded(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  const NamedStacks named = name_stacks(report, symbolized, symbolizer);
+  const std::vector<std::string>& names = named.names;
+  const auto& named_chains = named.chains;
+  const ReportOptions& options = report.options;
+  std::vector<std::pair<std::pair<uint32_t, uint32_t>, uint64_t>> lines;
+  for (const auto& line : named.lines)
+    if (options.min_percent <= 0 || share(line.second, symbolized.total) >= options.min_percent) lines.push_back(line);
   // Hottest first; ties in the order the chains were first met (the
   // samples' order), so the output is deterministic.
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -294,6 +321,61 @@ std::string render_folded(const Report& report, const SymbolizedProfile& symboli
     }
     out += names[key.second];
     out += fmt::format(" {}\n", count);
+  }
+  return out;
+}
+
+
+std::string render_tree(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  const NamedStacks named = name_stacks(report, symbolized, symbolizer);
+  const ReportOptions& options = report.options;
+  // The stacks merged from the root: a node per distinct path of names.
+  struct Node {
+    uint32_t name;
+    uint64_t total = 0, self = 0;
+    std::map<uint32_t, size_t> children;  // name -> node
+  };
+  std::vector<Node> nodes(1, Node{UINT32_MAX, 0, 0, {}});
+  for (const auto& [key, count] : named.lines) {
+    size_t at = 0;
+    auto step = [&](uint32_t name) {
+      auto [it, inserted] = nodes[at].children.try_emplace(name, nodes.size());
+      if (inserted) nodes.push_back(Node{name, 0, 0, {}});
+      at = it->second;
+      format::saturating_add(nodes[at].total, count);
+    };
+    for (uint32_t name : *named.chains[key.first]) step(name);
+    step(key.second);
+    format::saturating_add(nodes[at].self, count);
+  }
+  std::string out = fmt::format("profil report by call tree: {}\n", describe_summary(report.summary));
+  if (!report.summary.files.empty()) {
+    out += "files:";
+    for (const std::string& f : report.summary.files) out += " " + f;
+    out += "\n";
+  }
+  out += fmt::format("\n{:>10}  {:>7}  {:>10}  {}\n", "total", "percent", "self", "function (callees indented)");
+  // Depth first, hottest child first (ties by name); an iterative walk,
+  // so that no stack depth can exhaust ours.
+  std::vector<std::pair<size_t, size_t>> pending;  // (node, depth)
+  auto push_children = [&](size_t node, size_t depth) {
+    std::vector<size_t> children;
+    for (const auto& [name, child] : nodes[node].children) children.push_back(child);
+    std::stable_sort(children.begin(), children.end(), [&](size_t a, size_t b) {
+      if (nodes[a].total != nodes[b].total) return nodes[a].total > nodes[b].total;
+      return named.names[nodes[a].name] < named.names[nodes[b].name];
+    });
+    for (auto child = children.rbegin(); child != children.rend(); ++child) pending.emplace_back(*child, depth);
+  };
+  push_children(0, 0);
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    const double percent = share(nodes[node].total, symbolized.total);
+    if (options.min_percent > 0 && percent < options.min_percent) continue;  // and its callees
+    out += fmt::format("{:>10}  {:>6.2f}%  {:>10}  {}{}\n", nodes[node].total, percent, nodes[node].self,
+                       std::string(2 * std::min<size_t>(depth, 64), ' '), named.names[nodes[node].name]);
+    push_children(node, depth + 1);
   }
   return out;
 }

@@ -22,6 +22,11 @@ std::string render_json(const Report& report);
 // alone. --focus keeps the stacks with a frame that matches; --top and
 // --min-percent apply to lines.
 std::string render_folded(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer);
+// The same stacks merged from the root as a call tree: each function with
+// its total (itself and its callees: cumulative) and self samples, callees
+// indented below it, hottest first. --focus as for folded; --min-percent
+// leaves out nodes (and their callees) below P % of all samples.
+std::string render_tree(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer);
 
 // The HTML page: summary, sortable table, bar chart of the hottest rows,
 // samples over each object's address space, and the source lines of the
