@@ -22,3 +22,7 @@ add_executable(unwind_workload ${CMAKE_CURRENT_SOURCE_DIR}/unwind_progs/workload
 target_compile_options(unwind_workload PRIVATE ${PROFIL_UNWIND_PROG_FLAGS})
 add_test(NAME unwind_preload_stacks
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/unwind_preload.sh $<TARGET_FILE:libprofil> $<TARGET_FILE:unwind_workload>)
+
+# profil run's files carry the stacks, and --no-stacks leaves them out.
+add_test(NAME run_stacks
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_stacks.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:unwind_workload>)

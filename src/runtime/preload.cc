@@ -28,6 +28,7 @@
 #include "base/settings.h"
 #include "sampler/sampler.h"
 #include "unwind/stack_table.h"
+#include "unwind/unwinder.h"
 
 namespace profiling::runtime {
 namespace {
@@ -51,6 +52,7 @@ sampler::PcTable* g_table = nullptr;
 constexpr size_t kStackTableStacks = size_t{1} << 16;
 constexpr size_t kStackTableFrames = size_t{1} << 20;
 unwind::StackTable* g_stacks = nullptr;
+uint32_t g_max_depth = unwind::kDefaultMaxDepth;
 std::atomic<pid_t> g_owner_pid{0};
 std::atomic<int> g_dump_state{kIdle};
 std::atomic<pid_t> g_dump_tid{0};
@@ -375,7 +377,8 @@ size_t table_capacity() {
   return kDefaultTableCapacity;
 }
 
-// PROFIL_STACK_DEPTH: the unwinder's depth limit (default 128).
+// PROFIL_STACK_DEPTH: the unwinder's depth limit (default 128), read once
+// at start (the dump, which may run in a signal handler, uses g_max_depth).
 uint32_t unwind_depth() {
   if (const char* text = ::secure_getenv("PROFIL_STACK_DEPTH")) {
     char* end = nullptr;
@@ -393,7 +396,7 @@ void print_stack_stats() {
   const char* path = ::secure_getenv("PROFIL_STACKS_STATS");
   if (g_stacks == nullptr || path == nullptr || *path == '\0') return;
   uint64_t complete = 0, truncated = 0, distinct = 0, frames = 0, at_limit = 0;
-  const uint32_t limit = unwind_depth() != 0 ? unwind_depth() : 128;
+  const uint32_t limit = g_max_depth;
   g_stacks->for_each([&](const uint64_t*, uint32_t depth, bool cut, uint64_t weight) {
     (cut ? truncated : complete) += weight;
     if (cut && depth >= limit) at_limit += weight;
@@ -478,7 +481,8 @@ void start() {
     sampler::set_periodic_hook(on_periodic);
   if (base::flag_from_environment("PROFIL_STACKS", ::secure_getenv("PROFIL_STACKS"), false)) {
     g_stacks = unwind::StackTable::create(kStackTableStacks, kStackTableFrames);
-    if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, unwind_depth());
+    g_max_depth = unwind_depth() != 0 ? unwind_depth() : unwind::kDefaultMaxDepth;
+    if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, g_max_depth);
   }
   sampler::set_pc_table(g_table);
   g_clock = clock_code(sampler::active_clock());
@@ -528,6 +532,24 @@ bool process_has_other_threads() {
   return threads != 1;
 }
 
+namespace {
+// The unwinder's stack table as the writer reads it (profraw_writer.h).
+// ASYNC-SIGNAL-SAFE: for_each walks the table's fixed memory.
+class TableStacks final : public StackSource {
+ public:
+  explicit TableStacks(const unwind::StackTable* table) : table_(table) {}
+  void for_each_stack(StackVisitor& visitor) const override {
+    table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) {
+      visitor.visit(pcs, depth, truncated, weight);
+    });
+  }
+  uint64_t dropped_stacks() const override { return table_->dropped_weight(); }
+
+ private:
+  const unwind::StackTable* table_;
+};
+}  // namespace
+
 bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   if (!g_active) return false;
   base::ErrnoSaver errno_saver;
@@ -569,6 +591,11 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   info.signal = static_cast<uint32_t>(signo);
   info.signals = sampler::stats().signals - g_signals_at_start;
   info.run_id = g_run_id;
+  TableStacks stacks(g_stacks);
+  if (g_stacks != nullptr) {
+    info.stacks = &stacks;
+    info.max_depth = g_max_depth;
+  }
   const bool ok = write_profraw(output_directory(), g_name, info, *g_table, g_placeholder_empty);
   g_placeholder_empty = false;  // written, or left unfinished: a later dump renames over it
   if (ok) g_dumped_once = true;

@@ -52,7 +52,7 @@ class PairWriter {
 // Streams stack records through a stack buffer; counts records and bytes.
 class StackWriter final : public StackVisitor {
  public:
-  explicit StackWriter(DumpFile& file) : file_(file) {}
+  explicit StackWriter(base::AtomicFile& file) : file_(file) {}
   void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) override {
     if (depth == 0 || weight == 0) return;
     if (depth > format::profraw::kMaxStackDepth) {
@@ -87,7 +87,7 @@ class StackWriter final : public StackVisitor {
     }
   }
 
-  DumpFile& file_;
+  base::AtomicFile& file_;
   char buffer_[4096];  // 4 KiB of stack, like the maps copy
   size_t used_ = 0;
   uint64_t records_ = 0, bytes_ = 0;
