@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -205,7 +206,11 @@ TEST_P(RunSignals, ProfileLostByADescendantChangesTheStatus) {
     EXPECT_FALSE(entry.path().extension() == ".profraw") << entry.path() << " left behind";
 }
 
-INSTANTIATE_TEST_SUITE_P(Clocks, RunSignals, ::testing::Values("cpu", "perf"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Clocks, RunSignals, ::testing::Values("cpu", "perf", "perf-signal"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 }  // namespace

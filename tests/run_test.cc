@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -86,14 +87,14 @@ Profile load_pprof(const fs::path& path) {
 // The weight bound for a process, from the tool's line about it:
 // "profil: NAME (pid N): M samples (S s, CLOCK clock at H Hz...".
 double weight_bound(const std::string& err, int pid) {
-  std::regex line("\\(pid " + std::to_string(pid) + "\\): [0-9]+ samples \\([0-9.]+ s, ([a-z]+) clock at ([0-9]+) Hz");
+  std::regex line("\\(pid " + std::to_string(pid) + "\\): [0-9]+ samples \\([0-9.]+ s, ([a-z-]+) clock at ([0-9]+) Hz");
   std::smatch m;
   if (!std::regex_search(err, m, line)) {
     ADD_FAILURE() << "no line for pid " << pid << " in:\n" << err;
     return 1;
   }
   const double hz = std::stod(m[2]);
-  return m[1] == "perf" ? 1.0 : std::max(1.0, hz / 100.0);
+  return m[1] == "perf" || m[1] == "perf-signal" ? 1.0 : std::max(1.0, hz / 100.0);
 }
 
 // |count - cpu·hz| within 4.5σ + 5 % + one signal.
@@ -515,9 +516,11 @@ uint64_t count_named(const Profile& profile, const std::string& name) {
 // clock; its CPU time must show as "[unsampled: signals blocked]", in the
 // pprof file, in profil report and on stderr, and the total must be the
 // process's CPU time.
+// On the clocks that send a signal per sample (perf-signal here, cpu where
+// perf is refused), a thread that blocks signals is not sampled: shown.
 TEST(Run, UnsampledThreadWithSignalsBlockedIsShown) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf-signal"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
   ASSERT_TRUE(out.threads.count("worker") && out.threads.count("main")) << r.out;
@@ -544,15 +547,127 @@ TEST(Run, UnsampledThreadWithSignalsBlockedIsShown) {
   EXPECT_EQ(std::stoull(m[1]), count_named(profile, name));
 }
 
+// The perf clock's ring buffer samples a thread whatever its signal mask
+// (xz's workers block every signal): the worker's CPU time is in the
+// samples, nothing is unsampled.
+TEST(Run, ThreadWithSignalsBlockedIsSampledOnTheRing) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  ASSERT_TRUE(out.threads.count("worker") && out.threads.count("main")) << r.out;
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  EXPECT_EQ(count_named(profile, "[unsampled: signals blocked]"), 0u);
+  // Both threads' time (the worker's 0.5 s would be missing otherwise).
+  expect_accounts_for(profile.total_count(), out.process, kHz, 1, "total");
+}
+
+// fork under the ring: the child opens its own events and rings (none are
+// inherited), its thread that blocks every signal is sampled and ends
+// before the child does (thread exit), and each process's profile holds
+// its own CPU time.
+TEST(Run, ForkChildAndItsBlockedThreadAreSampledOnTheRing) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "forkblocked"}, {"--clock", "perf"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  ASSERT_TRUE(out.threads.count("child_process") && out.threads.count("child_worker")) << r.out;
+  const auto [child_pid, child_cpu] = out.threads.at("child_process");
+  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  int profiles = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    if (!entry.path().string().ends_with(".pb.gz")) continue;
+    ++profiles;
+    const Profile profile = load_pprof(entry.path());
+    const bool child = entry.path().filename().string().find("." + std::to_string(child_pid) + ".") != std::string::npos;
+    // The child: its main thread and the blocked worker (0.5 s); the
+    // parent: its own 0.2 s, none of the child's.
+    expect_accounts_for(profile.total_count(), child ? child_cpu : out.process, kHz, 1, child ? "child" : "parent");
+  }
+  EXPECT_EQ(profiles, 2) << r.err;
+}
+
+// A ring that fills before it is read loses samples (the kernel counts
+// them in PERF_RECORD_LOST): shown as "ring buffer full", never silently.
+// One data page (127 records) per CPU at 1 kHz, and 0.3 s during which the
+// only thread blocks the drain timer's signal: 300 - 127 x CPUs periods
+// lost at least.
+TEST(Run, FullRingIsShownUnsampled) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "ringfull"}, {"--clock", "perf"}), dir.path(),
+                 {"PROFIL_RING_PAGES=1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  const uint64_t lost = count_named(profile, "[unsampled: ring buffer full]");
+  EXPECT_NE(r.err.find("not sampled: ring buffer full"), std::string::npos) << r.err;
+  // At least the 0.3 s less what the rings hold (127 records each: the
+  // thread may run on every CPU meanwhile), less a margin.
+  const double rings = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+  EXPECT_GT(static_cast<double>(lost), 0.3 * kHz - 128 * rings - 30) << r.err;
+  EXPECT_LT(lost, 0.3 * kHz) << r.err;
+  expect_accounts_for(profile.total_count(), out.process, kHz, 1, "samples and the lost");
+}
+
+// A user whose locked memory for perf is used up gets no ring: the perf
+// clock falls back to perf-signal, says so, and still samples (the
+// thread that blocks signals is then shown unsampled). The kernel lets a
+// user map kernel.perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK; root
+// (CAP_IPC_LOCK) is never refused, so this runs as nobody with a 64 KiB
+// ulimit -l and a 64 MiB ring asked for (more than the per-CPU allowance
+// of any machine under 126 CPUs).
+TEST(Run, RingFallsBackToPerfSignalWithoutLockedMemory) {
+  if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "needs root and setpriv";
+  TempDir dir;
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                                   "--inh-caps=-all", "/bin/sh", "-c", "ulimit -l 64 && exec \"$@\"", "sh"};
+  for (const std::string& word : profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf"}))
+    argv.push_back(word);
+  Result r = run(argv, dir.path(), {"PROFIL_RING_PAGES=16384"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find(", cpu clock") != std::string::npos) GTEST_SKIP() << "perf refused altogether: " << r.err;
+  EXPECT_NE(r.err.find(", perf-signal clock at"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no perf ring buffer could be mapped"), std::string::npos) << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  ASSERT_TRUE(out.threads.count("worker") && out.threads.count("main")) << r.out;
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  const uint64_t blocked = count_named(profile, "[unsampled: signals blocked]");
+  // Sampled: the main thread's time; shown unsampled: the worker's.
+  expect_accounts_for(profile.total_count() - blocked, out.process - out.threads.at("worker").second, kHz, 1,
+                      "sampled");
+  expect_accounts_for(blocked, out.threads.at("worker").second, kHz, 1, "signals blocked");
+}
+
 // A program that calls closefrom(3) (daemons do), or dup2's /dev/null over
 // a range of descriptors, closes the perf counters; it must keep being
-// sampled (the sampler moves to CPU-time timers first).
-class RunCloses : public ::testing::TestWithParam<const char*> {};
-INSTANTIATE_TEST_SUITE_P(Closefrom, RunCloses, ::testing::Values("closefrom", "dup2"));
+// sampled. On perf-signal the sampler moves to CPU-time timers first; the
+// ring keeps no descriptor a close could reach (its mappings hold the
+// events) and stays on the perf clock.
+class RunCloses : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
+INSTANTIATE_TEST_SUITE_P(Closefrom, RunCloses,
+                         ::testing::Combine(::testing::Values(std::string("closefrom"), std::string("dup2")),
+                                            ::testing::Values(std::string("perf"), std::string("perf-signal"))),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param) + "_" + std::get<1>(info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST_P(RunCloses, KeepsTheProgramSampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), GetParam()}), dir.path());
+  const auto [mode, clock] = GetParam();
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), mode}, {"--clock", clock}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
   const fs::path file = only_pprof(dir.path());
@@ -568,19 +683,24 @@ TEST_P(RunCloses, KeepsTheProgramSampled) {
   for (const char* cause : {"not sampled: signals blocked", "not sampled: sampler descriptor closed",
                             "not sampled: unknown"})
     EXPECT_EQ(r.err.find(cause), std::string::npos) << r.err;
-  expect_accounts_for(profile.total_count(), out.process, kHz, w, GetParam());
-  if (r.err.find("perf clock") != std::string::npos || r.err.find("switched from the perf") != std::string::npos) {
-    EXPECT_NE(r.err.find("switched from the perf clock to the cpu clock"), std::string::npos) << r.err;
+  expect_accounts_for(profile.total_count(), out.process, kHz, w, mode);
+  if (clock == "perf-signal" && (r.err.find("perf-signal clock") != std::string::npos ||
+                                r.err.find("switched from the perf-signal") != std::string::npos)) {
+    EXPECT_NE(r.err.find("switched from the perf-signal clock to the cpu clock"), std::string::npos) << r.err;
+  }
+  if (clock == "perf" && r.err.find("switched from the perf clock") == std::string::npos &&
+      r.err.find("perf-signal") == std::string::npos) {
+    EXPECT_NE(r.err.find(", perf clock at"), std::string::npos) << r.err;  // the ring, throughout
   }
 }
 
 // A raw close_range system call is out of the interposer's reach: on the
-// perf clock the rest of the run is unsampled, and shown as such.
+// perf-signal clock the rest of the run is unsampled, and shown as such.
 TEST(Run, ClosefromByRawSystemCallIsShownUnsampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}, {"--clock", "perf-signal"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
-  if (r.err.find("perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf clock: " << r.err;
+  if (r.err.find("perf-signal clock") == std::string::npos) GTEST_SKIP() << "needs the perf clock: " << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
   const fs::path file = only_pprof(dir.path());
   ASSERT_FALSE(file.empty()) << r.err;
@@ -591,6 +711,21 @@ TEST(Run, ClosefromByRawSystemCallIsShownUnsampled) {
   expect_accounts_for(profile.total_count(), out.process, kHz, 1, "total");
   expect_accounts_for(profile.total_count() - closed, out.process - 0.6, kHz, 1, "sampled before the close");
   EXPECT_NE(r.err.find("not sampled: sampler descriptor closed"), std::string::npos) << r.err;
+}
+
+// ...and the ring does not need the descriptors: the raw close leaves the
+// whole run sampled.
+TEST(Run, RawClosefromKeepsTheRingSampling) {
+  TempDir dir;
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}, {"--clock", "perf"}), dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  const Profile profile = load_pprof(file);
+  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  expect_accounts_for(profile.total_count(), out.process, kHz, 1, "total");
 }
 namespace {
 

@@ -94,10 +94,17 @@ int profil_personality_from_name(const char *name);
 /* ---- Sampling clock --------------------------------------------------------- */
 typedef enum profil_clock {
   PROFIL_CLOCK_CPU = 0,  /* per-thread POSIX CPU-time timers (default) */
-  PROFIL_CLOCK_PERF = 1, /* perf_event_open task-clock, high resolution */
+  PROFIL_CLOCK_PERF = 1, /* perf_event_open task-clock, high resolution:
+                            samples written by the kernel into ring buffers,
+                            every thread whatever its signal mask; falls back
+                            to PROFIL_CLOCK_PERF_SIGNAL where no ring can be
+                            mapped */
   PROFIL_CLOCK_AUTO = 2, /* perf where the kernel allows, else cpu */
-  PROFIL_CLOCK_WALL = 3  /* cpu, plus sleeping (blocked) threads sampled
+  PROFIL_CLOCK_WALL = 3, /* cpu, plus sleeping (blocked) threads sampled
                             from /proc without a signal (docs/sampler.md) */
+  PROFIL_CLOCK_PERF_SIGNAL = 4 /* task-clock, one signal per sample into the
+                                  sampled thread (threads that block signals
+                                  are not sampled) */
 } profil_clock;
 
 /* Sets the sampling rate and clock used from the next time sampling starts

@@ -24,8 +24,11 @@ inline constexpr unsigned kMinHz = 1;
 inline constexpr unsigned kMaxHz = 100000;
 
 // The clock names, in ClockKind's order (sampler.h: cpu 0, perf 1,
-// automatic 2, wall 3).
-inline constexpr const char* kClockNames[] = {"cpu", "perf", "auto", "wall"};
+// automatic 2, wall 3, perf_signal 4): the one table of them.
+inline constexpr const char* kClockNames[] = {"cpu", "perf", "auto", "wall", "perf-signal"};
+inline constexpr int kClockNameCount = static_cast<int>(sizeof kClockNames / sizeof kClockNames[0]);
+// For messages: "cpu, perf, auto, wall, perf-signal".
+inline constexpr const char* kClockNameList = "cpu, perf, auto, wall, perf-signal";
 
 // A rate in samples per CPU-second, 1..100000, all digits. false otherwise.
 inline bool parse_hz(const char* text, unsigned* hz) {
@@ -40,7 +43,7 @@ inline bool parse_hz(const char* text, unsigned* hz) {
 // A clock name: its index in kClockNames, or -1.
 inline int parse_clock(const char* text) {
   if (text == nullptr) return -1;
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < kClockNameCount; ++i)
     if (std::strcmp(text, kClockNames[i]) == 0) return i;
   return -1;
 }
@@ -60,7 +63,7 @@ inline int clock_from_environment(const char* text, int fallback) {
   if (text == nullptr || *text == '\0') return fallback;
   const int clock = parse_clock(text);
   if (clock >= 0) return clock;
-  std::fprintf(stderr, "profil: warning: PROFIL_CLOCK: '%s' is not one of cpu, perf, auto, wall; using %s\n", text,
+  std::fprintf(stderr, "profil: warning: PROFIL_CLOCK: '%s' is not one of %s; using %s\n", text, kClockNameList,
                kClockNames[fallback]);
   return fallback;
 }

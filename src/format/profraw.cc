@@ -22,6 +22,7 @@ std::string describe_clock(uint32_t clock) {
     case 0: return "cpu";
     case 1: return "perf";
     case 2: return "wall";
+    case 3: return "perf-signal";
     default: return "";
   }
 }
@@ -217,7 +218,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   offset += header.maps_length;
   for (uint32_t i = 0; i < header.unsampled_count; ++i, offset += sizeof(profraw::Unsampled)) {
     const auto record = load<profraw::Unsampled>(bytes, offset);
-    if (record.cause < 1 || record.cause > 4)
+    if (record.cause < 1 || record.cause > 5)
       throw FormatError("bad profraw unsampled cause " + std::to_string(record.cause));
     if (record.cpu_ns != 0) data.unsampled.push_back(record);
   }
@@ -257,6 +258,7 @@ const char* unsampled_cause_name(uint32_t cause) {
     case profraw::UnsampledCause::descriptor_closed: return "sampler descriptor closed";
     case profraw::UnsampledCause::unknown: return "unknown";
     case profraw::UnsampledCause::between_ticks: return "ran between kernel ticks";
+    case profraw::UnsampledCause::ring_full: return "ring buffer full";
   }
   return "";
 }

@@ -64,7 +64,7 @@ struct Header {
   uint32_t header_size;
   int64_t pid;
   int64_t ppid;
-  uint32_t clock;  // 0 cpu (POSIX CPU-time timers), 1 perf (task-clock), 2 wall
+  uint32_t clock;  // 0 cpu (POSIX CPU-time timers), 1 perf (task-clock ring), 2 wall, 3 perf-signal
   uint32_t hz;
   uint64_t period_ns;  // CPU time one count stands for
   int64_t start_ns;    // CLOCK_REALTIME when sampling started
@@ -111,6 +111,7 @@ enum class UnsampledCause : uint32_t {
   descriptor_closed = 2,  // the program closed the thread's perf counter
   unknown = 3,            // neither; or threads no clock measured
   between_ticks = 4,      // a CPU-time timer the kernel had not checked since (cpu clock)
+  ring_full = 5,          // the perf ring buffer was full (PERF_RECORD_LOST)
 };
 
 // CPU time of some threads that no sample caught, beyond the noise.

@@ -140,6 +140,7 @@ PROFIL_EXPORT int profil_set_clock(profil_clock clock, unsigned int hz) {
     case PROFIL_CLOCK_PERF: settings.requested = sampler::ClockKind::perf; break;
     case PROFIL_CLOCK_AUTO: settings.requested = sampler::ClockKind::automatic; break;
     case PROFIL_CLOCK_WALL: settings.requested = sampler::ClockKind::wall; break;
+    case PROFIL_CLOCK_PERF_SIGNAL: settings.requested = sampler::ClockKind::perf_signal; break;
     default: return runtime::fail(EINVAL);
   }
   settings.hz = hz;
@@ -153,6 +154,7 @@ PROFIL_EXPORT profil_clock profil_active_clock(void) {
   switch (sampler::active_clock()) {
     case sampler::ClockKind::perf: return PROFIL_CLOCK_PERF;
     case sampler::ClockKind::wall: return PROFIL_CLOCK_WALL;
+    case sampler::ClockKind::perf_signal: return PROFIL_CLOCK_PERF_SIGNAL;
     default: return PROFIL_CLOCK_CPU;
   }
 }

@@ -87,7 +87,13 @@ int64_t clock_ns(clockid_t clock) {
 int64_t realtime_ns() { return clock_ns(CLOCK_REALTIME); }
 
 uint32_t clock_code(sampler::ClockKind clock) {
-  return clock == sampler::ClockKind::perf ? 1 : clock == sampler::ClockKind::wall ? 2 : 0;
+  // profraw.h: 0 cpu, 1 perf (ring), 2 wall, 3 perf-signal.
+  switch (clock) {
+    case sampler::ClockKind::perf: return 1;
+    case sampler::ClockKind::wall: return 2;
+    case sampler::ClockKind::perf_signal: return 3;
+    default: return 0;
+  }
 }
 
 // Sampling (re)starts counting here: the baselines the dump's accounting
@@ -113,9 +119,11 @@ uint32_t collect_unsampled(format::profraw::Unsampled* records) {
                 static_cast<uint32_t>(UnsampledCause::unknown) == static_cast<uint32_t>(sampler::UnsampledCause::unknown) &&
                 static_cast<uint32_t>(UnsampledCause::between_ticks) ==
                     static_cast<uint32_t>(sampler::UnsampledCause::between_ticks) &&
-                sampler::kUnsampledCauses == 4 && sampler::kUnsampledTids == 8);
+                static_cast<uint32_t>(UnsampledCause::ring_full) ==
+                    static_cast<uint32_t>(sampler::UnsampledCause::ring_full) &&
+                sampler::kUnsampledCauses == 5 && sampler::kUnsampledTids == 8);
   const sampler::ClockKind clock = sampler::active_clock();
-  if (g_hz == 0 || (clock != sampler::ClockKind::cpu && clock != sampler::ClockKind::perf)) return 0;
+  if (g_hz == 0 || clock == sampler::ClockKind::wall) return 0;
   sampler::Unsampled measured;
   sampler::unsampled_time(&measured);
   const uint64_t period = 1'000'000'000ull / g_hz;

@@ -7,6 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "sampler/sampler.h"
@@ -53,7 +55,9 @@ void* burn(void* opaque) {
 }
 
 class AccountingOnClock : public ::testing::TestWithParam<ClockKind> {};
-INSTANTIATE_TEST_SUITE_P(Clocks, AccountingOnClock, ::testing::Values(ClockKind::cpu, ClockKind::perf));
+// The clocks that send a signal per sample: a thread that blocks it is not
+// sampled. (The perf clock's ring samples it: RingClock below.)
+INSTANTIATE_TEST_SUITE_P(Clocks, AccountingOnClock, ::testing::Values(ClockKind::cpu, ClockKind::perf_signal));
 
 // One thread blocks the signal, one does not; both end before the
 // measurement, so their gaps come from the process-wide rows their
@@ -105,6 +109,48 @@ TEST_P(AccountingOnClock, BlockedThreadIsCountedWithItsCause) {
     for (uint32_t i = 0; i < measured.rows[c].threads && i < kUnsampledTids; ++i)
       EXPECT_NE(measured.rows[c].tids[i], sampled.tid);
   }
+}
+
+// The perf clock's ring buffer: the kernel writes the samples, no signal
+// reaches the thread, so one that blocks SIGPROF is sampled like the other
+// and neither has a row.
+TEST(RingClock, SamplesAThreadThatBlocksTheSignal) {
+  ASSERT_EQ(set_clock_settings({ClockKind::perf, 1000}), 0);
+  PcTable* table = PcTable::create(4096);
+  ASSERT_NE(table, nullptr);
+  set_pc_table(table);
+  if (active_clock() != ClockKind::perf) {
+    set_pc_table(nullptr);
+    GTEST_SKIP() << "ring not available: " << clock_fallback_reason();
+  }
+  Unsampled before;
+  unsampled_time(&before);
+  const uint64_t ticks_before = stats().ticks;
+  Burn blocked{true}, sampled{false};
+  pthread_t a, b;
+  ASSERT_EQ(pthread_create(&a, nullptr, burn, &blocked), 0);
+  ASSERT_EQ(pthread_create(&b, nullptr, burn, &sampled), 0);
+  pthread_join(a, nullptr);
+  pthread_join(b, nullptr);
+  Unsampled measured;
+  unsampled_time(&measured);  // reads the rings first
+  const uint64_t ticks = stats().ticks - ticks_before;
+  set_pc_table(nullptr);
+  for (size_t c = 0; c < kUnsampledCauses; ++c) {
+    EXPECT_EQ(measured.rows[c].threads, before.rows[c].threads)
+        << "cause " << c + 1 << ": " << measured.rows[c].cpu_ns - before.rows[c].cpu_ns << " ns; the threads ran "
+        << blocked.cpu << " s and " << sampled.cpu << " s";
+    for (uint32_t i = 0; i < measured.rows[c].threads && i < kUnsampledTids; ++i) {
+      EXPECT_NE(measured.rows[c].tids[i], blocked.tid);
+      EXPECT_NE(measured.rows[c].tids[i], sampled.tid);
+    }
+  }
+  // Both threads' 0.6 s at 1 kHz, the main thread's joins adding little:
+  // a sample per period of task-clock, less up to a period per CPU and
+  // thread (each CPU's event keeps its remainder); 4.5 sigma of Poisson
+  // noise is generous for samples taken at fixed CPU-time instants.
+  const double expected = (blocked.cpu + sampled.cpu) * 1000.0;
+  EXPECT_NEAR(static_cast<double>(ticks), expected, 4.5 * std::sqrt(expected) + 0.02 * expected + 8);
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ void load_settings_from_environment() {
   // base/settings.h: the same parser as profil run's, one warning line for
   // a bad value, the default used instead.
   g_settings.hz = base::hz_from_environment(::secure_getenv("PROFIL_HZ"), g_settings.hz);
-  static_assert(static_cast<int>(ClockKind::automatic) == 2 && static_cast<int>(ClockKind::wall) == 3);
+  static_assert(static_cast<int>(ClockKind::automatic) == 2 && static_cast<int>(ClockKind::wall) == 3 &&
+                static_cast<int>(ClockKind::perf_signal) == 4 && base::kClockNameCount == kClockKinds);
   g_settings.requested = static_cast<ClockKind>(
       base::clock_from_environment(::secure_getenv("PROFIL_CLOCK"), static_cast<int>(g_settings.requested)));
 }
@@ -85,9 +86,20 @@ bool any_sink_owned() {
 // Starts the clocks when a sink appeared, stops them when none is left.
 int update_clocks() {
   load_settings_from_environment();
-  if (any_sink_owned()) return start_all_threads(g_settings);
-  stop_all_threads();
-  return 0;
+  if (!any_sink_owned()) {
+    stop_all_threads();
+    return 0;
+  }
+  ClockSettings effective = g_settings;
+  // Stacks are unwound from the sampled thread's own context, which only a
+  // signal into that thread gives; the ring's records carry no registers
+  // yet (perf_ring.h). So with stacks on, the perf clock is perf-signal.
+  if (g_installed_stack_table != nullptr &&
+      (effective.requested == ClockKind::perf || effective.requested == ClockKind::automatic)) {
+    effective.requested = ClockKind::perf_signal;
+    if (sampling_running() && running_clock() == ClockKind::perf) stop_all_threads();
+  }
+  return start_all_threads(effective);
 }
 
 }  // namespace
@@ -100,9 +112,7 @@ ClockSettings clock_settings() {
 
 int set_clock_settings(ClockSettings settings) {
   if (settings.hz < 1 || settings.hz > 100000) return EINVAL;
-  if (settings.requested != ClockKind::cpu && settings.requested != ClockKind::perf &&
-      settings.requested != ClockKind::automatic && settings.requested != ClockKind::wall)
-    return EINVAL;
+  if (static_cast<int>(settings.requested) >= kClockKinds) return EINVAL;
   ControlLock lock;
   load_settings_from_environment();
   g_settings = settings;
@@ -148,6 +158,7 @@ int set_histogram(const HistogramSpec& spec) {
     g_owned_histogram = previous.release();
     return error;
   }
+  drain_engine(true);  // what the rings hold belongs to the regions before
   g_histogram.exchange(&g_owned_histogram->table, std::memory_order_seq_cst);
   wait_for_handlers();
   return 0;  // previous is freed here, after the handlers let go of it
@@ -158,6 +169,7 @@ void clear_histogram() {
   // The last sink going: the clocks stop, so what the kernel had not
   // reported yet is delivered now (thread_clocks.h).
   if (g_owned_pc_buffer == nullptr && g_installed_pc_table == nullptr) flush_unreported_ticks();
+  drain_engine(true);
   g_histogram.store(nullptr, std::memory_order_seq_cst);
   wait_for_handlers();
   delete g_owned_histogram;
@@ -177,6 +189,7 @@ int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count) {
   }
   ControlLock lock;
   if (!fresh && g_owned_histogram == nullptr && g_installed_pc_table == nullptr) flush_unreported_ticks();
+  drain_engine(true);
   std::unique_ptr<PcBuffer> previous(g_owned_pc_buffer);
   g_owned_pc_buffer = fresh.release();
   if (int error = update_clocks(); error != 0) {
@@ -195,6 +208,7 @@ int set_pc_buffer(uintptr_t* samples, size_t capacity, long* previous_count) {
 void set_pc_table(PcTable* table) {
   ControlLock lock;
   if (table == nullptr && g_owned_histogram == nullptr && g_owned_pc_buffer == nullptr) flush_unreported_ticks();
+  drain_engine(true);
   g_installed_pc_table = table;
   g_pc_table.store(table, std::memory_order_seq_cst);
   wait_for_handlers();

@@ -13,6 +13,7 @@
 #include <cerrno>
 
 #include "base/errno_saver.h"
+#include "sampler/perf_ring.h"
 #include "sampler/safe_access.h"
 #include "sampler/sampler.h"
 #include "sampler/signal_front.h"
@@ -32,12 +33,33 @@ __attribute__((noinline, cold)) void deliver_with_stack(uint64_t pc, uint32_t we
 std::atomic<PeriodicHook> g_periodic_hook{nullptr};
 __thread uint32_t t_ticks_since_hook __attribute__((tls_model("initial-exec")));
 
+// ASYNC-SIGNAL-SAFE. Every 32 ticks of a thread's CPU time: the periodic
+// hook (the preload runtime's checkpoint), outside the sinks' in-flight
+// section. Counted in ticks, not signals: on a busy machine the kernel
+// checks a CPU-time timer rarely (12 signals in a CPU-second seen, each
+// worth ~80 ticks).
+inline void run_periodic_hook(uint32_t weight) {
+  t_ticks_since_hook += weight;
+  if (t_ticks_since_hook >= 32) [[unlikely]] {
+    t_ticks_since_hook = 0;
+    if (PeriodicHook hook = g_periodic_hook.load(std::memory_order_acquire)) hook();
+  }
+}
+
 // ASYNC-SIGNAL-SAFE. A SIGPROF that is not one of our ticks is the
 // program's (signal_front.h): a kill, its own ITIMER_PROF (SI_KERNEL), its
 // own POSIX timer.
 void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   base::ErrnoSaver errno_saver;
   uint32_t weight;
+  if (info->si_code == SI_TIMER && is_drain_timer_value(info->si_value.sival_ptr)) {
+    // The perf ring's drain timer (perf_ring.h): the kernel wrote the
+    // samples; they are delivered from its rings.
+    weight = g_perf_ring.on_drain_timer();
+    if (weight == 0) return;
+    run_periodic_hook(weight);
+    return;
+  }
   if (info->si_code == SI_TIMER && is_our_timer_value(info->si_value.sival_ptr)) {
     // The kernel tick limits CPU-time timers (CONFIG_HZ): a signal that
     // stands for several periods is weighted by them (its overrun), so
@@ -71,15 +93,7 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   else
     deliver(pc, weight);
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
-  // Every 32 ticks of a thread's CPU time: the periodic hook (the preload
-  // runtime's checkpoint), outside the sinks' in-flight section. Counted in
-  // ticks, not signals: on a busy machine the kernel checks a CPU-time
-  // timer rarely (12 signals in a CPU-second seen, each worth ~80 ticks).
-  t_ticks_since_hook += weight;
-  if (t_ticks_since_hook >= 32) [[unlikely]] {
-    t_ticks_since_hook = 0;
-    if (PeriodicHook hook = g_periodic_hook.load(std::memory_order_acquire)) hook();
-  }
+  run_periodic_hook(weight);
 }
 
 // ---- fault guard ----

@@ -31,7 +31,13 @@ namespace profiling::sampler {
 
 // wall: cpu's timers for running threads, plus blocked threads sampled from
 // /proc without interrupting them (wall_sampler.h).
-enum class ClockKind : uint8_t { cpu = 0, perf = 1, automatic = 2, wall = 3 };
+// perf: task-clock samples the kernel writes into ring buffers, no signal
+// per sample (perf_ring.h), falling back to perf_signal where no ring can
+// be mapped. perf_signal: one task-clock counter per thread signalling its
+// thread at each sample (the perf clock until 0.2; threads that block
+// signals are not sampled). The names: base/settings.h.
+enum class ClockKind : uint8_t { cpu = 0, perf = 1, automatic = 2, wall = 3, perf_signal = 4 };
+inline constexpr int kClockKinds = 5;
 
 struct ClockSettings {
   ClockKind requested = ClockKind::cpu;
@@ -139,8 +145,16 @@ void before_closing_descriptors(unsigned first, unsigned last);
 // short slices between ticks carries CPU time its timer has not reported
 // yet; it is reported at the next check, and lost only when the thread (or
 // the process) ends first.
-enum class UnsampledCause : uint32_t { signals_blocked = 1, descriptor_closed = 2, unknown = 3, between_ticks = 4 };
-inline constexpr size_t kUnsampledCauses = 4;
+// ring_full: the perf clock's ring buffer was full when the kernel had a
+// sample to write (PERF_RECORD_LOST: the drain came too late).
+enum class UnsampledCause : uint32_t {
+  signals_blocked = 1,
+  descriptor_closed = 2,
+  unknown = 3,
+  between_ticks = 4,
+  ring_full = 5
+};
+inline constexpr size_t kUnsampledCauses = 5;
 inline constexpr size_t kUnsampledTids = 8;
 struct UnsampledRow {
   uint64_t cpu_ns = 0;

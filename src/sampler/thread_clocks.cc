@@ -23,6 +23,7 @@
 #include "base/io.h"
 #include "base/raw_syscall.h"
 #include "sampler/handler.h"
+#include "sampler/perf_ring.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_finder.h"
 #include "sampler/wall_sampler.h"
@@ -33,6 +34,9 @@ ThreadClock g_clocks[kMaxThreads];
 std::atomic<uint16_t> g_perf_fd_slot[kMaxPerfFd];
 std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
 std::atomic<uint64_t> g_clock_last_pc[kMaxThreads];
+std::atomic<uint64_t> g_clock_lost[kMaxThreads];
+std::atomic<uint64_t> g_unattributed_lost{0};
+std::atomic<uint16_t> g_tid_hint[kTidHints];
 }  // namespace internal
 
 namespace {
@@ -157,7 +161,8 @@ void add_to_row(UnsampledRow& row, pid_t tid, uint64_t gap) {
 
 // ASYNC-SIGNAL-SAFE. The gap of clock c (index in g_clocks) now: false
 // when its thread's clock cannot be read; *cause 0 when within the noise.
-bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, uint32_t* cause);
+// *lost: the part of the gap the perf ring lost (ring_full).
+bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, uint32_t* cause, uint64_t* lost);
 
 
 uint32_t next_random() {
@@ -216,24 +221,34 @@ ThreadClock* find_clock(pid_t tid) {
   return nullptr;
 }
 
+// The clocks whose samples measure CPU time, thread by thread.
+bool accounted_clock() {
+  return g_clock == ClockKind::cpu || g_clock == ClockKind::perf || g_clock == ClockKind::perf_signal;
+}
+
+void add_to_ended(uint32_t cause, pid_t tid, uint64_t gap) {
+  EndedRow& row = g_ended[cause - 1];
+  const uint32_t n = row.threads.load(std::memory_order_relaxed);
+  if (n < kUnsampledTids) row.tids[n].store(tid, std::memory_order_relaxed);
+  row.cpu_ns.fetch_add(gap, std::memory_order_relaxed);
+  row.threads.store(n + 1, std::memory_order_release);
+}
+
 // A clock released while its thread runs unsampled (blocked signals, a
 // closed counter) keeps what it missed in g_ended.
 void account_released(const ThreadClock& c) {
-  if (g_clock != ClockKind::cpu && g_clock != ClockKind::perf) return;  // wall samples sleep too
+  if (!accounted_clock()) return;  // wall samples sleep too
   if (c.ignored) return;  // a watcher of ours: never sampled on purpose
   const size_t index = static_cast<size_t>(&c - g_clocks);
-  uint64_t gap = 0;
+  uint64_t gap = 0, lost = 0;
   uint32_t cause = 0;
-  if (!measure_gap(c, index, c.tid == current_tid(), &gap, &cause)) return;
+  if (!measure_gap(c, index, c.tid == current_tid(), &gap, &cause, &lost)) return;
+  if (lost != 0) add_to_ended(static_cast<uint32_t>(UnsampledCause::ring_full), c.tid, lost);
   if (cause == 0) {
     g_ended_noise_ns.fetch_add(gap, std::memory_order_relaxed);
     return;
   }
-  EndedRow& row = g_ended[cause - 1];
-  const uint32_t n = row.threads.load(std::memory_order_relaxed);
-  if (n < kUnsampledTids) row.tids[n].store(c.tid, std::memory_order_relaxed);
-  row.cpu_ns.fetch_add(gap, std::memory_order_relaxed);
-  row.threads.store(n + 1, std::memory_order_release);
+  add_to_ended(cause, c.tid, gap);
 }
 
 void reset_accounting() {
@@ -242,9 +257,13 @@ void reset_accounting() {
     row.threads.store(0, std::memory_order_relaxed);
   }
   g_ended_noise_ns.store(0, std::memory_order_relaxed);
+  internal::g_unattributed_lost.store(0, std::memory_order_relaxed);
 }
 
 void release_clock(ThreadClock& c) {
+  // The ring holds what the thread ran until it is read: read before the
+  // thread's accounting is closed.
+  if (g_clock == ClockKind::perf && !c.ignored) g_perf_ring.thread_detaching(c.tid);
   account_released(c);
   if (c.has_timer) ::timer_delete(c.timer);
   if (c.perf_fd >= 0) {
@@ -290,7 +309,11 @@ bool attach(pid_t tid) {
   slot->cpu_at_attach_ns = cpu_now > 0 ? static_cast<uint64_t>(cpu_now) : 0;
   g_clock_ticks[index].store(0, std::memory_order_relaxed);
   internal::g_clock_last_pc[index].store(0, std::memory_order_relaxed);
+  internal::g_clock_lost[index].store(0, std::memory_order_relaxed);
   if (g_clock == ClockKind::perf) {
+    // The ring's events sample it already (inherited, or opened at start):
+    // only the accounting slot.
+  } else if (g_clock == ClockKind::perf_signal) {
     int fd = open_perf_counter(tid, period);
     if (fd < 0) return false;
     slot->perf_fd = fd;
@@ -309,6 +332,9 @@ bool attach(pid_t tid) {
   slot->tid = tid;
   slot->in_use = true;
   note_slot_used(slot);
+  internal::g_tid_hint[static_cast<uint32_t>(tid) % internal::kTidHints].store(static_cast<uint16_t>(index + 1),
+                                                                              std::memory_order_release);
+  if (g_clock == ClockKind::perf) g_perf_ring.thread_attached(tid);
   arm(*slot, true);
   return true;
 }
@@ -391,6 +417,21 @@ uint32_t perf_sample_weight(int fd) {
   return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
 }
 
+namespace {
+
+// The perf ring engine, or perf-signal with the reason when no ring can be
+// mapped (the user's locked memory for perf is used up, an old kernel).
+ClockKind ring_fallback(const std::string& why) {
+  std::snprintf(g_fallback_reason, sizeof g_fallback_reason,
+                "%s; using a perf signal per sample and thread (perf-signal: threads that block signals are not "
+                "sampled)",
+                why.c_str());
+  return ClockKind::perf_signal;
+}
+
+
+}  // namespace
+
 int start_all_threads(const ClockSettings& settings) {
   if (g_running) return 0;
   int error = install_sampling_handler();
@@ -403,12 +444,18 @@ int start_all_threads(const ClockSettings& settings) {
     g_clock = ClockKind::wall;  // CPU-time timers for running threads, and the watcher
     start_wall_watcher(g_period_ns.load());
   } else if (settings.requested != ClockKind::cpu) {
-    int perf_error = probe_perf(g_period_ns.load());
-    if (perf_error == 0)
+    // The ring first (no probe: a process pays its perf_event_open calls
+    // at every start); perf-signal, then cpu, when it cannot run.
+    std::string ring_refusal;
+    if (settings.requested != ClockKind::perf_signal &&
+        g_perf_ring.start(g_period_ns.load(std::memory_order_relaxed), &ring_refusal) == 0) {
       g_clock = ClockKind::perf;
-    else
+    } else if (int perf_error = probe_perf(g_period_ns.load()); perf_error != 0) {
       std::snprintf(g_fallback_reason, sizeof g_fallback_reason, "%s; using per-thread CPU-time timers",
                     describe_perf_refusal(perf_error).c_str());
+    } else {
+      g_clock = settings.requested == ClockKind::perf_signal ? ClockKind::perf_signal : ring_fallback(ring_refusal);
+    }
   }
   g_running = true;
   g_suspended = false;
@@ -434,6 +481,7 @@ int start_all_threads(const ClockSettings& settings) {
 void stop_all_threads() {
   for (ThreadClock& c : g_clocks)
     if (c.in_use && !c.ignored) release_clock(c);
+  g_perf_ring.stop();
   stop_wall_watcher();
   g_running = false;
 }
@@ -537,6 +585,7 @@ void suspend_for_exec() {
   if (!g_running) return;
   g_suspended = true;
   pause_wall_watcher(true);
+  if (g_clock == ClockKind::perf) g_perf_ring.suspend_for_exec();
   for (ThreadClock& c : g_clocks)
     if (c.in_use) arm(c, false);
   discard_pending_sampling_signal();
@@ -546,6 +595,7 @@ void resume_after_exec() {
   if (!g_running || !g_suspended) return;
   g_suspended = false;
   pause_wall_watcher(false);
+  if (g_clock == ClockKind::perf) g_perf_ring.resume_after_exec();
   for (ThreadClock& c : g_clocks)
     if (c.in_use) arm(c, true);
 }
@@ -562,13 +612,20 @@ void reset_in_child() {
     c = ThreadClock{};
   }
   reset_accounting();  // the parent's threads are not the child's
+  if (g_running && g_clock == ClockKind::perf) {
+    // The child's own events and rings (perf_ring.h: none are inherited).
+    std::string why;
+    if (g_perf_ring.fork_child(g_period_ns.load(std::memory_order_relaxed), &why) != 0) g_clock = ring_fallback(why);
+  }
   if (g_running && !g_suspended) attach(current_tid());
   if (g_running) restart_wall_watcher_in_child();
   restart_thread_finder_in_child();
 }
 
 bool switch_to_cpu_timers(unsigned first, unsigned last) {
-  if (!g_running || g_clock != ClockKind::perf || !live_perf_fd_in_range(first, last)) return false;
+  // The ring's rings need no descriptor (perf_ring.h); only perf-signal's
+  // counters are reached by a close.
+  if (!g_running || g_clock != ClockKind::perf_signal || !live_perf_fd_in_range(first, last)) return false;
   const ClockSettings cpu{ClockKind::cpu, g_hz};
   // Each thread's perf interval is accounted as its clock is released; the
   // timers start a new one. The closing thread's own close then finds only
@@ -607,7 +664,7 @@ bool live_perf_fd_in_range(unsigned first, unsigned last) {
 
 namespace {
 
-bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, uint32_t* cause) {
+bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, uint32_t* cause, uint64_t* lost) {
   const int64_t now = read_clock_ns(self ? CLOCK_THREAD_CPUTIME_ID : thread_cpu_clock(c.tid));
   if (now < 0) return false;
   const uint64_t cpu = static_cast<uint64_t>(now) > c.cpu_at_attach_ns ? static_cast<uint64_t>(now) - c.cpu_at_attach_ns : 0;
@@ -615,7 +672,31 @@ bool measure_gap(const ThreadClock& c, size_t index, bool self, uint64_t* gap, u
   const uint64_t sampled = g_clock_ticks[index].load(std::memory_order_relaxed) * period;
   *gap = cpu > sampled ? cpu - sampled : 0;
   *cause = 0;
-  if (!unsampled_beyond_noise(*gap, cpu, period)) return true;
+  *lost = 0;
+  const bool ring = g_clock == ClockKind::perf;
+  if (ring) {
+    // What the ring dropped is a cause of its own, however small.
+    const uint64_t dropped = internal::g_clock_lost[index].load(std::memory_order_relaxed) * period;
+    *lost = dropped < *gap ? dropped : *gap;
+    *gap -= *lost;
+  }
+  // On the ring each CPU's event of a thread keeps its own remainder, up
+  // to a period each: the noise grows with the CPUs.
+  const unsigned rings = ring && g_perf_ring.rings() > 1 ? g_perf_ring.rings() : 1;
+  if (!unsampled_beyond_noise(*gap, cpu, period * rings)) return true;
+  const int ring_fd = ring ? g_perf_ring.descriptor_of(c.tid) : -1;
+  if (ring) {
+    // A signal mask does not stop the ring: what it misses is a descriptor
+    // closed (a thread that existed at start), or records lost to a full
+    // ring that no PERF_RECORD_LOST reported yet.
+    if (ring_fd >= 0 && !perf_fd_still_open(ring_fd))
+      *cause = static_cast<uint32_t>(UnsampledCause::descriptor_closed);
+    else if (g_perf_ring.overflowed())
+      *cause = static_cast<uint32_t>(UnsampledCause::ring_full);
+    else
+      *cause = static_cast<uint32_t>(UnsampledCause::unknown);
+    return true;
+  }
   if (c.perf_fd >= 0 && !perf_fd_still_open(c.perf_fd))
     *cause = static_cast<uint32_t>(UnsampledCause::descriptor_closed);
   else if (sampling_signal_blocked(c.tid, self))
@@ -644,7 +725,16 @@ void unsampled_time(Unsampled* out) {
       row.tids[k] = ended.tids[k].load(std::memory_order_relaxed);
   }
   out->noise_ns = g_ended_noise_ns.load(std::memory_order_relaxed);
-  if (g_clock != ClockKind::cpu && g_clock != ClockKind::perf) return;
+  if (!accounted_clock()) return;
+  // The ring's samples not read yet are sampled time: read them first (the
+  // dump calls this before it writes the table).
+  if (g_clock == ClockKind::perf) {
+    g_perf_ring.drain(false);
+    const uint64_t unattributed = internal::g_unattributed_lost.load(std::memory_order_relaxed);
+    if (unattributed != 0)
+      out->rows[static_cast<size_t>(UnsampledCause::ring_full) - 1].cpu_ns +=
+          unattributed * g_period_ns.load(std::memory_order_relaxed);
+  }
   // The live threads, read without the control lock (this runs from exit
   // paths and signal handlers): a thread ending meanwhile may be missed or
   // counted twice; its gap then shows in the dump's process-wide check.
@@ -652,15 +742,28 @@ void unsampled_time(Unsampled* out) {
   for (size_t index = 0; index < kMaxThreads; ++index) {
     const ThreadClock& c = g_clocks[index];
     if (!c.in_use || c.ignored) continue;
-    uint64_t gap = 0;
+    uint64_t gap = 0, lost = 0;
     uint32_t cause = 0;
-    if (!measure_gap(c, index, c.tid == self, &gap, &cause)) continue;
+    if (!measure_gap(c, index, c.tid == self, &gap, &cause, &lost)) continue;
+    if (lost != 0) add_to_row(out->rows[static_cast<size_t>(UnsampledCause::ring_full) - 1], c.tid, lost);
     if (cause == 0)
       out->noise_ns += gap;
     else
       add_to_row(out->rows[cause - 1], c.tid, gap);
   }
 }
+
+int slot_of_tid(pid_t tid) {
+  const unsigned hint = internal::g_tid_hint[static_cast<uint32_t>(tid) % internal::kTidHints].load(
+      std::memory_order_acquire);
+  if (hint != 0 && g_clocks[hint - 1].tid == tid && g_clocks[hint - 1].in_use) return static_cast<int>(hint - 1);
+  // Two live threads whose ids agree in the low 16 bits: look.
+  for (size_t i = 0; i < g_slots_high; ++i)
+    if (g_clocks[i].in_use && g_clocks[i].tid == tid) return static_cast<int>(i);
+  return -1;
+}
+
+uint32_t drain_engine(bool wait) { return g_clock == ClockKind::perf ? g_perf_ring.drain(wait) : 0; }
 
 ClockKind running_clock() { return g_clock; }
 unsigned running_hz() { return g_hz; }

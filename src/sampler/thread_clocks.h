@@ -1,6 +1,8 @@
 // Per-thread sampling clocks: one POSIX CPU-time timer (SIGEV_THREAD_ID) or
-// one perf_event_open task-clock counter per thread, each signalling only the
-// thread whose CPU time ran. A process-wide timer (ITIMER_PROF, glibc's
+// one perf_event_open task-clock counter per thread (perf-signal), each
+// signalling only the thread whose CPU time ran; or the perf ring engine
+// (perf_ring.h), which samples every thread without signals and needs only
+// each thread's accounting slot here. A process-wide timer (ITIMER_PROF, glibc's
 // choice) would interrupt whichever thread the kernel picks — idle threads in
 // poll or epoll_wait among them, which return EINTR even under SA_RESTART —
 // and skew shares between threads.
@@ -52,7 +54,37 @@ extern std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
 // The PC of each clock's latest sample (0 before the first): where the
 // CPU time the kernel had not reported when a CPU-time clock stops is put.
 extern std::atomic<uint64_t> g_clock_last_pc[kMaxThreads];
+// Periods the perf ring lost per clock (PERF_RECORD_LOST), and those of
+// threads that had no clock.
+extern std::atomic<uint64_t> g_clock_lost[kMaxThreads];
+extern std::atomic<uint64_t> g_unattributed_lost;
+// 1 + the slot of a thread id, indexed by its low 16 bits: where the ring's
+// drain finds a sample's thread (checked against the slot's tid).
+inline constexpr size_t kTidHints = 1 << 16;
+extern std::atomic<uint16_t> g_tid_hint[kTidHints];
 }  // namespace internal
+
+// ASYNC-SIGNAL-SAFE: the slot of thread tid, or -1.
+int slot_of_tid(pid_t tid);
+// ASYNC-SIGNAL-SAFE: a sample of the perf ring counted against its thread;
+// lost samples too (perf_ring.h).
+inline void count_ring_sample(int slot, uint64_t pc, uint32_t weight) {
+  internal::g_clock_ticks[slot].fetch_add(weight, std::memory_order_relaxed);
+  internal::g_clock_last_pc[slot].store(pc, std::memory_order_relaxed);
+}
+// ASYNC-SIGNAL-SAFE: is the thread in slot one of ours, never sampled?
+inline bool slot_is_ignored(int slot) { return internal::g_clocks[slot].ignored; }
+inline void count_ring_lost_slot(int slot, uint64_t periods) {
+  internal::g_clock_lost[slot].fetch_add(periods, std::memory_order_relaxed);
+}
+inline void count_ring_lost(pid_t tid, uint64_t periods) {
+  const int slot = slot_of_tid(tid);
+  (slot < 0 ? internal::g_unattributed_lost : internal::g_clock_lost[slot]).fetch_add(periods,
+                                                                                     std::memory_order_relaxed);
+}
+// ASYNC-SIGNAL-SAFE: the running engine's samples not delivered yet, now
+// (the ring's). wait: not called from a signal handler.
+uint32_t drain_engine(bool wait);
 
 // ASYNC-SIGNAL-SAFE: is this the sigev_value of one of our timers?
 inline bool is_our_timer_value(const void* value) {

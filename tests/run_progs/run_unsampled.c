@@ -11,7 +11,15 @@
  *   dup2       the same, pointing descriptors 3..63 at /dev/null with dup2
  *              (which closes each target first);
  *   rawclose   the same with a raw close_range system call, which no
- *              interposed function sees. */
+ *              interposed function sees;
+ *   forkblocked  burns 0.2 s, forks; the child runs a worker that blocks
+ *              every signal (0.4 s, then the thread ends) beside its main
+ *              thread (0.1 s) and prints "cpu child_process <pid> <s>";
+ *              the parent waits for it;
+ *   ringfull   the only thread blocks every signal for 0.3 s of CPU (on the
+ *              perf clock nothing reads the rings meanwhile: the drain
+ *              timer's signal stays pending), then unblocks and burns
+ *              0.2 s more. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -19,6 +27,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,13 +49,12 @@ static void report(const char* name) {
   printf("cpu %s %ld %.6f\n", name, (long)syscall(SYS_gettid), clock_seconds(CLOCK_THREAD_CPUTIME_ID));
 }
 
-static void* blocked_worker(void* unused) {
-  (void)unused;
+static void* blocked_worker(void* seconds) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, NULL);
-  burn(0.5);
-  report("worker");
+  burn(seconds ? *(double*)seconds : 0.5);
+  report(seconds ? "child_worker" : "worker");
   return NULL;
 }
 
@@ -70,6 +78,30 @@ int main(int argc, char** argv) {
       syscall(SYS_close_range, 3u, ~0u, 0);
     }
     burn(0.6);
+  } else if (strcmp(mode, "ringfull") == 0) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    burn(0.3);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    burn(0.2);
+  } else if (strcmp(mode, "forkblocked") == 0) {
+    burn(0.2);
+    fflush(stdout);
+    pid_t child = fork();
+    if (child < 0) return 2;
+    if (child == 0) {
+      static double seconds = 0.4;
+      pthread_t worker;
+      if (pthread_create(&worker, NULL, blocked_worker, &seconds) != 0) _exit(2);
+      burn(0.1);
+      pthread_join(worker, NULL);
+      printf("cpu child_process %ld %.6f\n", (long)getpid(), clock_seconds(CLOCK_PROCESS_CPUTIME_ID));
+      fflush(stdout);
+      exit(0);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
   } else {
     fprintf(stderr, "run_unsampled: unknown mode %s\n", mode);
     return 2;

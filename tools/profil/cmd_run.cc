@@ -647,6 +647,10 @@ std::string seconds(double s) {
 // not sampled: signals blocked"; and a note when the program's close moved
 // it off the perf clock. Printed whatever the verbosity: a gap in the
 // profile must never be silent.
+// The clock profil run asked for (--clock, PROFIL_CLOCK): a process that
+// sampled on perf-signal when the ring was asked for says why.
+std::string g_requested_clock;
+
 void print_unsampled(const ProcessSummary& p) {
   for (const format::profraw::Unsampled& record : p.unsampled) {
     char cpu[32];
@@ -661,6 +665,11 @@ void print_unsampled(const ProcessSummary& p) {
     std::fprintf(stderr, "profil: %s: %s s of CPU%s not sampled: %s\n", p.label.c_str(), cpu, threads.c_str(),
                  format::unsampled_cause_name(record.cause));
   }
+  if (p.start_clock == "perf-signal" && g_requested_clock != "perf-signal")
+    std::fprintf(stderr,
+                 "profil: %s: no perf ring buffer could be mapped (locked memory: kernel.perf_event_mlock_kb, "
+                 "ulimit -l); sampled with a signal per sample (perf-signal clock)\n",
+                 p.label.c_str());
   if (!p.start_clock.empty() && p.start_clock != p.clock)
     std::fprintf(stderr,
                  "profil: %s: switched from the %s clock to the %s clock (the program closed the sampler's "
@@ -937,8 +946,9 @@ int run_command(RunOptions options) {
   if (options.clock.empty())
     options.clock = base::kClockNames[base::clock_from_environment(std::getenv("PROFIL_CLOCK"), /*auto*/ 2)];
   if (options.stacks < 0) options.stacks = base::flag_from_environment("PROFIL_STACKS", std::getenv("PROFIL_STACKS"), true);
+  g_requested_clock = options.clock;
   if (base::parse_clock(options.clock.c_str()) < 0)
-    return usage_error("--clock", "'" + options.clock + "' is not one of cpu, perf, auto, wall");
+    return usage_error("--clock", "'" + options.clock + "' is not one of " + base::kClockNameList);
 
   if (options.convert_only) {
     std::vector<fs::path> dumps(options.command.begin(), options.command.end());
@@ -1063,7 +1073,7 @@ const RegisterCommand kRunCommand(
                      "Directory for the profiles (default: $PROFIL_RUN_DIR, else the current directory)");
       app.add_option("--hz", options->hz, "Samples per CPU-second (default: $PROFIL_HZ, else 500)")
           ->check(CLI::Range(1u, 100000u));
-      app.add_option("--clock", options->clock, "Sampling clock: cpu, perf, auto or wall (default: $PROFIL_CLOCK, else auto)");
+      app.add_option("--clock", options->clock, std::string("Sampling clock: ") + base::kClockNameList + " (default: $PROFIL_CLOCK, else auto)");
       app.add_flag_callback("--no-stacks", [options] { options->stacks = 0; },
                             "Sample the PC alone, without call stacks (default: $PROFIL_STACKS, else stacks on)");
       app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");

@@ -1,0 +1,541 @@
+// The perf clock through the kernel's ring buffer (perf_ring.h).
+//
+// ASYNC-SIGNAL-SAFE: PerfRingEngine::drain and what it calls (deliver,
+// slot_of_tid, atomics). Everything else runs under the control lock.
+#include "sampler/perf_ring.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "sampler/sinks.h"
+#include "sampler/thread_clocks.h"
+
+namespace profiling::sampler {
+namespace internal {
+char g_ring_drain_marker;
+}  // namespace internal
+
+PerfRingEngine g_perf_ring;
+
+namespace {
+
+constexpr size_t kPage = 4096;
+constexpr unsigned kMaxRings = 1024;     // CPUs
+constexpr unsigned kMaxExtra = 4096;     // (thread, CPU) events of threads that existed at start
+constexpr unsigned kDefaultDataPages = 8;  // 32 KiB: 1024 records of 32 bytes
+
+struct Ring {
+  std::atomic<perf_event_mmap_page*> page{nullptr};
+  size_t data_size = 0;
+  // Held while a ring is read: a handler (try) or the control side (waits).
+  std::atomic<bool> busy{false};
+  // Samples the kernel could not write (PERF_RECORD_LOST) whose time the
+  // weights of the ring's next samples would otherwise carry (under busy).
+  uint64_t pending_lost = 0;
+};
+
+// One sample as the kernel writes it for PERF_SAMPLE_IP | PERF_SAMPLE_TID
+// | PERF_SAMPLE_READ (value: the task-clock of this thread on this CPU).
+struct SampleRecord {
+  perf_event_header header;
+  uint64_t ip;
+  uint32_t pid, tid;
+  uint64_t value;  // absent without PERF_SAMPLE_READ (before Linux 6.12)
+};
+constexpr size_t kSampleWithoutRead = 24;
+static_assert(sizeof(SampleRecord) == 32);
+
+// The weight of a sample: the thread's task-clock on that CPU since its
+// previous sample there, in periods, the remainder carried. A period that
+// ends while the thread is in the kernel gives no sample (exclude_kernel:
+// perf_swevent_hrtimer drops it), and a thread in system calls would lose
+// that time; the counter still has it, and the next sample carries it, as
+// perf-signal's counter read does. One entry per (slot, ring): a ring is
+// drained by one reader at a time, so its entries need no atomics.
+struct CpuShare {
+  uint64_t last;
+  int64_t remainder;
+};
+// PERF_RECORD_LOST with sample_id_all: the thread whose samples were lost.
+struct LostRecord {
+  perf_event_header header;
+  uint64_t id;
+  uint64_t lost;
+  uint32_t pid, tid;
+};
+
+constinit Ring g_rings[kMaxRings];
+constinit std::atomic<unsigned> g_ring_count{0};
+// Some drain found a ring (nearly) full: records were lost, perhaps with no
+// PERF_RECORD_LOST to say so yet (the kernel writes it only before its next
+// record in that ring, which may never come).
+constinit std::atomic<bool> g_overflowed{false};
+constinit bool g_running = false;
+constinit size_t g_map_bytes = 0;
+struct Extra {
+  pid_t tid;
+  int fd;
+};
+constinit Extra g_extra[kMaxExtra];
+constinit unsigned g_extra_count = 0;
+constinit timer_t g_drain_timer{};
+constinit bool g_has_drain_timer = false;
+constinit uint64_t g_drain_every_ns = 0;
+constinit bool g_sample_read = false;  // records carry the counter value
+constinit uint64_t g_period_ns = 0;
+// kMaxThreads x the rings, mapped at start (zero pages until used).
+constinit CpuShare* g_shares = nullptr;
+constinit size_t g_shares_bytes = 0;
+constinit size_t g_share_stride = 0;  // entries per slot: the CPUs
+
+unsigned data_pages_setting() {
+  // PROFIL_RING_PAGES: data pages per ring, a power of two (a knob for
+  // tests and measurement; the default suits up to 10 kHz).
+  const char* text = ::secure_getenv("PROFIL_RING_PAGES");
+  if (text == nullptr || *text == '\0') return kDefaultDataPages;
+  char* end = nullptr;
+  const unsigned long pages = std::strtoul(text, &end, 10);
+  if (*end != '\0' || pages == 0 || pages > 65536 || (pages & (pages - 1)) != 0) {
+    std::fprintf(stderr, "profil: warning: PROFIL_RING_PAGES: '%s' is not a power of two (1..65536); using %u\n",
+                 text, kDefaultDataPages);
+    return kDefaultDataPages;
+  }
+  return static_cast<unsigned>(pages);
+}
+
+long open_event(pid_t tid, int cpu, uint64_t period_ns, bool sample_read) {
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = period_ns;
+  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (sample_read ? PERF_SAMPLE_READ : 0);
+  attr.sample_id_all = 1;   // PERF_RECORD_LOST names the thread
+  attr.exclude_kernel = 1;  // what perf_event_paranoid 2 allows unprivileged
+  attr.exclude_hv = 1;
+  attr.inherit = 1;         // threads created later carry the event
+  attr.inherit_thread = 1;  // ...but not a fork child, which opens its own
+  attr.remove_on_exec = 1;  // nor the image an exec starts
+  attr.watermark = 1;       // no reader waits: never wake one
+  attr.wakeup_watermark = 0xffffffff;
+  return ::syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+// The online CPUs, from /sys (sched_getaffinity would miss the CPUs a
+// thread may later be moved to).
+unsigned online_cpus(int* cpus, unsigned max) {
+  unsigned n = 0;
+  int fd = ::open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+  char text[512] = {};
+  ssize_t got = fd >= 0 ? ::read(fd, text, sizeof text - 1) : -1;
+  if (fd >= 0) ::close(fd);
+  if (got <= 0) {
+    const long conf = ::sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < conf && n < max; ++c) cpus[n++] = static_cast<int>(c);
+    return n;
+  }
+  // "0-3,6,8-9"
+  const char* p = text;
+  while (*p >= '0' && *p <= '9') {
+    char* end = nullptr;
+    long first = std::strtol(p, &end, 10), last = first;
+    p = end;
+    if (*p == '-') {
+      last = std::strtol(p + 1, &end, 10);
+      p = end;
+    }
+    for (long c = first; c <= last && n < max; ++c) cpus[n++] = static_cast<int>(c);
+    if (*p == ',') ++p;
+  }
+  return n;
+}
+
+std::string describe_mmap_refusal(int error, size_t bytes) {
+  char line[256];
+  std::snprintf(line, sizeof line, "perf ring buffer: mmap of %zu KiB: %s", bytes / 1024, std::strerror(error));
+  std::string why = line;
+  if (error == EPERM || error == ENOMEM) {
+    // The kernel's limits on perf's locked memory (perf_mmap): the user's
+    // kernel.perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK.
+    char mlock[32] = "?";
+    int fd = ::open("/proc/sys/kernel/perf_event_mlock_kb", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      ssize_t n = ::read(fd, mlock, sizeof mlock - 1);
+      ::close(fd);
+      mlock[n > 0 ? n : 0] = '\0';
+      for (char* c = mlock; *c; ++c)
+        if (*c == '\n') *c = '\0';
+    }
+    rlimit limit{};
+    ::getrlimit(RLIMIT_MEMLOCK, &limit);
+    char rl[32];
+    if (limit.rlim_cur == RLIM_INFINITY)
+      std::snprintf(rl, sizeof rl, "unlimited");
+    else
+      std::snprintf(rl, sizeof rl, "%llu KiB", static_cast<unsigned long long>(limit.rlim_cur / 1024));
+    why += " (locked memory: kernel.perf_event_mlock_kb = ";
+    why += mlock;
+    why += " per CPU for all of the user's rings, then ulimit -l = ";
+    why += rl;
+    why += ")";
+  }
+  return why;
+}
+
+void close_extras() {
+  for (unsigned i = 0; i < g_extra_count; ++i) ::close(g_extra[i].fd);
+  g_extra_count = 0;
+}
+
+void free_shares() {
+  if (g_shares != nullptr) ::munmap(g_shares, g_shares_bytes);
+  g_shares = nullptr;
+}
+
+void unmap_rings(bool mapped_here) {
+  const unsigned count = g_ring_count.load(std::memory_order_relaxed);
+  g_ring_count.store(0, std::memory_order_release);
+  for (unsigned i = 0; i < count; ++i) {
+    Ring& ring = g_rings[i];
+    perf_event_mmap_page* page = ring.page.exchange(nullptr, std::memory_order_acq_rel);
+    // A handler in another thread may be reading it: wait until it is done.
+    bool expected = false;
+    while (!ring.busy.compare_exchange_weak(expected, true, std::memory_order_acquire)) {
+      expected = false;
+      sched_yield();
+    }
+    ring.busy.store(false, std::memory_order_release);
+    if (page != nullptr && mapped_here) ::munmap(page, g_map_bytes);
+  }
+}
+
+// ASYNC-SIGNAL-SAFE (timer_settime, clock_gettime). One shot, re-armed at
+// each drain: after max(50 ms, 1/32 of the process's CPU time so far) — the
+// preload runtime's checkpoint cadence, which runs from the drain's
+// periodic hook — and never later than half a ring's records at the rate
+// (g_drain_every_ns), so no ring can fill meanwhile.
+void arm_drain_timer(bool on) {
+  if (!g_has_drain_timer) return;
+  itimerspec spec{};
+  if (on) {
+    timespec cpu{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+    uint64_t next = (static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec)) / 32;
+    if (next < 50'000'000) next = 50'000'000;
+    if (next > g_drain_every_ns) next = g_drain_every_ns;
+    spec.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000);
+    spec.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000);
+  }
+  ::timer_settime(g_drain_timer, 0, &spec, nullptr);
+}
+
+// ASYNC-SIGNAL-SAFE. The weight of a sample of the thread in slot, read
+// from ring (CpuShare).
+uint32_t share_weight(int slot, unsigned ring, uint64_t value) {
+  if (g_shares == nullptr) return 1;
+  CpuShare& share = g_shares[static_cast<size_t>(slot) * g_share_stride + ring];
+  if (value < share.last) share = CpuShare{0, 0};  // a new thread in the slot
+  const int64_t period = static_cast<int64_t>(g_period_ns);
+  const int64_t elapsed = static_cast<int64_t>(value - share.last) + share.remainder;
+  int64_t periods = (elapsed + period / 2) / period;
+  if (periods < 0) periods = 0;
+  share.remainder = elapsed - periods * period;
+  share.last = value;
+  return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
+}
+
+// ASYNC-SIGNAL-SAFE. Reads every record of one ring; returns the ticks
+// delivered.
+uint32_t drain_ring(perf_event_mmap_page* page, size_t data_size, unsigned ring_index) {
+  const char* data = reinterpret_cast<const char*>(page) + page->data_offset;
+  // perf_event_open(2): read data_head, then a read barrier before the data.
+  const uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+  uint64_t tail = page->data_tail;
+  uint32_t delivered = 0;
+  if (head - tail + sizeof(SampleRecord) + sizeof(LostRecord) > data_size)
+    g_overflowed.store(true, std::memory_order_relaxed);
+  alignas(8) char copy[64];
+  while (tail < head) {
+    perf_event_header header;
+    std::memcpy(&header, data + (tail % data_size), sizeof header);  // 8-aligned: never split
+    if (header.size < sizeof header) {
+      tail = head;  // never seen; do not spin on a broken ring
+      break;
+    }
+    if (header.size <= sizeof copy && (header.type == PERF_RECORD_SAMPLE || header.type == PERF_RECORD_LOST)) {
+      // A record may wrap around the end of the buffer.
+      const size_t at = tail % data_size;
+      const size_t first = header.size <= data_size - at ? header.size : data_size - at;
+      std::memcpy(copy, data + at, first);
+      std::memcpy(copy + first, data, header.size - first);
+      if (header.type == PERF_RECORD_SAMPLE &&
+          header.size >= (g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead)) {
+        SampleRecord r{};
+        std::memcpy(&r, copy, g_sample_read ? sizeof r : kSampleWithoutRead);
+        const int slot = slot_of_tid(static_cast<pid_t>(r.tid));
+        // A thread of ours (the thread finder of a static program) inherits
+        // the events too: its samples are not the program's.
+        if (slot >= 0 && slot_is_ignored(slot)) {
+          tail += header.size;
+          continue;
+        }
+        uint32_t weight = slot >= 0 && g_sample_read && g_shares != nullptr
+                              ? share_weight(slot, ring_index, r.value)
+                              : 1;
+        // A sample after a loss weighs the time of the samples lost too
+        // (the counter ran on): that time is not this PC's. It goes to the
+        // thread's lost periods (shown as "ring buffer full").
+        if (uint64_t& pending = g_rings[ring_index].pending_lost; pending != 0 && weight > 1) {
+          const uint32_t taken = static_cast<uint32_t>(pending < weight - 1 ? pending : weight - 1);
+          weight -= taken;
+          pending -= taken;
+          if (slot >= 0) count_ring_lost_slot(slot, taken);
+        }
+        if (slot >= 0) count_ring_sample(slot, r.ip, weight);
+        if (weight != 0) {
+          deliver(r.ip, weight);
+          delivered += weight;
+        }
+      } else if (header.type == PERF_RECORD_LOST && header.size >= sizeof(LostRecord)) {
+        LostRecord r;
+        std::memcpy(&r, copy, sizeof r);
+        // With the counter in each record, the next samples carry the lost
+        // time (above); without it, the lost periods are the thread's that
+        // the record names (the one running when it was written).
+        if (g_sample_read && g_shares != nullptr)
+          g_rings[ring_index].pending_lost += r.lost;
+        else
+          count_ring_lost(static_cast<pid_t>(r.tid), r.lost);
+      }
+    }
+    tail += header.size;
+  }
+  // Records read before the kernel may reuse their space (release).
+  __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
+  return delivered;
+}
+
+}  // namespace
+
+void PerfRingEngine::thread_attached(pid_t tid) {
+  // A slot a thread had before: its shares start again.
+  const int slot = slot_of_tid(tid);
+  if (slot < 0 || g_shares == nullptr) return;
+  for (size_t ring = 0; ring < g_share_stride; ++ring)
+    g_shares[static_cast<size_t>(slot) * g_share_stride + ring] = CpuShare{0, 0};
+}
+
+int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
+  if (g_running) return 0;
+  const unsigned data_pages = data_pages_setting();
+  g_map_bytes = (1 + static_cast<size_t>(data_pages)) * kPage;
+  const size_t data_size = static_cast<size_t>(data_pages) * kPage;
+  static int cpus[kMaxRings];
+  const unsigned ncpu = online_cpus(cpus, kMaxRings);
+  // The threads there are now; later ones inherit the events.
+  static pid_t tids[kMaxExtra];
+  unsigned ntids = 0;
+  const pid_t self = static_cast<pid_t>(::getpid());
+  tids[ntids++] = self;  // the main thread first: it owns the rings
+  if (DIR* dir = ::opendir("/proc/self/task")) {
+    while (dirent* entry = ::readdir(dir)) {
+      const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
+      if (tid > 0 && tid != self && ntids < kMaxExtra) tids[ntids++] = tid;
+    }
+    ::closedir(dir);
+  }
+  // PERF_SAMPLE_READ on inherited events: Linux 6.12; without it (the
+  // first open says EINVAL) each sample weighs one period.
+  g_sample_read = true;
+  g_period_ns = period_ns;
+  if (ncpu > 0) {
+    g_share_stride = ncpu;
+    g_shares_bytes = sizeof(CpuShare) * internal::kMaxThreads * ncpu;
+    void* shares = ::mmap(nullptr, g_shares_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    g_shares = shares == MAP_FAILED ? nullptr : static_cast<CpuShare*>(shares);
+  }
+  unsigned rings = 0;
+  int error = 0;
+  for (unsigned k = 0; k < ncpu && error == 0; ++k) {
+    int owner = -1;
+    for (unsigned t = 0; t < ntids; ++t) {
+      long fd = open_event(tids[t], cpus[k], period_ns, g_sample_read);
+      if (fd < 0 && errno == EINVAL && g_sample_read && rings == 0 && owner < 0) {
+        g_sample_read = false;
+        fd = open_event(tids[t], cpus[k], period_ns, false);
+      }
+      if (fd < 0) {
+        if (errno == ENODEV) break;  // the CPU went offline meanwhile
+        if (errno == ESRCH) continue;  // the thread ended meanwhile
+        error = errno;
+        *why = std::string("perf_event_open(task-clock, inherit, per CPU): ") + std::strerror(error);
+        break;
+      }
+      if (owner < 0) {
+        void* map = ::mmap(nullptr, g_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+        if (map == MAP_FAILED) {
+          error = errno;
+          *why = describe_mmap_refusal(error, g_map_bytes);
+          ::close(static_cast<int>(fd));
+          break;
+        }
+        Ring& ring = g_rings[rings];
+        ring.data_size = data_size;
+        ring.busy.store(false, std::memory_order_relaxed);
+        ring.page.store(static_cast<perf_event_mmap_page*>(map), std::memory_order_release);
+        ++rings;
+        g_ring_count.store(rings, std::memory_order_release);
+        owner = static_cast<int>(fd);
+      } else if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, owner) != 0 ||
+                 g_extra_count == kMaxExtra) {
+        error = errno != 0 ? errno : ENOSPC;
+        *why = std::string("perf ring buffer: PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(error);
+        ::close(static_cast<int>(fd));
+        break;
+      } else {
+        g_extra[g_extra_count++] = Extra{tids[t], static_cast<int>(fd)};
+      }
+    }
+    // The mapping holds the event: no descriptor a program could close.
+    if (owner >= 0) ::close(owner);
+  }
+  if (error == 0 && rings == 0) {
+    error = ENODEV;
+    *why = "perf ring buffer: no online CPU could be opened";
+  }
+  if (error == 0) {
+    // The drain timer: after every stretch of the process's CPU time in
+    // which no ring can fill, even if one CPU took all of it (each ring
+    // gets at most one record per period of that CPU's time), half the
+    // ring's records of it.
+    const uint64_t records = data_size / (g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead);
+    uint64_t every = period_ns * (records / 2);
+    if (every < 10'000'000) every = 10'000'000;
+    g_drain_every_ns = every;
+    sigevent event{};
+    event.sigev_notify = SIGEV_SIGNAL;
+    event.sigev_signo = kSamplingSignal;
+    event.sigev_value.sival_ptr = &internal::g_ring_drain_marker;
+    if (::timer_create(CLOCK_PROCESS_CPUTIME_ID, &event, &g_drain_timer) != 0) {
+      error = errno;
+      *why = std::string("perf ring buffer: timer_create(CLOCK_PROCESS_CPUTIME_ID): ") + std::strerror(error);
+    } else {
+      g_has_drain_timer = true;
+    }
+  }
+  if (error != 0) {
+    close_extras();
+    unmap_rings(true);
+    free_shares();
+    return error;
+  }
+  g_running = true;
+  g_overflowed.store(false, std::memory_order_relaxed);
+  arm_drain_timer(true);
+  return 0;
+}
+
+void PerfRingEngine::stop() {
+  if (!g_running) return;
+  if (g_has_drain_timer) ::timer_delete(g_drain_timer);
+  g_has_drain_timer = false;
+  drain(true);
+  close_extras();
+  unmap_rings(true);
+  free_shares();
+  g_running = false;
+}
+
+void PerfRingEngine::thread_detaching(pid_t) {
+  // What the thread ran is in the rings until read: read it before its
+  // accounting is closed.
+  drain(true);
+}
+
+int PerfRingEngine::fork_child(uint64_t period_ns, std::string* why) {
+  // The rings are not mapped in the child (the kernel marks them
+  // VM_DONTCOPY), the timer is not inherited, and the events sample the
+  // parent's threads only: forget them, close our copies of the extra
+  // descriptors (the parent's stay open), start afresh.
+  if (!g_running) return 0;
+  g_has_drain_timer = false;
+  close_extras();
+  unmap_rings(false);
+  free_shares();  // the child's copy (private memory)
+  g_running = false;
+  return start(period_ns, why);
+}
+
+void PerfRingEngine::suspend_for_exec() {
+  if (!g_running) return;
+  // The records so far belong to the old image's profile; the events are
+  // removed from the thread by the exec itself (remove_on_exec), the rings
+  // and timer go with the old address space.
+  arm_drain_timer(false);
+  drain(true);
+}
+
+void PerfRingEngine::resume_after_exec() {
+  if (g_running) arm_drain_timer(true);
+}
+
+uint32_t PerfRingEngine::on_drain_timer() {
+  const uint32_t delivered = drain(false);
+  if (g_running) arm_drain_timer(true);
+  return delivered;
+}
+
+uint32_t PerfRingEngine::drain(bool wait) {
+  uint32_t delivered = 0;
+  const unsigned count = g_ring_count.load(std::memory_order_acquire);
+  for (unsigned i = 0; i < count; ++i) {
+    Ring& ring = g_rings[i];
+    bool expected = false;
+    // A handler tries once and moves on (the holder reads the ring anyway);
+    // the control side waits for a handler in another thread to finish.
+    // (A handler interrupting this thread while it holds a ring fails its
+    // try and returns, so the wait never waits for itself.)
+    while (!ring.busy.compare_exchange_weak(expected, true, std::memory_order_acquire)) {
+      if (!wait && expected) break;
+      expected = false;
+      if (wait) sched_yield();
+    }
+    if (!wait && expected) continue;
+    if (perf_event_mmap_page* page = ring.page.load(std::memory_order_acquire)) {
+      g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
+      delivered += drain_ring(page, ring.data_size, i);
+      g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
+    }
+    ring.busy.store(false, std::memory_order_release);
+  }
+  return delivered;
+}
+
+bool PerfRingEngine::running() const { return g_running; }
+
+bool PerfRingEngine::overflowed() const { return g_overflowed.load(std::memory_order_relaxed); }
+
+unsigned PerfRingEngine::rings() const { return g_ring_count.load(std::memory_order_relaxed); }
+
+int PerfRingEngine::descriptor_of(pid_t tid) const {
+  for (unsigned i = 0; i < g_extra_count; ++i)
+    if (g_extra[i].tid == tid) return g_extra[i].fd;
+  return -1;
+}
+
+}  // namespace profiling::sampler

@@ -1,0 +1,84 @@
+// The perf clock through the kernel's ring buffer: samples written by the
+// kernel, from its timer interrupt, into buffers mapped in the process, with
+// no signal per sample. A thread that blocks every signal (xz's workers) is
+// sampled like any other.
+//
+// Design (docs/sampler.md, "The perf clock"):
+//   - one task-clock event per online CPU for each thread that exists when
+//     sampling starts (perf_event_open(pid = tid, cpu = c)), with inherit and
+//     inherit_thread: every thread created later by any of them carries the
+//     events along (Linux 5.13; a fork child does not), and an inherited
+//     event writes into its parent's buffer. One ring per CPU for the whole
+//     process (perf record's layout): the locked memory a user may map for
+//     perf (kernel.perf_event_mlock_kb per CPU, then RLIMIT_MEMLOCK) is shared
+//     by all of their processes, so one ring per thread would run out after a
+//     few hundred threads across them.
+//   - no descriptor is kept for the events that own a ring: the mapping holds
+//     the event, so a program that closes every descriptor (closefrom) keeps
+//     being sampled. The events of threads that existed at start other than
+//     the first write into the same rings (PERF_EVENT_IOC_SET_OUTPUT) and
+//     keep their descriptors (the kernel refuses to map them: EBUSY).
+//   - no thread of ours: a process CPU-time timer (timer_create on
+//     CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF once per stretch of the
+//     process's CPU time short enough that no ring can fill meanwhile
+//     (and at the preload runtime's checkpoint cadence); the
+//     handler, in whichever thread the kernel picks, drains every ring into
+//     the sinks. The sampling events themselves signal nothing: with O_ASYNC
+//     the kernel signals at every overflow (__perf_event_overflow queues a
+//     wakeup whenever the event has a fasync owner), whatever the watermark.
+//     An idle process accrues no CPU time, so it is never woken.
+//   - records lost because a ring was full (PERF_RECORD_LOST) are counted per
+//     thread and shown as unsampled CPU time ("ring buffer full").
+//
+// ASYNC-SIGNAL-SAFE: drain() and is_drain_timer_value(). The rest runs under
+// the sampler's control lock.
+#ifndef PROFIL_SAMPLER_PERF_RING_H
+#define PROFIL_SAMPLER_PERF_RING_H
+
+#include <cstdint>
+#include <string>
+
+#include "sampler/engine.h"
+
+namespace profiling::sampler {
+
+namespace internal {
+// The drain timer's sigev_value points here.
+extern char g_ring_drain_marker;
+}  // namespace internal
+
+// ASYNC-SIGNAL-SAFE: is this the sigev_value of the ring's drain timer?
+inline bool is_drain_timer_value(const void* value) { return value == &internal::g_ring_drain_marker; }
+
+class PerfRingEngine final : public Engine {
+ public:
+  const char* name() const override { return "perf"; }
+  int start(uint64_t period_ns, std::string* why) override;
+  void stop() override;
+  // Inherited events sample a new thread already; its slot's weights start.
+  void thread_attached(pid_t tid) override;
+  void thread_detaching(pid_t) override;
+  int fork_child(uint64_t period_ns, std::string* why) override;
+  void suspend_for_exec() override;
+  void resume_after_exec() override;
+  uint32_t drain(bool wait) override;
+  // ASYNC-SIGNAL-SAFE: the drain timer's signal: drain, re-arm.
+  uint32_t on_drain_timer();
+
+  bool running() const;
+  // ASYNC-SIGNAL-SAFE: has a drain found a ring full since start?
+  bool overflowed() const;
+  // How many rings (online CPUs) sampling uses: a thread's samples lag its
+  // CPU time by up to a period on each CPU it ran on (each CPU's event
+  // keeps its own remainder).
+  unsigned rings() const;
+  // ASYNC-SIGNAL-SAFE: a descriptor the engine keeps for thread tid (the
+  // SET_OUTPUT events of a thread that existed at start), or -1.
+  int descriptor_of(pid_t tid) const;
+};
+
+extern PerfRingEngine g_perf_ring;
+
+}  // namespace profiling::sampler
+
+#endif  // PROFIL_SAMPLER_PERF_RING_H
