@@ -287,6 +287,9 @@ void fork_child() {
   // Only the forking thread exists in the child, and it holds the locks.
   pthread_mutex_unlock(&g_control);
   pthread_mutex_unlock(&g_code_lock);
+  // A handler that was delivering in another thread at the fork (a ring's
+  // drain takes a while) left its count here, and will never take it back.
+  g_handlers_in_flight.store(0, std::memory_order_relaxed);
   ControlLock lock;
   reset_in_child();
 }

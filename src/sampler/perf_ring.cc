@@ -1,7 +1,10 @@
 // The perf clock through the kernel's ring buffer (perf_ring.h).
 //
-// ASYNC-SIGNAL-SAFE: PerfRingEngine::drain and what it calls (deliver,
-// slot_of_tid, atomics). Everything else runs under the control lock.
+// ASYNC-SIGNAL-SAFE: PerfRingEngine::drain, on_drain_timer, overflowed,
+// descriptor_of and what they call (deliver, slot_of_tid, timer_settime,
+// clock_gettime, atomics); errno is the handler's to keep (it saves it).
+// Nothing there allocates, locks (a ring's try-lock only) or prints.
+// Everything else runs under the control lock.
 #include "sampler/perf_ring.h"
 
 #include <dirent.h>
@@ -213,14 +216,22 @@ void unmap_rings(bool mapped_here) {
   for (unsigned i = 0; i < count; ++i) {
     Ring& ring = g_rings[i];
     perf_event_mmap_page* page = ring.page.exchange(nullptr, std::memory_order_acq_rel);
+    if (!mapped_here) {
+      // A fork child: the thread that held the ring at the fork is not
+      // here, and the mapping was not copied.
+      ring.busy.store(false, std::memory_order_relaxed);
+      ring.pending_lost = 0;
+      continue;
+    }
     // A handler in another thread may be reading it: wait until it is done.
     bool expected = false;
     while (!ring.busy.compare_exchange_weak(expected, true, std::memory_order_acquire)) {
       expected = false;
       sched_yield();
     }
+    ring.pending_lost = 0;
     ring.busy.store(false, std::memory_order_release);
-    if (page != nullptr && mapped_here) ::munmap(page, g_map_bytes);
+    if (page != nullptr) ::munmap(page, g_map_bytes);
   }
 }
 

@@ -1,7 +1,8 @@
 // Per-thread sampling clocks (see thread_clocks.h).
 //
-// ASYNC-SIGNAL-SAFE: perf_sample_weight, perf_fd_in_range, unsampled_time
-// and what they call (and the inline checks in thread_clocks.h).
+// ASYNC-SIGNAL-SAFE: perf_sample_weight, perf_fd_in_range, unsampled_time,
+// slot_of_tid, drain_engine and what they call (and the inline checks in
+// thread_clocks.h).
 // Everything else runs under the sampler's control lock.
 #include "sampler/thread_clocks.h"
 
