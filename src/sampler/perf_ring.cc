@@ -236,18 +236,22 @@ void unmap_rings(bool mapped_here) {
 }
 
 // ASYNC-SIGNAL-SAFE (timer_settime, clock_gettime). One shot, re-armed at
-// each drain: after max(50 ms, 1/32 of the process's CPU time so far) — the
-// preload runtime's checkpoint cadence, which runs from the drain's
-// periodic hook — and never later than half a ring's records at the rate
-// (g_drain_every_ns), so no ring can fill meanwhile.
+// each drain: after max(25 ms, 1/64 of the process's CPU time so far) —
+// twice the preload runtime's checkpoint cadence (max(50 ms, 1/32)), which
+// runs from the drain's periodic hook, so a checkpoint comes at most half
+// its interval late (at its own cadence, a drain just before a checkpoint
+// is due put it off a whole interval: a Go program, which ends with a raw
+// exit_group, lost 10 % of its profile on a loaded machine) — and never
+// later than half a ring's records at the rate (g_drain_every_ns), so no
+// ring can fill meanwhile.
 void arm_drain_timer(bool on) {
   if (!g_has_drain_timer) return;
   itimerspec spec{};
   if (on) {
     timespec cpu{};
     ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-    uint64_t next = (static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec)) / 32;
-    if (next < 50'000'000) next = 50'000'000;
+    uint64_t next = (static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec)) / 64;
+    if (next < 25'000'000) next = 25'000'000;
     if (next > g_drain_every_ns) next = g_drain_every_ns;
     spec.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000);
     spec.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000);
