@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The perf clocks side by side with `perf record` (issue 12):
 #  1. cost per sample: the extra CPU time (user+sys of every process of the
-#     run) of a CPU-bound program (run_overhead_work) under profil run on
+#     run) of a CPU-bound program (run_overhead_work) under profil run
+#     --no-stacks (with stacks the perf clock is perf-signal) on
 #     the cpu clock, the perf clock (ring buffer), the perf-signal clock,
 #     and under `perf record -e task-clock:u` at the same period, at 100,
 #     1000 and 4000 Hz; µs per sample = the slope of the extra CPU from
@@ -46,7 +47,7 @@ profiled() {  # tool hz command...
   if [ "$tool" = record ]; then
     measure perf record -q -e task-clock:u -c $((1000000000 / hz)) -o "$out/perf.data" -- "$@"
   else
-    measure "$profil" run -o "$out" --hz "$hz" --clock "$tool" -- "$@"
+    measure "$profil" run --no-stacks -o "$out" --hz "$hz" --clock "$tool" -- "$@"
   fi
 }
 
@@ -103,7 +104,7 @@ for ((i = 0; i < xz_reps; i++)); do
       samples=$(perf script -i "$out/perf.data" --comm xz -F comm 2>/dev/null | wc -l)
       sampled=$(echo "$samples / 1000" | bc -l)
     else
-      cpu=$(PROFIL_RUN_DIR= "$profil" run -v -o "$out" --hz 1000 --clock "$tool" -- sh -c "$xz_script" 2>"$out/err")
+      cpu=$(PROFIL_RUN_DIR= "$profil" run --no-stacks -v -o "$out" --hz 1000 --clock "$tool" -- sh -c "$xz_script" 2>"$out/err")
       sampled=$(grep -o 'xz (pid [0-9]*): [0-9]* samples ([0-9.]* s' "$out/err" | awk -F'(' '{ s += $3 } END { print s + 0 }')
     fi
     echo "$sampled / $cpu * 100" | bc -l >>"$out/xz.$tool"

@@ -552,7 +552,7 @@ TEST(Run, UnsampledThreadWithSignalsBlockedIsShown) {
 // samples, nothing is unsampled.
 TEST(Run, ThreadWithSignalsBlockedIsSampledOnTheRing) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf", "--no-stacks"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
@@ -572,7 +572,7 @@ TEST(Run, ThreadWithSignalsBlockedIsSampledOnTheRing) {
 // its own CPU time.
 TEST(Run, ForkChildAndItsBlockedThreadAreSampledOnTheRing) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "forkblocked"}, {"--clock", "perf"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "forkblocked"}, {"--clock", "perf", "--no-stacks"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
@@ -599,7 +599,7 @@ TEST(Run, ForkChildAndItsBlockedThreadAreSampledOnTheRing) {
 // lost at least.
 TEST(Run, FullRingIsShownUnsampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "ringfull"}, {"--clock", "perf"}), dir.path(),
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "ringfull"}, {"--clock", "perf", "--no-stacks"}), dir.path(),
                  {"PROFIL_RING_PAGES=1"});
   ASSERT_EQ(r.status, 0) << r.err;
   if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
@@ -630,7 +630,7 @@ TEST(Run, RingFallsBackToPerfSignalWithoutLockedMemory) {
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
   std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                                    "--inh-caps=-all", "/bin/sh", "-c", "ulimit -l 64 && exec \"$@\"", "sh"};
-  for (const std::string& word : profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf"}))
+  for (const std::string& word : profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf", "--no-stacks"}))
     argv.push_back(word);
   Result r = run(argv, dir.path(), {"PROFIL_RING_PAGES=16384"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -667,7 +667,9 @@ INSTANTIATE_TEST_SUITE_P(Closefrom, RunCloses,
 TEST_P(RunCloses, KeepsTheProgramSampled) {
   TempDir dir;
   const auto [mode, clock] = GetParam();
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), mode}, {"--clock", clock}), dir.path());
+  // --no-stacks: stacks need a signal into the thread, so with them the
+  // perf clock is perf-signal (docs/sampler.md).
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), mode}, {"--clock", clock, "--no-stacks"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
   const fs::path file = only_pprof(dir.path());
@@ -717,7 +719,7 @@ TEST(Run, ClosefromByRawSystemCallIsShownUnsampled) {
 // whole run sampled.
 TEST(Run, RawClosefromKeepsTheRingSampling) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}, {"--clock", "perf"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}, {"--clock", "perf", "--no-stacks"}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
