@@ -647,8 +647,9 @@ std::string seconds(double s) {
 // not sampled: signals blocked"; and a note when the program's close moved
 // it off the perf clock. Printed whatever the verbosity: a gap in the
 // profile must never be silent.
-// The clock profil run asked for (--clock, PROFIL_CLOCK): a process that
-// sampled on perf-signal when the ring was asked for says why.
+// The clock profil run asked for (--clock, PROFIL_CLOCK; empty with stacks
+// on): a process that sampled on perf-signal when the ring was asked for
+// says why.
 std::string g_requested_clock;
 
 void print_unsampled(const ProcessSummary& p) {
@@ -665,7 +666,7 @@ void print_unsampled(const ProcessSummary& p) {
     std::fprintf(stderr, "profil: %s: %s s of CPU%s not sampled: %s\n", p.label.c_str(), cpu, threads.c_str(),
                  format::unsampled_cause_name(record.cause));
   }
-  if (p.start_clock == "perf-signal" && g_requested_clock != "perf-signal")
+  if (p.start_clock == "perf-signal" && (g_requested_clock == "perf" || g_requested_clock == "auto"))
     std::fprintf(stderr,
                  "profil: %s: no perf ring buffer could be mapped (locked memory: kernel.perf_event_mlock_kb, "
                  "ulimit -l); sampled with a signal per sample (perf-signal clock)\n",
@@ -946,7 +947,8 @@ int run_command(RunOptions options) {
   if (options.clock.empty())
     options.clock = base::kClockNames[base::clock_from_environment(std::getenv("PROFIL_CLOCK"), /*auto*/ 2)];
   if (options.stacks < 0) options.stacks = base::flag_from_environment("PROFIL_STACKS", std::getenv("PROFIL_STACKS"), true);
-  g_requested_clock = options.clock;
+  // With stacks the perf clock is perf-signal on purpose (docs/sampler.md).
+  g_requested_clock = options.stacks ? std::string() : options.clock;
   if (base::parse_clock(options.clock.c_str()) < 0)
     return usage_error("--clock", "'" + options.clock + "' is not one of " + base::kClockNameList);
 
