@@ -26,6 +26,7 @@ uint64_t hash_stack(const uint64_t* pcs, uint32_t depth, bool truncated) {
 }
 
 constexpr size_t kMaxProbes = 64;
+constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxDepth = 0xffff;
 
 }  // namespace
@@ -34,8 +35,10 @@ StackTable* StackTable::create(size_t stacks, size_t frames) {
   const size_t slots = round_up_pow2(stacks < 64 ? 64 : stacks);
   if (frames < 64) frames = 64;
   if (frames >= (uint64_t{1} << 40)) return nullptr;
-  const size_t header = (sizeof(StackTable) + 63) & ~size_t{63};
-  const size_t bytes = header + slots * sizeof(Slot) + frames * sizeof(uint64_t);
+  if (slots > (uint64_t{1} << 31)) return nullptr;
+  // The object on a page of its own: clear() hands back the pages after it.
+  const size_t header = (sizeof(StackTable) + kPage - 1) & ~(kPage - 1);
+  const size_t bytes = header + slots * sizeof(Slot) + slots * sizeof(uint32_t) + frames * sizeof(uint64_t);
   void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (memory == MAP_FAILED) return nullptr;
   auto* table = new (memory) StackTable();
@@ -45,7 +48,8 @@ StackTable* StackTable::create(size_t stacks, size_t frames) {
   // Fresh anonymous pages are zero: every slot starts empty. Untouched
   // pages of the pool cost nothing.
   table->slots_ = reinterpret_cast<Slot*>(static_cast<char*>(memory) + header);
-  table->frames_ = reinterpret_cast<uint64_t*>(table->slots_ + slots);
+  table->order_ = reinterpret_cast<std::atomic<uint32_t>*>(table->slots_ + slots);
+  table->frames_ = reinterpret_cast<uint64_t*>(table->order_ + slots);
   return table;
 }
 
@@ -94,6 +98,9 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
         // Published last: a reader that sees kReady sees the frames.
         slot.info.store((reserved << 24) | (uint64_t{depth} << 8) | (truncated ? kTruncated : 0) | kReady,
                         std::memory_order_release);
+        // Each slot is taken once, so the count never passes the slots.
+        const uint64_t n = slots_taken_.fetch_add(1, std::memory_order_acq_rel);
+        order_[n].store(static_cast<uint32_t>(slot_index + 1), std::memory_order_release);
         return;
       }
       seen = expected;  // another thread claimed the slot first
@@ -113,11 +120,19 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
 }
 
 void StackTable::clear() {
-  for (size_t i = 0; i <= mask_; ++i) {
-    slots_[i].hash.store(0, std::memory_order_relaxed);
-    slots_[i].info.store(0, std::memory_order_relaxed);
-    slots_[i].weight.store(0, std::memory_order_relaxed);
+  // Fresh zero pages instead of writing zeros over what was used: a fork
+  // child of a shell loop would otherwise touch every page of the table.
+  char* start = reinterpret_cast<char*>(slots_);
+  const size_t length = mapped_bytes_ - static_cast<size_t>(start - reinterpret_cast<char*>(this));
+  if (::madvise(start, length, MADV_DONTNEED) != 0) {
+    for (size_t i = 0; i <= mask_; ++i) {
+      slots_[i].hash.store(0, std::memory_order_relaxed);
+      slots_[i].info.store(0, std::memory_order_relaxed);
+      slots_[i].weight.store(0, std::memory_order_relaxed);
+      order_[i].store(0, std::memory_order_relaxed);
+    }
   }
+  slots_taken_.store(0, std::memory_order_relaxed);
   frames_used_.store(0, std::memory_order_relaxed);
   dropped_samples_.store(0, std::memory_order_relaxed);
   dropped_weight_.store(0, std::memory_order_relaxed);

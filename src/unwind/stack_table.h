@@ -40,17 +40,26 @@ class StackTable {
   // seen whole; its weight may grow meanwhile).
   template <typename Visit>
   void for_each(Visit&& visit) const {
-    for (size_t i = 0; i <= mask_; ++i) {
-      const uint64_t info = slots_[i].info.load(std::memory_order_acquire);
+    // Only the slots taken, in the order they were taken: a short process
+    // that stored a few stacks reads a few slots, not the whole table's
+    // pages.
+    uint64_t taken = slots_taken_.load(std::memory_order_acquire);
+    if (taken > mask_ + 1) taken = mask_ + 1;
+    for (uint64_t n = 0; n < taken; ++n) {
+      const uint32_t entry = order_[n].load(std::memory_order_acquire);
+      if (entry == 0) continue;  // being inserted
+      const Slot& slot = slots_[entry - 1];
+      const uint64_t info = slot.info.load(std::memory_order_acquire);
       if (!(info & kReady)) continue;
-      const uint64_t weight = slots_[i].weight.load(std::memory_order_relaxed);
+      const uint64_t weight = slot.weight.load(std::memory_order_relaxed);
       if (weight == 0) continue;
       visit(static_cast<const uint64_t*>(frames_ + frames_of(info)), depth_of(info), (info & kTruncated) != 0,
             weight);
     }
   }
 
-  // Forgets every stack (after fork). Not safe against concurrent add().
+  // Forgets every stack (after fork), handing the pages back. Not safe
+  // against concurrent add().
   void clear();
 
   size_t capacity() const { return mask_ + 1; }
@@ -79,7 +88,10 @@ class StackTable {
   size_t mapped_bytes_ = 0;
   size_t frame_capacity_ = 0;
   Slot* slots_ = nullptr;
+  // 1 + the index of each slot taken, in the order taken (0: being written).
+  std::atomic<uint32_t>* order_ = nullptr;
   uint64_t* frames_ = nullptr;
+  std::atomic<uint64_t> slots_taken_{0};
   std::atomic<uint64_t> frames_used_{0};
   std::atomic<uint64_t> dropped_samples_{0};
   std::atomic<uint64_t> dropped_weight_{0};

@@ -40,6 +40,11 @@ TEST(StackTable, EqualStacksShareASlotAndTruncationSetsThemApart) {
   table->clear();
   EXPECT_TRUE(contents(*table).empty());
   EXPECT_EQ(table->frames_used(), 0u);
+  // The pages handed back come back zero: the table works as new.
+  table->add(b, 2, false, 9);
+  const auto again = contents(*table);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again.at({{0x401000, 0x402000}, false}), 9u);
   StackTable::destroy(table);
 }
 
