@@ -501,7 +501,10 @@ void stop_current_thread() {
 }
 
 void flush_unreported_ticks(pid_t only_tid) {
-  if (!g_running || g_clock != ClockKind::cpu) return;  // perf's counter is read exactly; wall samples sleep
+  // perf's counter is read exactly. The wall clock samples running threads
+  // with the same CPU-time timers (its watcher, which samples sleepers,
+  // counts nothing here), so their unreported time is flushed too.
+  if (!g_running || (g_clock != ClockKind::cpu && g_clock != ClockKind::wall)) return;
   const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
   const pid_t self = current_tid();
   for (size_t index = 0; index < kMaxThreads; ++index) {
