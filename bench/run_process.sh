@@ -46,25 +46,29 @@ slope() {
 medians() { echo "$(cut -d' ' -f1 <"$1" | median) $(cut -d' ' -f2 <"$1" | median)"; }
 plain_loop() { sh "$out/loop.sh" "$1"; }
 profil_loop() { rm -rf "$out/p"; "$profil" run -o "$out/p" -- sh "$out/loop.sh" "$1"; }
+flat_loop() { rm -rf "$out/p"; "$profil" run --no-stacks -o "$out/p" -- sh "$out/loop.sh" "$1"; }
 perf_loop() { perf record -q -o "$out/perf.data" -- sh "$out/loop.sh" "$1"; }
 have_perf=0
 if command -v perf >/dev/null && perf record -q -o "$out/perf.data" -- /bin/true >/dev/null 2>&1; then have_perf=1; fi
 
 echo "== profil run: cost per short process (sh loop of 200 vs 600 /bin/true, median of $reps alternating runs) =="
-: >"$out/plain"; : >"$out/profil"; : >"$out/perf"
+: >"$out/plain"; : >"$out/profil"; : >"$out/flat"; : >"$out/perf"
 for ((i = 0; i < reps; i++)); do
   slope plain_loop >>"$out/plain"
   slope profil_loop >>"$out/profil"
+  slope flat_loop >>"$out/flat"
   [ "$have_perf" = 1 ] && slope perf_loop >>"$out/perf"
 done
 read -r plain plain_cpu < <(medians "$out/plain")
 read -r run run_cpu < <(medians "$out/profil")
+read -r flat flat_cpu < <(medians "$out/flat")
 # The wall time is what the target is set on; the CPU time (user+sys of
 # every process) moves less with the machine's load.
 line() { printf '%-12s %8.3f %+8.3f %8.3f %+8.3f\n' "$1" "$2" "$(echo "$2 - $plain" | bc -l)" "$3" "$(echo "$3 - $plain_cpu" | bc -l)"; }
 printf '%-12s %8s %8s %8s %8s\n' "ms/process" wall added cpu added
 line plain "$plain" "$plain_cpu"
-line "profil run" "$run" "$run_cpu"
+line "profil run" "$run" "$run_cpu"  # stacks, the default
+line "--no-stacks" "$flat" "$flat_cpu"
 if [ "$have_perf" = 1 ]; then
   read -r record record_cpu < <(medians "$out/perf")
   line "perf record" "$record" "$record_cpu"
