@@ -16,3 +16,6 @@ echo "\$ profil report $out/*.pb.gz"
 echo
 echo "\$ profil report --by object $out/*.pb.gz"
 "$profil" report --by object "$out"/*.pb.gz
+echo
+echo "\$ profil report --format tree --min-percent 2 $out/*.pb.gz"
+"$profil" report --format tree --min-percent 2 "$out"/*.pb.gz
