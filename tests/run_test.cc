@@ -547,38 +547,94 @@ TEST(Run, UnsampledThreadWithSignalsBlockedIsShown) {
   EXPECT_EQ(std::stoull(m[1]), count_named(profile, name));
 }
 
+// profil run of run_unsampled MODE on the perf clock, with options and
+// environment added; has_ring: the run used the ring (a kernel or a limit
+// may refuse it, and the tests then skip).
+struct RingRun {
+  Result r;
+  bool has_ring = false;
+  UnsampledOutput out;
+};
+RingRun run_on_ring(const TempDir& dir, const std::string& mode, std::vector<std::string> options = {},
+                    const std::vector<std::string>& env = {}) {
+  options.insert(options.begin(), {"--clock", "perf"});
+  RingRun ring;
+  ring.r = run(profil_run(dir.path(), {bin("run_unsampled"), mode}, options), dir.path(), env);
+  ring.has_ring = ring.r.err.find(", perf clock") != std::string::npos;
+  ring.out = parse_unsampled(ring.r.out);
+  return ring;
+}
+
+// The samples under a function in `profil report --format folded` of file:
+// all of them, and those whose stack starts at root.
+std::pair<uint64_t, uint64_t> folded_under(const fs::path& file, const std::string& function, const std::string& root) {
+  Result rep = run({bin("profil"), "report", "--format", "folded", file.string()}, file.parent_path());
+  uint64_t all = 0, rooted = 0;
+  std::istringstream in(rep.out);
+  for (std::string line; std::getline(in, line);) {
+    const size_t space = line.rfind(' ');
+    if (space == std::string::npos || line.find(";" + function + ";") == std::string::npos) continue;
+    const uint64_t n = std::stoull(line.substr(space + 1));
+    all += n;
+    if (line.rfind(root + ";", 0) == 0) rooted += n;
+  }
+  return {all, rooted};
+}
+
+// Every ring test runs with whole stacks (profil run's default: records
+// carry registers and a stack copy) and with --no-stacks (the small
+// records).
+class RingStacks : public ::testing::TestWithParam<bool> {
+ protected:
+  std::vector<std::string> options() const {
+    return GetParam() ? std::vector<std::string>{} : std::vector<std::string>{"--no-stacks"};
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Run, RingStacks, ::testing::Bool(),
+                         [](const auto& info) { return std::string(info.param ? "stacks" : "flat"); });
+
 // The perf clock's ring buffer samples a thread whatever its signal mask
 // (xz's workers block every signal): the worker's CPU time is in the
-// samples, nothing is unsampled.
-TEST(Run, ThreadWithSignalsBlockedIsSampledOnTheRing) {
+// samples, nothing is unsampled; with stacks, the worker's are whole, from
+// its thread's start, unwound from the kernel's copies.
+TEST_P(RingStacks, ThreadWithSignalsBlockedIsSampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf", "--no-stacks"}), dir.path());
-  ASSERT_EQ(r.status, 0) << r.err;
-  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
-  const UnsampledOutput out = parse_unsampled(r.out);
-  ASSERT_TRUE(out.threads.count("worker") && out.threads.count("main")) << r.out;
+  const RingRun ring = run_on_ring(dir, "blocked", options());
+  ASSERT_EQ(ring.r.status, 0) << ring.r.err;
+  if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << ring.r.err;
+  ASSERT_TRUE(ring.out.threads.count("worker") && ring.out.threads.count("main")) << ring.r.out;
   const fs::path file = only_pprof(dir.path());
-  ASSERT_FALSE(file.empty()) << r.err;
+  ASSERT_FALSE(file.empty()) << ring.r.err;
   const Profile profile = load_pprof(file);
-  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  EXPECT_EQ(ring.r.err.find("not sampled"), std::string::npos) << ring.r.err;
   EXPECT_EQ(count_named(profile, "[unsampled: signals blocked]"), 0u);
   // Both threads' time (the worker's 0.5 s would be missing otherwise).
-  expect_accounts_for(profile.total_count(), out.process, kHz, 1, "total");
+  expect_accounts_for(profile.total_count(), ring.out.process, kHz, 1, "total");
+  const auto [worker, rooted] = folded_under(file, "blocked_worker", "clone3");
+  if (!GetParam()) {
+    EXPECT_EQ(worker, 0u) << "--no-stacks wrote stacks";
+    return;
+  }
+  // The worker's samples (its 0.5 s) all have its stack; at least 95 %
+  // whole (a sample taken while the drain itself ran is cut at its signal
+  // frame).
+  expect_accounts_for(worker, ring.out.threads.at("worker").second, kHz, 1, "worker's stacks");
+  EXPECT_GE(static_cast<double>(rooted), 0.95 * static_cast<double>(worker)) << ring.r.err;
 }
 
 // fork under the ring: the child opens its own events and rings (none are
 // inherited), its thread that blocks every signal is sampled and ends
 // before the child does (thread exit), and each process's profile holds
 // its own CPU time.
-TEST(Run, ForkChildAndItsBlockedThreadAreSampledOnTheRing) {
+TEST_P(RingStacks, ForkChildAndItsBlockedThreadAreSampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "forkblocked"}, {"--clock", "perf", "--no-stacks"}), dir.path());
-  ASSERT_EQ(r.status, 0) << r.err;
-  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
-  const UnsampledOutput out = parse_unsampled(r.out);
-  ASSERT_TRUE(out.threads.count("child_process") && out.threads.count("child_worker")) << r.out;
+  const RingRun ring = run_on_ring(dir, "forkblocked", options());
+  ASSERT_EQ(ring.r.status, 0) << ring.r.err;
+  if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << ring.r.err;
+  const UnsampledOutput& out = ring.out;
+  ASSERT_TRUE(out.threads.count("child_process") && out.threads.count("child_worker")) << ring.r.out;
   const auto [child_pid, child_cpu] = out.threads.at("child_process");
-  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
+  EXPECT_EQ(ring.r.err.find("not sampled"), std::string::npos) << ring.r.err;
   int profiles = 0;
   for (const auto& entry : fs::directory_iterator(dir.path())) {
     if (!entry.path().string().ends_with(".pb.gz")) continue;
@@ -588,8 +644,32 @@ TEST(Run, ForkChildAndItsBlockedThreadAreSampledOnTheRing) {
     // The child: its main thread and the blocked worker (0.5 s); the
     // parent: its own 0.2 s, none of the child's.
     expect_accounts_for(profile.total_count(), child ? child_cpu : out.process, kHz, 1, child ? "child" : "parent");
+    const auto [worker, rooted] = folded_under(entry.path(), "blocked_worker", "clone3");
+    if (child && GetParam()) {
+      EXPECT_GE(static_cast<double>(rooted), 0.95 * static_cast<double>(worker));
+      expect_accounts_for(worker, out.threads.at("child_worker").second, kHz, 1, "child worker's stacks");
+    }
   }
-  EXPECT_EQ(profiles, 2) << r.err;
+  EXPECT_EQ(profiles, 2) << ring.r.err;
+}
+
+// The kernel's stack copy stops at the first page that is not resident:
+// here a 20 KiB array never touched lies between the sampled frame and its
+// callers. The drain makes those pages copyable (docs/sampler.md, "Copies
+// cut short"), so nearly every stack is whole; without that, none was.
+TEST(Run, RingStacksCrossUntouchedStackPages) {
+  TempDir dir;
+  const RingRun ring = run_on_ring(dir, "sparse");
+  ASSERT_EQ(ring.r.status, 0) << ring.r.err;
+  if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << ring.r.err;
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << ring.r.err;
+  const auto [under, rooted] = folded_under(file, "sparse_frame", "clone3");
+  Result folded = run({bin("profil"), "report", "--format", "folded", file.string()}, dir.path());
+  // The worker's 0.5 s is under sparse_frame; a few samples before the
+  // first drain (and while it runs) may stay cut.
+  ASSERT_GT(under, 0.5 * kHz * 0.5) << folded.out;
+  EXPECT_GE(static_cast<double>(rooted), 0.9 * static_cast<double>(under)) << folded.out;
 }
 
 // A ring that fills before it is read loses samples (the kernel counts
@@ -599,11 +679,11 @@ TEST(Run, ForkChildAndItsBlockedThreadAreSampledOnTheRing) {
 // lost at least.
 TEST(Run, FullRingIsShownUnsampled) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "ringfull"}, {"--clock", "perf", "--no-stacks"}), dir.path(),
-                 {"PROFIL_RING_PAGES=1"});
+  const RingRun ring = run_on_ring(dir, "ringfull", {"--no-stacks"}, {"PROFIL_RING_PAGES=1"});
+  const Result& r = ring.r;
   ASSERT_EQ(r.status, 0) << r.err;
-  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
-  const UnsampledOutput out = parse_unsampled(r.out);
+  if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << r.err;
+  const UnsampledOutput& out = ring.out;
   const fs::path file = only_pprof(dir.path());
   ASSERT_FALSE(file.empty()) << r.err;
   const Profile profile = load_pprof(file);
@@ -630,7 +710,7 @@ TEST(Run, RingFallsBackToPerfSignalWithoutLockedMemory) {
   ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);
   std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
                                    "--inh-caps=-all", "/bin/sh", "-c", "ulimit -l 64 && exec \"$@\"", "sh"};
-  for (const std::string& word : profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf", "--no-stacks"}))
+  for (const std::string& word : profil_run(dir.path(), {bin("run_unsampled"), "blocked"}, {"--clock", "perf"}))
     argv.push_back(word);
   Result r = run(argv, dir.path(), {"PROFIL_RING_PAGES=16384"});
   ASSERT_EQ(r.status, 0) << r.err;
@@ -667,9 +747,7 @@ INSTANTIATE_TEST_SUITE_P(Closefrom, RunCloses,
 TEST_P(RunCloses, KeepsTheProgramSampled) {
   TempDir dir;
   const auto [mode, clock] = GetParam();
-  // --no-stacks: stacks need a signal into the thread, so with them the
-  // perf clock is perf-signal (docs/sampler.md).
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), mode}, {"--clock", clock, "--no-stacks"}), dir.path());
+  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), mode}, {"--clock", clock}), dir.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const UnsampledOutput out = parse_unsampled(r.out);
   const fs::path file = only_pprof(dir.path());
@@ -717,17 +795,16 @@ TEST(Run, ClosefromByRawSystemCallIsShownUnsampled) {
 
 // ...and the ring does not need the descriptors: the raw close leaves the
 // whole run sampled.
-TEST(Run, RawClosefromKeepsTheRingSampling) {
+TEST_P(RingStacks, RawClosefromKeepsTheRingSampling) {
   TempDir dir;
-  Result r = run(profil_run(dir.path(), {bin("run_unsampled"), "rawclose"}, {"--clock", "perf", "--no-stacks"}), dir.path());
-  ASSERT_EQ(r.status, 0) << r.err;
-  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
-  const UnsampledOutput out = parse_unsampled(r.out);
+  const RingRun ring = run_on_ring(dir, "rawclose", options());
+  ASSERT_EQ(ring.r.status, 0) << ring.r.err;
+  if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << ring.r.err;
   const fs::path file = only_pprof(dir.path());
-  ASSERT_FALSE(file.empty()) << r.err;
+  ASSERT_FALSE(file.empty()) << ring.r.err;
   const Profile profile = load_pprof(file);
-  EXPECT_EQ(r.err.find("not sampled"), std::string::npos) << r.err;
-  expect_accounts_for(profile.total_count(), out.process, kHz, 1, "total");
+  EXPECT_EQ(ring.r.err.find("not sampled"), std::string::npos) << ring.r.err;
+  expect_accounts_for(profile.total_count(), ring.out.process, kHz, 1, "total");
 }
 namespace {
 

@@ -25,6 +25,7 @@
 #include "sampler/segments.h"
 #include "base/settings.h"
 #include "sampler/signal_front.h"
+#include "sampler/perf_ring.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
 #include "unwind/unwinder.h"
@@ -90,16 +91,12 @@ int update_clocks() {
     stop_all_threads();
     return 0;
   }
-  ClockSettings effective = g_settings;
-  // Stacks are unwound from the sampled thread's own context, which only a
-  // signal into that thread gives; the ring's records carry no registers
-  // yet (perf_ring.h). So with stacks on, the perf clock is perf-signal.
-  if (g_installed_stack_table != nullptr &&
-      (effective.requested == ClockKind::perf || effective.requested == ClockKind::automatic)) {
-    effective.requested = ClockKind::perf_signal;
-    if (sampling_running() && running_clock() == ClockKind::perf) stop_all_threads();
-  }
-  return start_all_threads(effective);
+  // The ring takes stacks when a stack table is installed as it starts
+  // (perf_ring.h): a table that came or went since means starting again.
+  if (sampling_running() && running_clock() == ClockKind::perf &&
+      g_perf_ring.takes_stacks() != (g_installed_stack_table != nullptr))
+    stop_all_threads();
+  return start_all_threads(g_settings);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +28,8 @@
 
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
+#include "unwind/memory.h"
+#include "unwind/unwinder.h"
 
 namespace profiling::sampler {
 namespace internal {
@@ -41,6 +44,23 @@ constexpr size_t kPage = 4096;
 constexpr unsigned kMaxRings = 1024;     // CPUs
 constexpr unsigned kMaxExtra = 4096;     // (thread, CPU) events of threads that existed at start
 constexpr unsigned kDefaultDataPages = 8;  // 32 KiB: 1024 records of 32 bytes
+// With stacks, a record carries the top of the thread's stack, and the
+// ring is larger: 1 MiB a CPU. The copy is at most 32 KiB less a record's
+// other fields — what reaches _start in 96 % of cc1's samples (8 KiB, perf
+// record --call-graph dwarf's default, in 92 %; bench/unwind.sh) — and
+// smaller at high rates, so that a ring holds 4 drain intervals' records
+// (a drain every >= 10 ms of CPU time, arm_drain_timer): 6.4 KiB at 4000 Hz. When locked memory is short (an unprivileged user's
+// kernel.perf_event_mlock_kb is shared by all of their processes), start()
+// halves the ring, and with it the copy, down to kMinStackBytes before it
+// gives up on the ring.
+constexpr uint32_t kMaxStackBytes = 32768;
+constexpr uint32_t kMinStackBytes = 2048;
+constexpr unsigned kDefaultStackDataPages = 256;
+constexpr unsigned kStackRecordsPerRing = 32;
+// The registers the unwinder starts from (asm/perf_regs.h); the kernel
+// writes them in the order of their bits: bp, sp, ip.
+constexpr uint64_t kStackRegisters =
+    (uint64_t{1} << PERF_REG_X86_BP) | (uint64_t{1} << PERF_REG_X86_SP) | (uint64_t{1} << PERF_REG_X86_IP);
 
 struct Ring {
   std::atomic<perf_event_mmap_page*> page{nullptr};
@@ -50,6 +70,10 @@ struct Ring {
   // Samples the kernel could not write (PERF_RECORD_LOST) whose time the
   // weights of the ring's next samples would otherwise carry (under busy).
   uint64_t pending_lost = 0;
+  // With stacks: where a record that wraps around the buffer's end is made
+  // whole (under busy); the others are read in place. Not on the signal
+  // stack: a program's alternate stack may be 8 KiB in all.
+  unsigned char* scratch = nullptr;
 };
 
 // One sample as the kernel writes it for PERF_SAMPLE_IP | PERF_SAMPLE_TID
@@ -100,25 +124,63 @@ constinit timer_t g_drain_timer{};
 constinit bool g_has_drain_timer = false;
 constinit uint64_t g_drain_every_ns = 0;
 constinit bool g_sample_read = false;  // records carry the counter value
+// Bytes of stack each record carries (PERF_SAMPLE_STACK_USER); 0: records
+// carry neither registers nor stack (no stack table was installed at start).
+constinit uint32_t g_stack_bytes = 0;
+constinit unsigned char* g_scratch = nullptr;
+constinit size_t g_scratch_bytes = 0;
 constinit uint64_t g_period_ns = 0;
 // kMaxThreads x the rings, mapped at start (zero pages until used).
 constinit CpuShare* g_shares = nullptr;
 constinit size_t g_shares_bytes = 0;
 constinit size_t g_share_stride = 0;  // entries per slot: the CPUs
 
-unsigned data_pages_setting() {
-  // PROFIL_RING_PAGES: data pages per ring, a power of two (a knob for
-  // tests and measurement; the default suits up to 10 kHz).
+// PROFIL_RING_PAGES: data pages per ring, a power of two (a knob for
+// tests and measurement; the default suits up to 10 kHz). 0: not set.
+unsigned data_pages_setting(unsigned fallback) {
   const char* text = ::secure_getenv("PROFIL_RING_PAGES");
-  if (text == nullptr || *text == '\0') return kDefaultDataPages;
+  if (text == nullptr || *text == '\0') return 0;
   char* end = nullptr;
   const unsigned long pages = std::strtoul(text, &end, 10);
   if (*end != '\0' || pages == 0 || pages > 65536 || (pages & (pages - 1)) != 0) {
     std::fprintf(stderr, "profil: warning: PROFIL_RING_PAGES: '%s' is not a power of two (1..65536); using %u\n",
-                 text, kDefaultDataPages);
-    return kDefaultDataPages;
+                 text, fallback);
+    return 0;
   }
   return static_cast<unsigned>(pages);
+}
+
+// PROFIL_RING_STACK_BYTES: the stack each record carries, a multiple of 8
+// from 1 KiB to 60 KiB (a record's size is 16 bits). 0: not set.
+uint32_t stack_bytes_setting() {
+  const char* text = ::secure_getenv("PROFIL_RING_STACK_BYTES");
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  const unsigned long bytes = std::strtoul(text, &end, 10);
+  if (*end != '\0' || bytes < 1024 || bytes > 61440 || bytes % 8 != 0) {
+    std::fprintf(stderr, "profil: warning: PROFIL_RING_STACK_BYTES: '%s' is not a multiple of 8 from 1024 to 61440\n",
+                 text);
+    return 0;
+  }
+  return static_cast<uint32_t>(bytes);
+}
+
+// The stack a record carries in a ring of data_size bytes at period_ns
+// (above, kMaxStackBytes).
+uint32_t stack_bytes_for(size_t data_size, uint64_t period_ns) {
+  const uint64_t per_drain = (10'000'000 + period_ns - 1) / period_ns;
+  uint64_t records = 4 * per_drain;
+  if (records < kStackRecordsPerRing) records = kStackRecordsPerRing;
+  uint64_t bytes = data_size / records;
+  bytes = bytes > 128 ? bytes - 128 : 0;  // the record's other fields
+  if (bytes > kMaxStackBytes) bytes = kMaxStackBytes;
+  return static_cast<uint32_t>(bytes & ~uint64_t{7});
+}
+
+// The largest sample record: header, ip, pid/tid, value, abi, three
+// registers, size, the stack, dyn_size.
+size_t max_sample_bytes() {
+  return g_stack_bytes == 0 ? sizeof(SampleRecord) : sizeof(SampleRecord) + 8 + 3 * 8 + 8 + g_stack_bytes + 8;
 }
 
 long open_event(pid_t tid, int cpu, uint64_t period_ns, bool sample_read) {
@@ -128,6 +190,13 @@ long open_event(pid_t tid, int cpu, uint64_t period_ns, bool sample_read) {
   attr.config = PERF_COUNT_SW_TASK_CLOCK;
   attr.sample_period = period_ns;
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (sample_read ? PERF_SAMPLE_READ : 0);
+  if (g_stack_bytes != 0) {
+    // What the unwinder needs, taken by the kernel at the sample: the
+    // thread's registers and the top of its stack, unwound at the drain.
+    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    attr.sample_regs_user = kStackRegisters;
+    attr.sample_stack_user = g_stack_bytes;
+  }
   attr.sample_id_all = 1;   // PERF_RECORD_LOST names the thread
   attr.exclude_kernel = 1;  // what perf_event_paranoid 2 allows unprivileged
   attr.exclude_hv = 1;
@@ -274,69 +343,162 @@ uint32_t share_weight(int slot, unsigned ring, uint64_t value) {
   return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
 }
 
+// ASYNC-SIGNAL-SAFE. Where the unwinder reads when it walks a record's copy
+// of a stack: the copy, and beyond it only the code of the loaded objects
+// (a signal trampoline is recognised by its bytes, which have not changed
+// since the sample) — never the live stack, which has moved on.
+class RecordMemory final : public unwind::MemoryReader {
+ public:
+  RecordMemory(uint64_t base, const unsigned char* bytes, size_t size, const unwind::CodeTable* code)
+      : window_(base, bytes, size, nullptr), code_(code) {}
+  bool read(uint64_t address, uint64_t* value) const override {
+    if (window_.read(address, value)) return true;
+    if (code_ == nullptr || code_->object_of(address) == nullptr || code_->object_of(address + 7) == nullptr)
+      return false;
+    return live_.read(address, value);
+  }
+
+ private:
+  unwind::StackWindow window_;
+  const unwind::CodeTable* code_;
+  unwind::LiveMemory live_;
+};
+
+// ASYNC-SIGNAL-SAFE. The kernel copies a stack from its timer interrupt,
+// where it cannot fault a page in: the copy stops at the first page of the
+// stack that is not resident — a page of a large local array the program
+// never touched, between the sampled frame and its callers (coreutils sort:
+// 80 % of the copies stopped 1-2 KiB above rsp, and the walk with them;
+// perf record --call-graph dwarf loses the same stacks). Populating such a
+// page for reading (MADV_POPULATE_READ, Linux 5.14) maps the shared zero
+// page there, read-only, as the program's own first read would: no memory
+// is used and the program's first write faults exactly as it would have;
+// the next samples of that frame copy through it. madvise, not a load: a
+// page past the stack's end (unmapped, a guard) is an error return, never
+// a fault — the drain also runs in the final dump of a process that is
+// ending on a signal, with SIGSEGV blocked.
+void make_stack_copyable(uint64_t from, uint64_t to) {
+#ifndef MADV_POPULATE_READ
+  constexpr int MADV_POPULATE_READ = 22;
+#endif
+  const uint64_t first = from & ~uint64_t{kPage - 1};
+  if (to > first) ::madvise(reinterpret_cast<void*>(first), to - first, MADV_POPULATE_READ);
+}
+
+// ASYNC-SIGNAL-SAFE. The stack part of a sample record that starts at rec
+// (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER after the fields of
+// SampleRecord), unwound into the stack table. A sample whose registers
+// the kernel could not take (abi 0) or with no stack copied adds nothing:
+// its flat sample stands alone, as with a failed live unwind.
+void deliver_record_stack(const unsigned char* rec, size_t size, uint32_t weight) {
+  unwind::StackTable* stacks = g_stack_table.load(std::memory_order_acquire);
+  if (stacks == nullptr) return;
+  size_t at = g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead;
+  uint64_t abi = 0;
+  if (at + 8 > size) return;
+  std::memcpy(&abi, rec + at, 8);
+  at += 8;
+  if (abi == PERF_SAMPLE_REGS_ABI_NONE) return;
+  uint64_t regs[3];  // bp, sp, ip
+  uint64_t copied = 0;
+  if (at + sizeof regs + 8 > size) return;
+  std::memcpy(regs, rec + at, sizeof regs);
+  at += sizeof regs;
+  uint64_t stack_size = 0;
+  std::memcpy(&stack_size, rec + at, 8);
+  at += 8;
+  if (stack_size == 0 || stack_size > size || at + stack_size + 8 > size) return;
+  std::memcpy(&copied, rec + at + stack_size, 8);
+  if (copied > stack_size) copied = stack_size;
+  const RecordMemory memory(regs[1], rec + at, static_cast<size_t>(copied), g_code_table.load(std::memory_order_acquire));
+  unwind::Registers start;
+  start.pc = regs[2];
+  start.sp = regs[1];
+  start.fp = regs[0];
+  // A walk that ran off the end of a copy the kernel cut short (not one
+  // that reached the stack's end: that walk completed).
+  if (deliver_unwound_stack(stacks, memory, start, weight).truncated && copied < stack_size)
+    make_stack_copyable(regs[1] + copied, regs[1] + stack_size);
+}
+
 // ASYNC-SIGNAL-SAFE. Reads every record of one ring; returns the ticks
 // delivered.
-uint32_t drain_ring(perf_event_mmap_page* page, size_t data_size, unsigned ring_index) {
-  const char* data = reinterpret_cast<const char*>(page) + page->data_offset;
+uint32_t drain_ring(Ring& ring, perf_event_mmap_page* page, unsigned ring_index) {
+  const size_t data_size = ring.data_size;
+  const unsigned char* data = reinterpret_cast<const unsigned char*>(page) + page->data_offset;
   // perf_event_open(2): read data_head, then a read barrier before the data.
   const uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = page->data_tail;
   uint32_t delivered = 0;
-  if (head - tail + sizeof(SampleRecord) + sizeof(LostRecord) > data_size)
+  if (head - tail + max_sample_bytes() + sizeof(LostRecord) > data_size)
     g_overflowed.store(true, std::memory_order_relaxed);
-  alignas(8) char copy[64];
+  alignas(8) unsigned char small[64];
   while (tail < head) {
     perf_event_header header;
     std::memcpy(&header, data + (tail % data_size), sizeof header);  // 8-aligned: never split
-    if (header.size < sizeof header) {
+    if (header.size < sizeof header || header.size > data_size) {
       tail = head;  // never seen; do not spin on a broken ring
       break;
     }
-    if (header.size <= sizeof copy && (header.type == PERF_RECORD_SAMPLE || header.type == PERF_RECORD_LOST)) {
-      // A record may wrap around the end of the buffer.
-      const size_t at = tail % data_size;
-      const size_t first = header.size <= data_size - at ? header.size : data_size - at;
-      std::memcpy(copy, data + at, first);
-      std::memcpy(copy + first, data, header.size - first);
-      if (header.type == PERF_RECORD_SAMPLE &&
-          header.size >= (g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead)) {
-        SampleRecord r{};
-        std::memcpy(&r, copy, g_sample_read ? sizeof r : kSampleWithoutRead);
-        const int slot = slot_of_tid(static_cast<pid_t>(r.tid));
-        // A thread of ours (the thread finder of a static program) inherits
-        // the events too: its samples are not the program's.
-        if (slot >= 0 && slot_is_ignored(slot)) {
-          tail += header.size;
-          continue;
-        }
-        uint32_t weight = slot >= 0 && g_sample_read && g_shares != nullptr
-                              ? share_weight(slot, ring_index, r.value)
-                              : 1;
-        // A sample after a loss weighs the time of the samples lost too
-        // (the counter ran on): that time is not this PC's. It goes to the
-        // thread's lost periods (shown as "ring buffer full").
-        if (uint64_t& pending = g_rings[ring_index].pending_lost; pending != 0 && weight > 1) {
-          const uint32_t taken = static_cast<uint32_t>(pending < weight - 1 ? pending : weight - 1);
-          weight -= taken;
-          pending -= taken;
-          if (slot >= 0) count_ring_lost_slot(slot, taken);
-        }
-        if (slot >= 0) count_ring_sample(slot, r.ip, weight);
-        if (weight != 0) {
-          deliver(r.ip, weight);
-          delivered += weight;
-        }
-      } else if (header.type == PERF_RECORD_LOST && header.size >= sizeof(LostRecord)) {
-        LostRecord r;
-        std::memcpy(&r, copy, sizeof r);
-        // With the counter in each record, the next samples carry the lost
-        // time (above); without it, the lost periods are the thread's that
-        // the record names (the one running when it was written).
-        if (g_sample_read && g_shares != nullptr)
-          g_rings[ring_index].pending_lost += r.lost;
-        else
-          count_ring_lost(static_cast<pid_t>(r.tid), r.lost);
+    const bool sample = header.type == PERF_RECORD_SAMPLE;
+    if (!sample && header.type != PERF_RECORD_LOST) {
+      tail += header.size;
+      continue;
+    }
+    // The record in one piece: in place, unless it wraps around the end of
+    // the buffer (then copied; the kernel does not reuse its space until
+    // data_tail moves past it, below).
+    const size_t at = tail % data_size;
+    const unsigned char* rec = data + at;
+    if (header.size > data_size - at) {
+      unsigned char* whole = header.size <= sizeof small ? small
+                             : header.size <= g_scratch_bytes && ring.scratch != nullptr ? ring.scratch
+                                                                                         : nullptr;
+      if (whole == nullptr) {
+        tail += header.size;
+        continue;
       }
+      const size_t first = data_size - at;
+      std::memcpy(whole, data + at, first);
+      std::memcpy(whole + first, data, header.size - first);
+      rec = whole;
+    }
+    if (sample && header.size >= (g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead)) {
+      SampleRecord r{};
+      std::memcpy(&r, rec, g_sample_read ? sizeof r : kSampleWithoutRead);
+      const int slot = slot_of_tid(static_cast<pid_t>(r.tid));
+      // A thread of ours (the thread finder of a static program) inherits
+      // the events too: its samples are not the program's.
+      if (slot >= 0 && slot_is_ignored(slot)) {
+        tail += header.size;
+        continue;
+      }
+      uint32_t weight = slot >= 0 && g_sample_read && g_shares != nullptr ? share_weight(slot, ring_index, r.value) : 1;
+      // A sample after a loss weighs the time of the samples lost too
+      // (the counter ran on): that time is not this PC's. It goes to the
+      // thread's lost periods (shown as "ring buffer full").
+      if (uint64_t& pending = ring.pending_lost; pending != 0 && weight > 1) {
+        const uint32_t taken = static_cast<uint32_t>(pending < weight - 1 ? pending : weight - 1);
+        weight -= taken;
+        pending -= taken;
+        if (slot >= 0) count_ring_lost_slot(slot, taken);
+      }
+      if (slot >= 0) count_ring_sample(slot, r.ip, weight);
+      if (weight != 0) {
+        deliver(r.ip, weight);
+        if (g_stack_bytes != 0) deliver_record_stack(rec, header.size, weight);
+        delivered += weight;
+      }
+    } else if (!sample && header.size >= sizeof(LostRecord)) {
+      LostRecord r;
+      std::memcpy(&r, rec, sizeof r);
+      // With the counter in each record, the next samples carry the lost
+      // time (above); without it, the lost periods are the thread's that
+      // the record names (the one running when it was written).
+      if (g_sample_read && g_shares != nullptr)
+        ring.pending_lost += r.lost;
+      else
+        count_ring_lost(static_cast<pid_t>(r.tid), r.lost);
     }
     tail += header.size;
   }
@@ -355,9 +517,20 @@ void PerfRingEngine::thread_attached(pid_t tid) {
     g_shares[static_cast<size_t>(slot) * g_share_stride + ring] = CpuShare{0, 0};
 }
 
-int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
-  if (g_running) return 0;
-  const unsigned data_pages = data_pages_setting();
+namespace {
+
+// Set by start_rings when the kernel refused to map a ring (locked memory).
+constinit bool g_mmap_refused = false;
+
+void free_scratch() {
+  if (g_scratch != nullptr) ::munmap(g_scratch, g_scratch_bytes * kMaxRings);
+  g_scratch = nullptr;
+  for (Ring& ring : g_rings) ring.scratch = nullptr;
+}
+
+// Every CPU's event and ring, with data_pages pages per ring.
+int start_rings(uint64_t period_ns, unsigned data_pages, std::string* why) {
+  g_mmap_refused = false;
   g_map_bytes = (1 + static_cast<size_t>(data_pages)) * kPage;
   const size_t data_size = static_cast<size_t>(data_pages) * kPage;
   static int cpus[kMaxRings];
@@ -384,6 +557,13 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
     void* shares = ::mmap(nullptr, g_shares_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     g_shares = shares == MAP_FAILED ? nullptr : static_cast<CpuShare*>(shares);
   }
+  if (g_stack_bytes != 0) {
+    // One record's room per ring (zero pages until a record wraps).
+    g_scratch_bytes = (max_sample_bytes() + 4095) & ~size_t{4095};
+    void* scratch = ::mmap(nullptr, g_scratch_bytes * kMaxRings, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_scratch = scratch == MAP_FAILED ? nullptr : static_cast<unsigned char*>(scratch);
+  }
   unsigned rings = 0;
   int error = 0;
   for (unsigned k = 0; k < ncpu && error == 0; ++k) {
@@ -405,12 +585,14 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
         void* map = ::mmap(nullptr, g_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
         if (map == MAP_FAILED) {
           error = errno;
+          g_mmap_refused = true;
           *why = describe_mmap_refusal(error, g_map_bytes);
           ::close(static_cast<int>(fd));
           break;
         }
         Ring& ring = g_rings[rings];
         ring.data_size = data_size;
+        ring.scratch = g_scratch != nullptr ? g_scratch + g_scratch_bytes * rings : nullptr;
         ring.busy.store(false, std::memory_order_relaxed);
         ring.page.store(static_cast<perf_event_mmap_page*>(map), std::memory_order_release);
         ++rings;
@@ -438,7 +620,9 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
     // which no ring can fill, even if one CPU took all of it (each ring
     // gets at most one record per period of that CPU's time), half the
     // ring's records of it.
-    const uint64_t records = data_size / (g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead);
+    const uint64_t records = data_size / (g_stack_bytes != 0 ? max_sample_bytes()
+                                          : g_sample_read  ? sizeof(SampleRecord)
+                                                           : kSampleWithoutRead);
     uint64_t every = period_ns * (records / 2);
     if (every < 10'000'000) every = 10'000'000;
     g_drain_every_ns = every;
@@ -457,13 +641,45 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
     close_extras();
     unmap_rings(true);
     free_shares();
+    free_scratch();
     return error;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
+  if (g_running) return 0;
+  // Stacks are taken by the kernel with each sample when a stack table is
+  // installed now (the preload installs it before the first sample sink,
+  // so sampling starts once, with them).
+  const bool stacks = g_stack_table.load(std::memory_order_acquire) != nullptr;
+  const uint32_t stack_setting = stacks ? stack_bytes_setting() : 0;
+  const unsigned preferred = stacks ? kDefaultStackDataPages : kDefaultDataPages;
+  const unsigned chosen = data_pages_setting(preferred);
+  unsigned pages = chosen != 0 ? chosen : preferred;
+  int error;
+  while (true) {
+    g_stack_bytes = !stacks                ? 0
+                    : stack_setting != 0 ? stack_setting
+                                         : stack_bytes_for(static_cast<size_t>(pages) * kPage, period_ns);
+    if (stacks && g_stack_bytes < kMinStackBytes) g_stack_bytes = kMinStackBytes;
+    if ((error = start_rings(period_ns, pages, why)) == 0) break;
+    // Locked memory is short: a smaller ring (and stack copy) drains as
+    // often, which is still better than a signal per sample.
+    if (!g_mmap_refused || chosen != 0 || !stacks || stack_setting != 0 ||
+        stack_bytes_for(static_cast<size_t>(pages / 2) * kPage, period_ns) < kMinStackBytes)
+      return error;
+    pages /= 2;
   }
   g_running = true;
   g_overflowed.store(false, std::memory_order_relaxed);
   arm_drain_timer(true);
   return 0;
 }
+
+bool PerfRingEngine::takes_stacks() const { return g_running && g_stack_bytes != 0; }
 
 void PerfRingEngine::stop() {
   if (!g_running) return;
@@ -473,6 +689,7 @@ void PerfRingEngine::stop() {
   close_extras();
   unmap_rings(true);
   free_shares();
+  free_scratch();
   g_running = false;
 }
 
@@ -492,6 +709,7 @@ int PerfRingEngine::fork_child(uint64_t period_ns, std::string* why) {
   close_extras();
   unmap_rings(false);
   free_shares();  // the child's copy (private memory)
+  free_scratch();
   g_running = false;
   return start(period_ns, why);
 }
@@ -533,7 +751,7 @@ uint32_t PerfRingEngine::drain(bool wait) {
     if (!wait && expected) continue;
     if (perf_event_mmap_page* page = ring.page.load(std::memory_order_acquire)) {
       g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
-      delivered += drain_ring(page, ring.data_size, i);
+      delivered += drain_ring(ring, page, i);
       g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
     }
     ring.busy.store(false, std::memory_order_release);

@@ -27,6 +27,12 @@
 //     the kernel signals at every overflow (__perf_event_overflow queues a
 //     wakeup whenever the event has a fasync owner), whatever the watermark.
 //     An idle process accrues no CPU time, so it is never woken.
+//   - with a stack table installed, each record also carries the sampled
+//     thread's registers and the top of its stack (PERF_SAMPLE_REGS_USER,
+//     PERF_SAMPLE_STACK_USER, 8 KiB as perf record --call-graph dwarf),
+//     unwound at the drain over that copy (unwind::StackWindow) with the
+//     same tables as a live unwind: a thread that blocks every signal gets
+//     whole stacks too.
 //   - records lost because a ring was full (PERF_RECORD_LOST) are counted per
 //     thread and shown as unsampled CPU time ("ring buffer full").
 //
@@ -66,6 +72,9 @@ class PerfRingEngine final : public Engine {
   uint32_t on_drain_timer();
 
   bool running() const;
+  // Do the records carry registers and stack (a stack table was installed
+  // when sampling started)?
+  bool takes_stacks() const;
   // ASYNC-SIGNAL-SAFE: has a drain found a ring full since start?
   bool overflowed() const;
   // How many rings (online CPUs) sampling uses: a thread's samples lag its

@@ -146,14 +146,20 @@ __attribute__((noinline)) void deliver_with_pc_sinks(uint64_t pc, uint32_t weigh
 // Out of line: the frames live on the signal stack only when stacks are on,
 // and only as many as the limit asks (1 KiB at the default 128): a
 // program's own alternate signal stack may be small (SIGSTKSZ, 8 KiB).
-__attribute__((noinline)) void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight) {
+__attribute__((noinline)) unwind::Stack deliver_unwound_stack(unwind::StackTable* table,
+                                                              const unwind::MemoryReader& memory,
+                                                              unwind::Registers regs, uint32_t weight) {
   uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
   if (depth > kMaxStackDepth) depth = kMaxStackDepth;
   auto* pcs = static_cast<uint64_t*>(__builtin_alloca(depth * sizeof(uint64_t)));
-  const unwind::LiveMemory memory;
-  const unwind::Stack stack = unwind::unwind(g_code_table.load(std::memory_order_acquire), memory,
-                                             unwind::registers_from_ucontext(context), pcs, depth);
+  const unwind::Stack stack = unwind::unwind(g_code_table.load(std::memory_order_acquire), memory, regs, pcs, depth);
   table->add(pcs, stack.depth, stack.truncated, weight);
+  return stack;
+}
+
+void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight) {
+  const unwind::LiveMemory memory;
+  deliver_unwound_stack(table, memory, unwind::registers_from_ucontext(context), weight);
 }
 
 void deliver(uint64_t pc, uint32_t weight) {

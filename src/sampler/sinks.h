@@ -14,7 +14,9 @@
 #include "sampler/bins.h"
 #include "sampler/pc_table.h"
 #include "unwind/code_table.h"
+#include "unwind/memory.h"
 #include "unwind/stack_table.h"
+#include "unwind/unwinder.h"
 
 namespace profiling::sampler {
 
@@ -103,6 +105,10 @@ void deliver(uint64_t pc, uint32_t weight);
 // Unwinds the stack of the interrupted context (a ucontext_t) and adds it
 // with weight to table.
 void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight);
+// The same from registers and memory taken elsewhere: a perf ring record's
+// registers and copy of the stack (perf_ring.cc). Returns the walk's result.
+unwind::Stack deliver_unwound_stack(unwind::StackTable* table, const unwind::MemoryReader& memory, unwind::Registers regs,
+                           uint32_t weight);
 
 }  // namespace profiling::sampler
 

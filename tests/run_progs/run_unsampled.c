@@ -19,7 +19,11 @@
  *   ringfull   the only thread blocks every signal for 0.3 s of CPU (on the
  *              perf clock nothing reads the rings meanwhile: the drain
  *              timer's signal stays pending), then unblocks and burns
- *              0.2 s more. */
+ *              0.2 s more;
+ *   sparse     a worker thread (a fresh stack) burns 0.5 s under a frame
+ *              holding a 20 KiB array it never touches but for its first
+ *              bytes: pages of its stack that are not resident, which the
+ *              kernel's stack copies (the perf ring's) cannot cross. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -59,6 +63,22 @@ static void* blocked_worker(void* seconds) {
   return NULL;
 }
 
+/* The array's untouched pages lie between burn's frame and the return
+ * address of sparse_frame. noipa and the pointer's escape keep the frame. */
+__attribute__((noipa)) static void sparse_frame(double seconds) {
+  volatile char big[20480];
+  big[0] = 1;
+  burn(seconds);
+  __asm__ volatile("" : : "r"(big) : "memory");
+}
+
+static void* sparse_worker(void* unused) {
+  (void)unused;
+  sparse_frame(0.5);
+  report("worker");
+  return NULL;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "blocked";
   if (strcmp(mode, "blocked") == 0) {
@@ -86,6 +106,10 @@ int main(int argc, char** argv) {
     burn(0.3);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     burn(0.2);
+  } else if (strcmp(mode, "sparse") == 0) {
+    pthread_t worker;
+    if (pthread_create(&worker, NULL, sparse_worker, NULL) != 0) return 2;
+    pthread_join(worker, NULL);
   } else if (strcmp(mode, "forkblocked") == 0) {
     burn(0.2);
     fflush(stdout);

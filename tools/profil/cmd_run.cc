@@ -647,9 +647,8 @@ std::string seconds(double s) {
 // not sampled: signals blocked"; and a note when the program's close moved
 // it off the perf clock. Printed whatever the verbosity: a gap in the
 // profile must never be silent.
-// The clock profil run asked for (--clock, PROFIL_CLOCK; empty with stacks
-// on): a process that sampled on perf-signal when the ring was asked for
-// says why.
+// The clock profil run asked for (--clock, PROFIL_CLOCK): a process that
+// sampled on perf-signal when the ring was asked for says why.
 std::string g_requested_clock;
 
 void print_unsampled(const ProcessSummary& p) {
@@ -947,8 +946,7 @@ int run_command(RunOptions options) {
   if (options.clock.empty())
     options.clock = base::kClockNames[base::clock_from_environment(std::getenv("PROFIL_CLOCK"), /*auto*/ 2)];
   if (options.stacks < 0) options.stacks = base::flag_from_environment("PROFIL_STACKS", std::getenv("PROFIL_STACKS"), true);
-  // With stacks the perf clock is perf-signal on purpose (docs/sampler.md).
-  g_requested_clock = options.stacks ? std::string() : options.clock;
+  g_requested_clock = options.clock;
   if (base::parse_clock(options.clock.c_str()) < 0)
     return usage_error("--clock", "'" + options.clock + "' is not one of " + base::kClockNameList);
 
