@@ -2,19 +2,13 @@
 // clear are setup-time only.
 #include "sampler/pc_table.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <new>
+
+#include "base/mapped_table.h"
 
 namespace profiling::sampler {
 
 namespace {
-size_t round_up_pow2(size_t n) {
-  size_t p = 1;
-  while (p < n) p <<= 1;
-  return p;
-}
 // Fibonacci hashing: code addresses are clustered and 16-byte aligned, so the
 // low bits alone would pile them into a few slots.
 inline size_t slot_of(uint64_t pc, size_t mask) {
@@ -23,24 +17,19 @@ inline size_t slot_of(uint64_t pc, size_t mask) {
 }  // namespace
 
 PcTable* PcTable::create(size_t capacity) {
-  const size_t slots = round_up_pow2(capacity < 64 ? 64 : capacity);
-  const size_t bytes = sizeof(PcTable) + 64 + slots * sizeof(Entry);
-  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return nullptr;
+  const size_t slots = base::round_up_pow2(capacity < 64 ? 64 : capacity);
+  size_t bytes = 0;
+  void* memory = base::map_table<PcTable>(slots * sizeof(Entry), &bytes);
+  if (memory == nullptr) return nullptr;
   auto* table = new (memory) PcTable();
   table->mask_ = slots - 1;
   table->mapped_bytes_ = bytes;
-  // Fresh anonymous pages are zero: every entry starts empty.
-  table->entries_ = reinterpret_cast<Entry*>(static_cast<char*>(memory) + sizeof(PcTable) + 64 -
-                                             (sizeof(PcTable) + 64) % alignof(Entry));
+  table->entries_ = reinterpret_cast<Entry*>(base::mapped_arrays(table));
   return table;
 }
 
 void PcTable::destroy(PcTable* table) {
-  if (table == nullptr) return;
-  const size_t bytes = table->mapped_bytes_;
-  table->~PcTable();
-  ::munmap(table, bytes);
+  if (table != nullptr) base::destroy_mapped(table, table->mapped_bytes_);
 }
 
 void PcTable::add(uint64_t pc, uint64_t weight) {
@@ -69,21 +58,13 @@ void PcTable::add(uint64_t pc, uint64_t weight) {
 }
 
 void PcTable::clear() {
-  // Every fork child of a profiled process clears: storing zeros would
-  // touch the whole mapping (1 MiB, 256 page faults, per process of a
-  // shell loop; issue 12). The entries' whole pages are handed back
-  // instead (madvise(2): a private anonymous page reads as zeros again),
-  // and only the entries sharing the table's first page are zeroed.
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(entries_);
-  const uintptr_t end = begin + (mask_ + 1) * sizeof(Entry);
-  const uintptr_t whole = (begin + page - 1) & ~(page - 1);
-  size_t zeroed = mask_ + 1;
-  if (whole < end && ::madvise(reinterpret_cast<void*>(whole), end - whole, MADV_DONTNEED) == 0)
-    zeroed = (whole - begin) / sizeof(Entry);
-  for (size_t i = 0; i < zeroed; ++i) {
-    entries_[i].pc.store(0, std::memory_order_relaxed);
-    entries_[i].count.store(0, std::memory_order_relaxed);
+  // Every fork child of a profiled process clears: the pages go back
+  // rather than 1 MiB of zeros written (base/mapped_table.h).
+  if (!base::zero_mapped_arrays(this, mapped_bytes_)) {
+    for (size_t i = 0; i <= mask_; ++i) {
+      entries_[i].pc.store(0, std::memory_order_relaxed);
+      entries_[i].count.store(0, std::memory_order_relaxed);
+    }
   }
   used_.store(0, std::memory_order_relaxed);
   dropped_.store(0, std::memory_order_relaxed);

@@ -2,18 +2,12 @@
 // destroy and clear are setup-time only.
 #include "unwind/stack_table.h"
 
-#include <sys/mman.h>
-
 #include <new>
+
+#include "base/mapped_table.h"
 
 namespace profiling::unwind {
 namespace {
-
-size_t round_up_pow2(size_t n) {
-  size_t p = 1;
-  while (p < n) p <<= 1;
-  return p;
-}
 
 uint64_t hash_stack(const uint64_t* pcs, uint32_t depth, bool truncated) {
   uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t{depth} << 1) ^ (truncated ? 1 : 0);
@@ -26,38 +20,33 @@ uint64_t hash_stack(const uint64_t* pcs, uint32_t depth, bool truncated) {
 }
 
 constexpr size_t kMaxProbes = 64;
-constexpr size_t kPage = 4096;
 constexpr uint32_t kMaxDepth = 0xffff;
 
 }  // namespace
 
 StackTable* StackTable::create(size_t stacks, size_t frames) {
-  const size_t slots = round_up_pow2(stacks < 64 ? 64 : stacks);
+  const size_t slots = base::round_up_pow2(stacks < 64 ? 64 : stacks);
   if (frames < 64) frames = 64;
   if (frames >= (uint64_t{1} << 40)) return nullptr;
   if (slots > (uint64_t{1} << 31)) return nullptr;
-  // The object on a page of its own: clear() hands back the pages after it.
-  const size_t header = (sizeof(StackTable) + kPage - 1) & ~(kPage - 1);
-  const size_t bytes = header + slots * sizeof(Slot) + slots * sizeof(uint32_t) + frames * sizeof(uint64_t);
-  void* memory = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (memory == MAP_FAILED) return nullptr;
+  size_t bytes = 0;
+  void* memory = base::map_table<StackTable>(
+      slots * sizeof(Slot) + slots * sizeof(uint32_t) + frames * sizeof(uint64_t), &bytes);
+  if (memory == nullptr) return nullptr;
   auto* table = new (memory) StackTable();
   table->mask_ = slots - 1;
   table->mapped_bytes_ = bytes;
   table->frame_capacity_ = frames;
-  // Fresh anonymous pages are zero: every slot starts empty. Untouched
-  // pages of the pool cost nothing.
-  table->slots_ = reinterpret_cast<Slot*>(static_cast<char*>(memory) + header);
+  // Every slot starts empty (zero pages); untouched pages of the frame
+  // pool cost nothing.
+  table->slots_ = reinterpret_cast<Slot*>(base::mapped_arrays(table));
   table->order_ = reinterpret_cast<std::atomic<uint32_t>*>(table->slots_ + slots);
   table->frames_ = reinterpret_cast<uint64_t*>(table->order_ + slots);
   return table;
 }
 
 void StackTable::destroy(StackTable* table) {
-  if (table == nullptr) return;
-  const size_t bytes = table->mapped_bytes_;
-  table->~StackTable();
-  ::munmap(table, bytes);
+  if (table != nullptr) base::destroy_mapped(table, table->mapped_bytes_);
 }
 
 size_t StackTable::frames_used() const {
@@ -120,11 +109,9 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
 }
 
 void StackTable::clear() {
-  // Fresh zero pages instead of writing zeros over what was used: a fork
-  // child of a shell loop would otherwise touch every page of the table.
-  char* start = reinterpret_cast<char*>(slots_);
-  const size_t length = mapped_bytes_ - static_cast<size_t>(start - reinterpret_cast<char*>(this));
-  if (::madvise(start, length, MADV_DONTNEED) != 0) {
+  // Fresh zero pages instead of writing zeros over what was used
+  // (base/mapped_table.h).
+  if (!base::zero_mapped_arrays(this, mapped_bytes_)) {
     for (size_t i = 0; i <= mask_; ++i) {
       slots_[i].hash.store(0, std::memory_order_relaxed);
       slots_[i].info.store(0, std::memory_order_relaxed);
