@@ -17,18 +17,57 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace profiling::base {
 
 inline constexpr unsigned kMinHz = 1;
 inline constexpr unsigned kMaxHz = 100000;
 
-// The clock names, in ClockKind's order (sampler.h: cpu 0, perf 1,
-// automatic 2, wall 3, perf_signal 4): the one table of them.
-inline constexpr const char* kClockNames[] = {"cpu", "perf", "auto", "wall", "perf-signal"};
+// The clocks, one row each: the one table of them (issue 12). A row is
+//   X(enumerator of sampler::ClockKind, name in PROFIL_CLOCK and --clock,
+//     the function returning its sampler::Engine)
+// and its index is the ClockKind's value, so rows are only ever appended
+// (the C API and profraw keep ids of their own: runtime/c_api.cc,
+// runtime/preload.cc). sampler.h makes ClockKind of it, thread_clocks.cc
+// the engine table, this file the names. auto is the perf ring with its
+// fallbacks (sampler/engine.h).
+#define PROFIL_CLOCK_TABLE(X)                      \
+  X(cpu, "cpu", cpu_timer_engine)                  \
+  X(perf, "perf", perf_ring_engine)                \
+  X(automatic, "auto", perf_ring_engine)           \
+  X(wall, "wall", wall_engine)                     \
+  X(perf_signal, "perf-signal", perf_signal_engine)
+
+#define PROFIL_CLOCK_NAME(id, name, engine) name,
+inline constexpr const char* kClockNames[] = {PROFIL_CLOCK_TABLE(PROFIL_CLOCK_NAME)};
+#undef PROFIL_CLOCK_NAME
 inline constexpr int kClockNameCount = static_cast<int>(sizeof kClockNames / sizeof kClockNames[0]);
+
+namespace internal {
+// kClockNames joined by ", ", built at compile time from the table.
+inline constexpr size_t clock_name_list_size() {
+  size_t n = 1;  // the terminating NUL
+  for (int i = 0; i < kClockNameCount; ++i) n += std::char_traits<char>::length(kClockNames[i]) + (i ? 2 : 0);
+  return n;
+}
+struct ClockNameList {
+  char text[clock_name_list_size()] = {};
+  constexpr ClockNameList() {
+    size_t at = 0;
+    for (int i = 0; i < kClockNameCount; ++i) {
+      if (i != 0) {
+        text[at++] = ',';
+        text[at++] = ' ';
+      }
+      for (const char* c = kClockNames[i]; *c != '\0'; ++c) text[at++] = *c;
+    }
+  }
+};
+inline constexpr ClockNameList kClockNameListStorage;
+}  // namespace internal
 // For messages: "cpu, perf, auto, wall, perf-signal".
-inline constexpr const char* kClockNameList = "cpu, perf, auto, wall, perf-signal";
+inline constexpr const char* kClockNameList = internal::kClockNameListStorage.text;
 
 // A rate in samples per CPU-second, 1..100000, all digits. false otherwise.
 inline bool parse_hz(const char* text, unsigned* hz) {

@@ -302,11 +302,11 @@ void thread_exiting() {
 }
 
 void before_closing_descriptors(unsigned first, unsigned last) {
-  if (!perf_fd_in_range(first, last)) return;  // the common case: no lock
+  if (!descriptor_in_range(first, last)) return;  // the common case: no lock
   // Nor when none of them is still open (the program closed them with a
   // raw system call and the numbers are its files now): the dump closes
   // its own files from signal handlers, where no lock may be taken.
-  if (!live_perf_fd_in_range(first, last)) return;
+  if (!live_descriptor_in_range(first, last)) return;
   ControlLock lock;
   switch_to_cpu_timers(first, last);
 }

@@ -1,8 +1,11 @@
 // The sampling signal handler and the SIGSEGV/SIGBUS fault guard.
 //
 // ASYNC-SIGNAL-SAFE: on_sampling_signal, on_fault and everything they call
-// (sinks.cc, safe_access.S, the jitter functions of thread_clocks.cc, the
-// unwinder of src/unwind/).
+// (sinks.cc, safe_access.S, the inline checks of cpu_timer_engine.h and
+// perf_signal_engine.h, perf_sample_weight and its jitter in
+// perf_signal_engine.cc, the perf ring's on_drain_timer, the unwinder of
+// src/unwind/). The engines are reached directly, never through Engine's
+// virtual functions: a sample's path has no indirect call.
 // errno is saved and restored; nothing allocates, locks or prints.
 #include "sampler/handler.h"
 
@@ -13,7 +16,9 @@
 #include <cerrno>
 
 #include "base/errno_saver.h"
+#include "sampler/cpu_timer_engine.h"
 #include "sampler/perf_ring.h"
+#include "sampler/perf_signal_engine.h"
 #include "sampler/safe_access.h"
 #include "sampler/sampler.h"
 #include "sampler/signal_front.h"

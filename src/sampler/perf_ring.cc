@@ -1,8 +1,9 @@
 // The perf clock through the kernel's ring buffer (perf_ring.h).
 //
 // ASYNC-SIGNAL-SAFE: PerfRingEngine::drain, on_drain_timer, overflowed,
-// descriptor_of and what they call (deliver, slot_of_tid, timer_settime,
-// clock_gettime, atomics); errno is the handler's to keep (it saves it).
+// descriptor_of, gap_cause, account_process and what they call (deliver,
+// slot_of_tid, perf_fd_still_open, timer_settime, clock_gettime, atomics);
+// errno is the handler's to keep (it saves it).
 // Nothing there allocates, locks (a ring's try-lock only) or prints.
 // Everything else runs under the control lock.
 #include "sampler/perf_ring.h"
@@ -509,12 +510,15 @@ uint32_t drain_ring(Ring& ring, perf_event_mmap_page* page, unsigned ring_index)
 
 }  // namespace
 
-void PerfRingEngine::thread_attached(pid_t tid) {
+Engine& perf_ring_engine() { return g_perf_ring; }
+
+bool PerfRingEngine::thread_attached(ThreadClock& c) {
   // A slot a thread had before: its shares start again.
-  const int slot = slot_of_tid(tid);
-  if (slot < 0 || g_shares == nullptr) return;
+  const size_t slot = slot_index(c);
+  if (g_shares == nullptr) return true;
   for (size_t ring = 0; ring < g_share_stride; ++ring)
-    g_shares[static_cast<size_t>(slot) * g_share_stride + ring] = CpuShare{0, 0};
+    g_shares[slot * g_share_stride + ring] = CpuShare{0, 0};
+  return true;
 }
 
 namespace {
@@ -693,7 +697,7 @@ void PerfRingEngine::stop() {
   g_running = false;
 }
 
-void PerfRingEngine::thread_detaching(pid_t) {
+void PerfRingEngine::thread_detaching(ThreadClock&) {
   // What the thread ran is in the rings until read: read it before its
   // accounting is closed.
   drain(true);
@@ -769,6 +773,27 @@ int PerfRingEngine::descriptor_of(pid_t tid) const {
   for (unsigned i = 0; i < g_extra_count; ++i)
     if (g_extra[i].tid == tid) return g_extra[i].fd;
   return -1;
+}
+
+unsigned PerfRingEngine::noise_periods() const { return rings() > 1 ? rings() : 1; }
+
+UnsampledCause PerfRingEngine::gap_cause(const ThreadClock& c, bool) const {
+  // A signal mask does not stop the ring: what it misses is a descriptor
+  // closed (a thread that existed at start), or records lost to a full
+  // ring that no PERF_RECORD_LOST reported yet.
+  const int fd = descriptor_of(c.tid);
+  if (fd >= 0 && !perf_fd_still_open(fd)) return UnsampledCause::descriptor_closed;
+  if (overflowed()) return UnsampledCause::ring_full;
+  return UnsampledCause::unknown;
+}
+
+void PerfRingEngine::account_process(Unsampled* out, uint64_t period_ns) {
+  // The rings' samples not read yet are sampled time: read them first (the
+  // dump calls this before it writes the table).
+  drain(false);
+  const uint64_t unattributed = internal::g_unattributed_lost.load(std::memory_order_relaxed);
+  if (unattributed != 0)
+    out->rows[static_cast<size_t>(UnsampledCause::ring_full) - 1].cpu_ns += unattributed * period_ns;
 }
 
 }  // namespace profiling::sampler

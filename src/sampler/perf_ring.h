@@ -36,8 +36,9 @@
 //   - records lost because a ring was full (PERF_RECORD_LOST) are counted per
 //     thread and shown as unsampled CPU time ("ring buffer full").
 //
-// ASYNC-SIGNAL-SAFE: drain() and is_drain_timer_value(). The rest runs under
-// the sampler's control lock.
+// ASYNC-SIGNAL-SAFE: drain(), on_drain_timer(), gap_cause(),
+// account_process() and is_drain_timer_value(). The rest runs under the
+// sampler's control lock.
 #ifndef PROFIL_SAMPLER_PERF_RING_H
 #define PROFIL_SAMPLER_PERF_RING_H
 
@@ -58,16 +59,25 @@ inline bool is_drain_timer_value(const void* value) { return value == &internal:
 
 class PerfRingEngine final : public Engine {
  public:
-  const char* name() const override { return "perf"; }
+  ClockKind kind() const override { return ClockKind::perf; }
+  const char* describe() const override { return "the perf ring buffer"; }
+  // Where no ring can be mapped (the user's locked memory for perf is used
+  // up, an old kernel).
+  Engine* fallback() const override { return &perf_signal_engine(); }
   int start(uint64_t period_ns, std::string* why) override;
   void stop() override;
   // Inherited events sample a new thread already; its slot's weights start.
-  void thread_attached(pid_t tid) override;
-  void thread_detaching(pid_t) override;
+  bool thread_attached(ThreadClock& c) override;
+  void thread_detaching(ThreadClock& c) override;
   int fork_child(uint64_t period_ns, std::string* why) override;
   void suspend_for_exec() override;
   void resume_after_exec() override;
   uint32_t drain(bool wait) override;
+  // Each CPU's event of a thread keeps its own remainder.
+  unsigned noise_periods() const override;
+  UnsampledCause gap_cause(const ThreadClock& c, bool self) const override;
+  // The rings' samples not read yet, and the lost records no thread owns.
+  void account_process(Unsampled* out, uint64_t period_ns) override;
   // ASYNC-SIGNAL-SAFE: the drain timer's signal: drain, re-arm.
   uint32_t on_drain_timer();
 

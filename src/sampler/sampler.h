@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "base/settings.h"
 #include "sampler/bins.h"
 #include "sampler/pc_table.h"
 
@@ -29,15 +30,20 @@ class StackTable;
 
 namespace profiling::sampler {
 
+// cpu: a CPU-time timer per thread (cpu_timer_engine.h).
 // wall: cpu's timers for running threads, plus blocked threads sampled from
 // /proc without interrupting them (wall_sampler.h).
 // perf: task-clock samples the kernel writes into ring buffers, no signal
 // per sample (perf_ring.h), falling back to perf_signal where no ring can
 // be mapped. perf_signal: one task-clock counter per thread signalling its
 // thread at each sample (the perf clock until 0.2; threads that block
-// signals are not sampled). The names: base/settings.h.
-enum class ClockKind : uint8_t { cpu = 0, perf = 1, automatic = 2, wall = 3, perf_signal = 4 };
-inline constexpr int kClockKinds = 5;
+// signals are not sampled; perf_signal_engine.h).
+// The values, names and engines: one table, base/settings.h
+// (PROFIL_CLOCK_TABLE): cpu 0, perf 1, automatic 2, wall 3, perf_signal 4.
+#define PROFIL_CLOCK_ENUMERATOR(id, name, engine) id,
+enum class ClockKind : uint8_t { PROFIL_CLOCK_TABLE(PROFIL_CLOCK_ENUMERATOR) };
+#undef PROFIL_CLOCK_ENUMERATOR
+inline constexpr int kClockKinds = base::kClockNameCount;
 
 struct ClockSettings {
   ClockKind requested = ClockKind::cpu;

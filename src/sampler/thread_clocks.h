@@ -1,6 +1,8 @@
-// Per-thread sampling clocks: one POSIX CPU-time timer (SIGEV_THREAD_ID) or
-// one perf_event_open task-clock counter per thread (perf-signal), each
-// signalling only the thread whose CPU time ran; or the perf ring engine
+// Per-thread sampling slots and the accounting of what they sampled. What
+// samples a thread is the selected engine's (engine.h): a POSIX CPU-time
+// timer (SIGEV_THREAD_ID) per thread on the cpu and wall clocks
+// (cpu_timer_engine.h), a perf_event_open task-clock counter per thread on
+// perf-signal (perf_signal_engine.h), nothing per thread on the perf ring
 // (perf_ring.h), which samples every thread without signals and needs only
 // each thread's accounting slot here. A process-wide timer (ITIMER_PROF, glibc's
 // choice) would interrupt whichever thread the kernel picks — idle threads in
@@ -26,7 +28,8 @@ namespace profiling::sampler {
 
 inline constexpr int kSamplingSignal = SIGPROF;
 
-// One thread's clock. Lives in a fixed static array and is never freed, so a
+// One thread's slot: its accounting, and what its engine keeps for it (a
+// timer, a descriptor). Lives in a fixed static array and is never freed, so a
 // pointer carried in a timer's sigev_value is always safe to check.
 struct ThreadClock {
   pid_t tid = 0;
@@ -39,14 +42,10 @@ struct ThreadClock {
 };
 
 namespace internal {
-// Every thread's clock, and which descriptors are our perf counters: the
-// handler checks a signal against them (inline: it runs at every sample).
+// Every thread's slot: the handler checks a signal against them (inline: it
+// runs at every sample).
 inline constexpr size_t kMaxThreads = 4096;
 extern ThreadClock g_clocks[kMaxThreads];
-inline constexpr int kMaxPerfFd = 1 << 16;
-// Per descriptor: 1 + the index in g_clocks of our perf counter open on it,
-// 0 when it is not ours (128 KiB of zero pages, touched only where used).
-extern std::atomic<uint16_t> g_perf_fd_slot[kMaxPerfFd];
 static_assert(kMaxThreads < 65535);
 // Weighted ticks delivered per clock, since it was attached: what the
 // accounting (unsampled_time) compares with the thread's CPU clock.
@@ -85,58 +84,30 @@ inline void count_ring_lost(pid_t tid, uint64_t periods) {
 // ASYNC-SIGNAL-SAFE: the running engine's samples not delivered yet, now
 // (the ring's). wait: not called from a signal handler.
 uint32_t drain_engine(bool wait);
+// ASYNC-SIGNAL-SAFE: is a descriptor the running engine needs in [first,
+// last]? (The program is about to close that range; engine.h.)
+// live_descriptor_in_range counts only descriptors still open on what the
+// engine opened, and forgets the ones the program closed with a raw system
+// call.
+bool descriptor_in_range(unsigned first, unsigned last);
+bool live_descriptor_in_range(unsigned first, unsigned last);
 
-// ASYNC-SIGNAL-SAFE: is this the sigev_value of one of our timers?
-inline bool is_our_timer_value(const void* value) {
-  const auto address = reinterpret_cast<uintptr_t>(value);
-  const auto first = reinterpret_cast<uintptr_t>(&internal::g_clocks[0]);
-  return address - first < sizeof internal::g_clocks;
-}
-// ASYNC-SIGNAL-SAFE: is fd one of our perf counters?
-inline bool is_our_perf_fd(int fd) {
-  if (static_cast<unsigned>(fd) >= static_cast<unsigned>(internal::kMaxPerfFd)) return false;
-  return internal::g_perf_fd_slot[fd].load(std::memory_order_acquire) != 0;
-}
-// ASYNC-SIGNAL-SAFE: is one of our perf counters open on a descriptor in
-// [first, last]? (The program is about to close that range.)
-bool perf_fd_in_range(unsigned first, unsigned last);
-// ASYNC-SIGNAL-SAFE: the same, counting only descriptors still open on a
-// perf counter; forgets the ones the program closed with a raw system call.
-bool live_perf_fd_in_range(unsigned first, unsigned last);
-// ASYNC-SIGNAL-SAFE: a sample's weight counted against the thread whose
-// clock sent it (a timer's value, already checked by is_our_timer_value;
-// a perf descriptor, already checked by is_our_perf_fd). One relaxed add.
-inline void count_timer_ticks(const void* value, uint32_t weight, uint64_t pc) {
-  const auto index = (reinterpret_cast<uintptr_t>(value) - reinterpret_cast<uintptr_t>(&internal::g_clocks[0])) /
-                     sizeof(ThreadClock);
-  internal::g_clock_ticks[index].fetch_add(weight, std::memory_order_relaxed);
-  internal::g_clock_last_pc[index].store(pc, std::memory_order_relaxed);
-}
-inline void count_perf_ticks(int fd, uint32_t weight) {
-  const unsigned slot = internal::g_perf_fd_slot[fd].load(std::memory_order_relaxed);
-  if (slot != 0) internal::g_clock_ticks[slot - 1].fetch_add(weight, std::memory_order_relaxed);
-}
-// CPU-time timers are not jittered: the kernel checks them at its tick, so
-// the sampling instants are the tick's whatever the period, and re-arming a
-// timer from the handler to move its expiry lost up to 20 % of the samples
-// under CPU contention (measured: 3 busy loops on 2 cores). The perf clock,
-// whose hrtimer really fires at the period, is jittered (perf_sample_weight).
-// ASYNC-SIGNAL-SAFE: the weight of a CPU-timer signal, in periods: 1 + its
-// overrun. The kernel expires a CPU-time timer at exact multiples of the
-// period of the thread's CPU time and counts the expirations a tick missed
-// in the overrun (kernel/time/posix-cpu-timers.c, bump_cpu_timer), so the
-// weights of a thread's signals add up to its CPU time in whole periods,
-// the remainder carried by the timer itself. A signal is lost only when its
-// timer is re-armed while it is pending (a rate change, a suspension):
-// at most one period per thread and change. (Reading the thread's CPU
-// clock instead cost a system call and ~60 instructions per sample.)
-inline uint32_t timer_sample_weight(int overrun) {
-  constexpr int kMaxOverrun = 1'000'000;  // a thread stopped for hours is one sample, not a wrap
-  return 1 + static_cast<uint32_t>(overrun <= 0 ? 0 : overrun > kMaxOverrun ? kMaxOverrun : overrun);
-}
-// ASYNC-SIGNAL-SAFE: the weight of a perf overflow signal on fd (periods of
-// task-clock since the thread's previous sample), scheduling the next one.
-uint32_t perf_sample_weight(int fd);
+// ---- for the engines ----
+// The index of slot c in g_clocks.
+inline size_t slot_index(const ThreadClock& c) { return static_cast<size_t>(&c - internal::g_clocks); }
+// ASYNC-SIGNAL-SAFE.
+pid_t current_tid();
+// The CPU-time clock of any thread of this process, by thread id.
+clockid_t thread_cpu_clock(pid_t tid);
+// ASYNC-SIGNAL-SAFE. -1 when the clock cannot be read (the thread is gone).
+int64_t read_clock_ns(clockid_t clock);
+// ASYNC-SIGNAL-SAFE: is the sampling signal blocked in thread tid (self: the
+// caller)?
+bool sampling_signal_blocked(pid_t tid, bool self);
+// ASYNC-SIGNAL-SAFE: is a perf counter still open on fd? The program may
+// have closed it with a raw system call (past the interposed close), and
+// the number may since name another file.
+bool perf_fd_still_open(int fd);
 
 // The rest is NOT async-signal-safe; all of it runs under the control lock.
 // Starts sampling every thread of the process with the configured clock.
@@ -147,14 +118,10 @@ bool sampling_running();
 // Sample the calling thread too (it was created after start_all_threads).
 void start_current_thread();
 void stop_current_thread();
-// Before the CPU-time clocks stop for good (the last sink goes, a thread
-// ends): the kernel reports a CPU-time timer's expirations only when it
-// checks the timer, at a tick that finds the thread running, and on a busy
-// machine that can be 100 ms late (12 signals in a CPU-second seen). What
-// each thread ran since its last reported expiry, in whole periods, is
-// delivered at the PC of its last sample — where the thread was last seen
-// — so counts keep measuring CPU time. tid 0: every thread. Not for a
-// clock that keeps running (the kernel would report the same time again).
+// Before the clocks stop for good (the last sink goes, a thread ends): what
+// the engine had not reported yet is delivered (cpu_timer_engine.h).
+// tid 0: every thread. Not for a clock that keeps running (the kernel would
+// report the same time again).
 void flush_unreported_ticks(pid_t only_tid = 0);
 void ignore_current_thread();
 // Clocks for threads in /proc/self/task that have none; the clocks of
@@ -166,8 +133,9 @@ void resume_after_exec();
 // fork, in the child: forget the parent's clocks, sample the only thread.
 void reset_in_child();
 // The program is about to close every descriptor in [first, last] and one
-// of them is a perf counter of ours: every thread moves to CPU-time
-// timers (whose clocks no close can reach). Returns true if it switched.
+// of them is one the engine needs (perf-signal's counters): every thread
+// moves to the cpu clock's CPU-time timers (whose clocks no close can
+// reach). Returns true if it switched.
 bool switch_to_cpu_timers(unsigned first, unsigned last);
 
 ClockKind running_clock();

@@ -1,4 +1,4 @@
-// The wall clock's watcher thread (see wall_sampler.h).
+// The wall clock's engine and its watcher thread (see wall_sampler.h).
 #include "sampler/wall_sampler.h"
 
 #include <dirent.h>
@@ -20,6 +20,8 @@
 
 namespace profiling::sampler {
 namespace {
+
+constinit WallEngine g_wall;
 
 // The watcher runs while its generation is the current one; stopping (or a
 // new start) moves the generation on and the old watcher exits on waking.
@@ -132,23 +134,32 @@ uint64_t blocked_pc_from_syscall_text(std::string_view text) {
   return pc;
 }
 
-void start_wall_watcher(uint64_t period_ns) {
+Engine& wall_engine() { return g_wall; }
+
+int WallEngine::start(uint64_t period_ns, std::string* why) {
+  CpuTimerEngine::start(period_ns, why);
   g_period_ns.store(period_ns, std::memory_order_relaxed);
   g_paused.store(false, std::memory_order_release);
   g_active = true;
   launch();
+  return 0;
 }
 
-void stop_wall_watcher() {
+void WallEngine::stop() {
+  CpuTimerEngine::stop();
   if (!g_active) return;
   g_active = false;
   g_generation.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void pause_wall_watcher(bool paused) { g_paused.store(paused, std::memory_order_release); }
-
-void restart_wall_watcher_in_child() {
+int WallEngine::fork_child(uint64_t period_ns, std::string* why) {
+  CpuTimerEngine::fork_child(period_ns, why);
   if (g_active) launch();
+  return 0;
 }
+
+void WallEngine::suspend_for_exec() { g_paused.store(true, std::memory_order_release); }
+
+void WallEngine::resume_after_exec() { g_paused.store(false, std::memory_order_release); }
 
 }  // namespace profiling::sampler

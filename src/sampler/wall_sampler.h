@@ -18,10 +18,14 @@
 // so sleep(1) would return early; reading /proc changes nothing for the
 // sleeper.
 //
+// WallEngine is the clock's engine (engine.h): the cpu clock's engine for
+// the timers, plus the watcher.
+//
 // NOT async-signal-safe: all of it runs under the sampler's control lock
 // except the watcher thread, which allocates and reads files freely and
 // hands its samples to deliver() (sinks.h) under the handlers' in-flight
-// protocol, like a signal handler.
+// protocol, like a signal handler; and what CpuTimerEngine marks
+// ASYNC-SIGNAL-SAFE (cpu_timer_engine.h).
 #ifndef PROFIL_SAMPLER_WALL_SAMPLER_H
 #define PROFIL_SAMPLER_WALL_SAMPLER_H
 
@@ -30,18 +34,27 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sampler/cpu_timer_engine.h"
+
 namespace profiling::sampler {
 
-// Starts the watcher (period_ns between wake-ups); stops it (it exits at its
-// next wake-up: nobody waits for it, so stopping under the control lock
-// cannot deadlock with the watcher's own start-up).
-void start_wall_watcher(uint64_t period_ns);
-void stop_wall_watcher();
-// exec: the watcher samples nothing until resumed.
-void pause_wall_watcher(bool paused);
-// In a forked child, where the watcher did not survive the fork: a new one,
-// if one was running.
-void restart_wall_watcher_in_child();
+class WallEngine final : public CpuTimerEngine {
+ public:
+  ClockKind kind() const override { return ClockKind::wall; }
+  const char* describe() const override { return "CPU-time timers for running threads and a watcher for blocked ones"; }
+  // Starts the watcher (a wake-up per period); stops it (it exits at its
+  // next wake-up: nobody waits for it, so stopping under the control lock
+  // cannot deadlock with the watcher's own start-up).
+  int start(uint64_t period_ns, std::string* why) override;
+  void stop() override;
+  // The watcher did not survive the fork: a new one.
+  int fork_child(uint64_t period_ns, std::string* why) override;
+  // exec: the watcher samples nothing until resumed.
+  void suspend_for_exec() override;
+  void resume_after_exec() override;
+  // Its samples count sleep too: not compared with CPU time.
+  bool accounted() const override { return false; }
+};
 
 // The user program counter in a /proc/<pid>/task/<tid>/syscall text, or 0
 // when the thread is running (or the text is not one the kernel writes):
