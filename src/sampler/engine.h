@@ -18,6 +18,9 @@
 //      enumerator, its PROFIL_CLOCK name and that function. ClockKind, the
 //      names (PROFIL_CLOCK, profil run --clock and their messages) and the
 //      engine table (thread_clocks.cc) are made from it.
+// What an engine keeps per thread goes in the thread's slot (ThreadClock's
+// timer or perf_fd) or in an array of its own indexed by slot_index(c)
+// (the ring's per-CPU shares); what it keeps per process, in its file.
 // A clock the C API (include/profil/profil.h) or profraw must name also
 // needs its id there: those are public numbers, kept apart on purpose.
 // If its samples arrive by a signal, the handler (handler.cc) must
