@@ -78,10 +78,17 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
       if (weight == 0) return;  // an early signal after a period change
       count_perf_ticks(info->si_fd, weight);
     } else {
-      // A descriptor's SIGPROF (F_SETSIG): one of our perf counters that
-      // was closed with a signal still pending, unless the program set up
-      // such a descriptor itself and handles the signal.
-      if (front_program_has_handler(signo)) front_dispatch(signo, info, context);
+      // The perf ring's drain trigger (perf_ring.h: its number is taken
+      // near the descriptor limit, where a program's own F_SETSIG
+      // descriptor is unlikely); or a descriptor's SIGPROF: one of our perf
+      // counters that was closed with a signal still pending, unless the
+      // program set up such a descriptor itself and handles the signal.
+      if (g_perf_ring.is_drain_trigger(info->si_fd)) {
+        weight = g_perf_ring.on_drain_timer();
+        if (weight != 0) run_periodic_hook(weight);
+      } else if (front_program_has_handler(signo)) {
+        front_dispatch(signo, info, context);
+      }
       return;
     }
   } else {

@@ -121,6 +121,24 @@ struct Extra {
 };
 constinit Extra g_extra[kMaxExtra];
 constinit unsigned g_extra_count = 0;
+// Drain triggers (with stacks): per CPU, a task-clock event of the process,
+// inherited like the sampling ones, that overflows every quarter ring of
+// a thread's CPU time on that CPU and then sends SIGPROF to the process
+// (F_SETOWN_EX F_OWNER_PID, F_SETSIG; an inherited event signals through
+// its parent's owner). Why: the process CPU-time timer alone came up to
+// 250 ms of CPU late beside a busy loop (the kernel checks CPU-time timers
+// at its tick, when it finds the process running), which the 1024 records
+// of a flat ring absorb and the 32 of a ring with stacks do not; an event's
+// hrtimer fires on time. Each is held by a mapping of its first page (no
+// descriptor a program could close); the descriptor number the kernel puts
+// in si_fd is kept to recognise the signal (a number the program may use
+// again once closed: it is taken high, 64 below the descriptor limit).
+struct Trigger {
+  void* page;
+  int fd_number;
+};
+constinit Trigger g_triggers[kMaxRings];
+constinit std::atomic<unsigned> g_trigger_count{0};
 constinit timer_t g_drain_timer{};
 constinit bool g_has_drain_timer = false;
 constinit uint64_t g_drain_every_ns = 0;
@@ -560,6 +578,50 @@ bool PerfRingEngine::thread_attached(ThreadClock& c) {
 
 namespace {
 
+void close_triggers() {
+  const unsigned count = g_trigger_count.exchange(0, std::memory_order_acq_rel);
+  for (unsigned i = 0; i < count; ++i)
+    if (g_triggers[i].page != nullptr) ::munmap(g_triggers[i].page, kPage);
+}
+
+// The triggers (above) for every CPU, every every_ns of a thread's time
+// there. Best effort: without them the process timer still drains.
+void open_triggers(const int* cpus, unsigned ncpu, uint64_t every_ns) {
+  rlimit files{};
+  int high = 1024;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 64)
+    high = static_cast<int>(files.rlim_cur > 65536 ? 65536 : files.rlim_cur) - 64;
+  unsigned count = 0;
+  for (unsigned k = 0; k < ncpu && count < kMaxRings; ++k) {
+    perf_event_attr attr{};
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_TASK_CLOCK;
+    attr.sample_period = every_ns;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    attr.inherit = 1;
+    attr.inherit_thread = 1;
+    attr.remove_on_exec = 1;
+    const long opened = ::syscall(SYS_perf_event_open, &attr, ::getpid(), cpus[k], -1, PERF_FLAG_FD_CLOEXEC);
+    if (opened < 0) continue;
+    int fd = static_cast<int>(opened);
+    if (const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, high); moved >= 0) {
+      ::close(fd);
+      fd = moved;
+    }
+    f_owner_ex owner{F_OWNER_PID, ::getpid()};
+    void* page = MAP_FAILED;
+    if (::fcntl(fd, F_SETOWN_EX, &owner) == 0 && ::fcntl(fd, F_SETSIG, kSamplingSignal) == 0 &&
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_ASYNC) == 0)
+      page = ::mmap(nullptr, kPage, PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (page == MAP_FAILED) continue;
+    g_triggers[count++] = Trigger{page, fd};
+  }
+  g_trigger_count.store(count, std::memory_order_release);
+}
+
 // Set by start_rings when the kernel refused to map a ring (locked memory).
 constinit bool g_mmap_refused = false;
 
@@ -676,9 +738,13 @@ int start_rings(uint64_t period_ns, unsigned data_pages, std::string* why) {
       *why = std::string("perf ring buffer: timer_create(CLOCK_PROCESS_CPUTIME_ID): ") + std::strerror(error);
     } else {
       g_has_drain_timer = true;
+      // A quarter ring of one thread's time on one CPU: several threads
+      // sharing a CPU fill its ring in turn.
+      if (g_stack_bytes != 0) open_triggers(cpus, ncpu, every / 2 > 1'000'000 ? every / 2 : 1'000'000);
     }
   }
   if (error != 0) {
+    close_triggers();
     close_extras();
     unmap_rings(true);
     free_shares();
@@ -726,6 +792,7 @@ void PerfRingEngine::stop() {
   if (!g_running) return;
   if (g_has_drain_timer) ::timer_delete(g_drain_timer);
   g_has_drain_timer = false;
+  close_triggers();
   drain(true);
   close_extras();
   unmap_rings(true);
@@ -747,6 +814,7 @@ int PerfRingEngine::fork_child(uint64_t period_ns, std::string* why) {
   // descriptors (the parent's stay open), start afresh.
   if (!g_running) return 0;
   g_has_drain_timer = false;
+  g_trigger_count.store(0, std::memory_order_relaxed);  // their mappings stayed in the parent
   close_extras();
   unmap_rings(false);
   free_shares();  // the child's copy (private memory)
@@ -801,6 +869,13 @@ uint32_t PerfRingEngine::drain(bool wait) {
 }
 
 bool PerfRingEngine::running() const { return g_running; }
+
+bool PerfRingEngine::is_drain_trigger(int fd) const {
+  const unsigned count = g_trigger_count.load(std::memory_order_acquire);
+  for (unsigned i = 0; i < count; ++i)
+    if (g_triggers[i].fd_number == fd) return true;
+  return false;
+}
 
 bool PerfRingEngine::overflowed() const { return g_overflowed.load(std::memory_order_relaxed); }
 

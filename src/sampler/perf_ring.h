@@ -82,6 +82,10 @@ class PerfRingEngine final : public Engine {
   uint32_t on_drain_timer();
 
   bool running() const;
+  // ASYNC-SIGNAL-SAFE: is a SIGPROF with this si_fd a drain trigger's
+  // (perf_ring.cc: with stacks, an event per CPU signals the process every
+  // quarter ring of a thread's CPU time)?
+  bool is_drain_trigger(int fd) const;
   // Do the records carry registers and stack (a stack table was installed
   // when sampling started)?
   bool takes_stacks() const;
