@@ -148,15 +148,17 @@ Flat flat_profile(const fs::path& prog, const fs::path& file) {
   while (std::getline(lines, line)) {
     if (std::regex_search(line, m, std::regex(R"(Each sample counts as ([0-9.e-]+) seconds)")))
       flat.seconds_per_sample = std::stod(m[1]);
-    std::istringstream fields(line);
-    std::vector<std::string> tokens;
-    for (std::string t; fields >> t;) tokens.push_back(t);
-    if (tokens.size() < 4 || !std::regex_match(tokens[0], std::regex(R"([0-9]+\.[0-9]+)"))) continue;
+    // %time, cumulative, self seconds, then calls and the two per-call
+    // columns when there are calls, then the name, which may hold spaces
+    // (a C++ signature: libprofil's own handler in a static program).
+    static const std::regex row(
+        R"(^\s*[0-9]+\.[0-9]+\s+[0-9.]+\s+([0-9.]+)\s+(?:([0-9]+)\s+[0-9.]+\s+[0-9.]+\s+)?(\S.*)$)");
+    if (!std::regex_match(line, m, row)) continue;
     FlatEntry entry;
-    entry.self_seconds = std::stod(tokens[2]);
-    if (tokens.size() >= 7) entry.calls = std::stol(tokens[3]);
-    flat.order.push_back(tokens.back());
-    flat.entries[tokens.back()] = entry;
+    entry.self_seconds = std::stod(m[1]);
+    if (m[2].matched) entry.calls = std::stol(m[2]);
+    flat.order.push_back(m[3]);
+    flat.entries[m[3]] = entry;
   }
   return flat;
 }
