@@ -481,6 +481,7 @@ void start() {
   at_process_end(on_process_end);
   install_crash_handlers();
   install_alternate_stack();
+  mark_sampling_start();
   // PROFIL_CHECKPOINTS=0 turns the checkpoints off: only for measuring what
   // they cost (bench/run_process.sh); a process then keeps nothing when it
   // ends without a final dump.
@@ -492,10 +493,6 @@ void start() {
     if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, g_max_depth);
   }
   sampler::set_pc_table(g_table);
-  // Once the clocks run: what came before (the unwind tables, the rings'
-  // mappings: 3 ms with stacks) is not CPU time that sampling missed; the
-  // threads' own accounting starts there too (thread_clocks.cc attach).
-  mark_sampling_start();
   g_clock = clock_code(sampler::active_clock());
   g_hz = sampler::active_hz();
 }
