@@ -1,6 +1,6 @@
-// dlopen, interposed: code loaded at run time gets unwind tables
-// (src/unwind/code_table.h) before its first sample is unwound. Only the
-// objects that are new are parsed; without a stack table installed this is
+// dlopen, interposed: code loaded at run time joins the unwinder's list of
+// objects (src/unwind/code_table.h) before its first sample is unwound (a
+// dl_iterate_phdr walk; no CFI is read); without a stack table installed this is
 // one load and a branch.
 //
 // A known cost of interposing dlopen: glibc searches a bare name in the

@@ -214,8 +214,8 @@ void set_pc_table(PcTable* table) {
 
 namespace {
 
-// Builds the tables for what is loaded now, reusing the objects of the
-// current ones, and publishes them: the sink protocol above, with the
+// Lists the objects loaded now (their CFI is read on demand, in the
+// handler: unwind/code_table.h) and publishes the list: the sink protocol above, with the
 // handlers' in-flight count. Called with g_code_lock held.
 void publish_code_table() {
   std::unique_ptr<unwind::CodeTable> fresh = unwind::CodeTable::build(g_owned_code_table);
@@ -230,9 +230,9 @@ void publish_code_table() {
 void set_stack_table(unwind::StackTable* table, uint32_t max_depth) {
   if (table != nullptr) {
     install_fault_guard();  // the unwinder reads the stack through safe_access.S
-    // Always rebuilt: objects loaded while no stack table was installed were
-    // not followed (refresh_unwind_tables() does nothing then); the objects
-    // still known are reused, not parsed again.
+    // Always listed again: objects loaded while no stack table was
+    // installed were not followed (refresh_unwind_tables() does nothing
+    // then).
     pthread_mutex_lock(&g_code_lock);
     publish_code_table();
     pthread_mutex_unlock(&g_code_lock);

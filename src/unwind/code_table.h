@@ -1,19 +1,28 @@
-// Compact unwind tables for the code loaded in the process, built from each
-// object's .eh_frame outside any signal handler, searched inside it.
+// Where the unwinder finds how to step from a frame to its caller: the
+// loaded objects (listed outside any signal handler) and, for a PC, the
+// rule of the CFI covering it, interpreted on demand from the object's own
+// .eh_frame_hdr and .eh_frame in the handler (internal/cfi.h row_at), with
+// a small lock-free cache of the rows found.
+//
+// Why on demand: building the rows of every FDE of every object at start
+// cost each profiled process ~2.7 ms of CPU (~5,200 FDEs for /bin/true with
+// libc; cc1 ~60 ms), paid again by each process of a build; a sample
+// needs the rows of the 10-20 PCs of its stack, mostly the same ones.
 //
 // Why in the handler and not offline: copying the top of the stack for a
 // later DWARF unwind (perf record --call-graph dwarf) costs kilobytes per
 // sample and cannot be deduplicated when it is taken; a stack unwound in
 // the handler is a few return addresses that the stack table (stack_table.h)
-// stores once per distinct stack. The CFI is reduced ahead of time, as
-// async-profiler does, to the few rules x86-64 compilers emit: the CFA
-// (the caller's rsp) is rsp or rbp plus an offset, the return address is at
-// CFA-8, rbp is unchanged or saved at CFA-k. What does not fit is either a
-// known special case (PLT stubs, stack realignment through rbp) or marked
-// "walk the frame pointer".
+// stores once per distinct stack. The CFI is reduced, as async-profiler
+// does, to the few rules x86-64 compilers emit: the CFA (the caller's rsp)
+// is rsp or rbp plus an offset, the return address is at CFA-8, rbp is
+// unchanged or saved at CFA-k. What does not fit is either a known special
+// case (PLT stubs, stack realignment through rbp) or marked "walk the frame
+// pointer".
 //
-// build() is NOT async-signal-safe (dl_iterate_phdr, allocation); find() is
-// ASYNC-SIGNAL-SAFE and lock-free: a built table is immutable.
+// build() is NOT async-signal-safe (dl_iterate_phdr, allocation); find()
+// and object_of() are ASYNC-SIGNAL-SAFE and lock-free: a built table's
+// object list is immutable, its cache is written with a per-entry try-lock.
 #ifndef PROFIL_UNWIND_CODE_TABLE_H
 #define PROFIL_UNWIND_CODE_TABLE_H
 
@@ -44,7 +53,8 @@ enum class RbpRule : uint8_t {
   kAtRbp,  // saved at rbp + rbp_offset (a realigned stack's frame)
 };
 
-// One row: from start (an offset in its object) to the next row's start.
+// One row: from start (an offset in its object, where a whole object's rows
+// are listed: internal/cfi.h compact_rows) to the next row's start.
 struct Row {
   uint32_t start;
   int32_t cfa_offset;
@@ -54,30 +64,29 @@ struct Row {
 };
 static_assert(sizeof(Row) == 12);
 
-// The rows of one loaded object's executable segments.
+// One loaded object with executable code.
 struct ObjectTable {
   uint64_t start = 0;  // lowest executable address
   uint64_t end = 0;    // exclusive
-  uint64_t eh_frame_hdr = 0;
+  uint64_t eh_frame_hdr = 0;    // its PT_GNU_EH_FRAME, 0 when none
+  uint64_t eh_frame_limit = 0;  // the end of the loaded bytes of the segment holding it (and the .eh_frame)
   std::string name;
-  std::vector<Row> rows;  // sorted by start; the first starts at 0
-  // For each 256-byte page of [start, end), the row covering the page's first
-  // byte: find() searches only the rows of one page (a few) instead of
-  // all of them (cc1 has half a million).
-  std::vector<uint32_t> page_rows;
-  void index_pages();
 };
 
 class CodeTable {
  public:
   // Every object dl_iterate_phdr reports (the program, its libraries, the
   // vdso), reusing the objects of previous that are still loaded at the same
-  // place (a dlopen rebuilds only what it added). Not async-signal-safe.
+  // place. Not async-signal-safe; cheap (no CFI is read).
   static std::unique_ptr<CodeTable> build(const CodeTable* previous = nullptr);
+  ~CodeTable();
 
-  // The row for pc, or nullptr when pc lies in no object we know (code
-  // loaded since the build, JIT code). ASYNC-SIGNAL-SAFE.
-  const Row* find(uint64_t pc) const;
+  // The row for pc into *row: false when pc lies in no object we know (code
+  // loaded since the build, JIT code). A PC in no FDE gets Rule::kNone, CFI
+  // that cannot be read or followed Rule::kFramePointer. ASYNC-SIGNAL-SAFE
+  // (reads the object's CFI through fault-safe loads: the sampler's fault
+  // guard must be installed).
+  bool find(uint64_t pc, Row* row) const;
 
   // The object holding pc, or nullptr. ASYNC-SIGNAL-SAFE.
   const ObjectTable* object_of(uint64_t pc) const;
@@ -88,14 +97,25 @@ class CodeTable {
   bool saw_unknown_pc() const { return saw_unknown_pc_.load(std::memory_order_relaxed); }
 
   size_t object_count() const { return objects_.size(); }
-  size_t row_count() const;
   const std::vector<std::shared_ptr<const ObjectTable>>& objects() const { return objects_; }
 
   // For tests: a table of the given objects.
   static std::unique_ptr<CodeTable> from_objects(std::vector<std::shared_ptr<const ObjectTable>> objects);
 
  private:
+  CodeTable() = default;
+  // Rows found, by PC (a direct-mapped cache). key: the PC, 0 when empty,
+  // kLockedKey while being written; row: the Row packed in 64 bits.
+  struct CacheEntry {
+    std::atomic<uint64_t> key;
+    std::atomic<uint64_t> row;
+  };
+  static constexpr size_t kCacheEntries = 4096;
+  static constexpr uint64_t kLockedKey = 1;  // never a PC (the unwinder wants >= 4096)
+  void map_cache();
+
   std::vector<std::shared_ptr<const ObjectTable>> objects_;  // sorted by start, disjoint
+  CacheEntry* cache_ = nullptr;  // mmap'ed, kCacheEntries (untouched pages cost nothing)
   mutable std::atomic<bool> saw_unknown_pc_{false};
 };
 

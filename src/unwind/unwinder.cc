@@ -53,7 +53,8 @@ Stack unwind(const CodeTable* table, const MemoryReader& memory, Registers regs,
     pcs[stack.depth++] = regs.pc;
 
     const uint64_t lookup = exact ? regs.pc : regs.pc - 1;
-    const Row* row = table != nullptr ? table->find(lookup) : nullptr;
+    Row found;
+    const Row* row = table != nullptr && table->find(lookup, &found) ? &found : nullptr;
     if (row == nullptr && table != nullptr) table->note_unknown_pc();
     const Rule rule = row != nullptr ? row->rule : Rule::kNone;
     // A signal frame has no rule of the compact form (glibc describes

@@ -1,10 +1,13 @@
-// NOT async-signal-safe: runs when a code table is built (code_table.cc).
+// parse_eh_frame, parse_eh_frame_hdr and compact_rows are NOT
+// async-signal-safe (they allocate; tests and tools use them on whole
+// sections). row_at and what it calls (Cursor, parse_cie, run_program,
+// row_of) are ASYNC-SIGNAL-SAFE: no allocation, bounded work, and the
+// object's bytes are read only through a MemoryReader.
 #include "unwind/internal/cfi.h"
 
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <string>
 
 namespace profiling::unwind::internal {
 namespace {
@@ -248,17 +251,29 @@ void other_register_rule(uint64_t reg, const Cie& cie, State* state, bool undefi
   }
 }
 
+// How deep DW_CFA_remember_state may nest (compilers use one level; a
+// deeper program is refused rather than allocated for).
+constexpr size_t kMaxRemembered = 8;
+
 // Runs a CFA program from state, emitting a row at each advance when out is
-// given (the CIE's initial instructions run with out == nullptr).
+// given (the CIE's initial instructions run with out == nullptr). With
+// stop_at, it stops at the first advance past stop_at: *state is then the
+// rule at stop_at (*pc says where it starts).
 bool run_program(const Section& s, size_t at, size_t end, const Cie& cie, const State& initial, State* state,
-                 uint64_t* pc, std::vector<AddressRow>* out) {
+                 uint64_t* pc, std::vector<AddressRow>* out, uint64_t stop_at = UINT64_MAX) {
   Cursor c(s, at, end);
-  std::vector<State> remembered;
+  State remembered[kMaxRemembered];
+  size_t depth = 0;
+  bool stopped = false;
   auto emit = [&](uint64_t next_pc) {
+    if (next_pc > stop_at) {
+      stopped = true;
+      return;
+    }
     if (out != nullptr) out->push_back({*pc, row_of(*state)});
     *pc = next_pc;
   };
-  while (!c.done() && !c.failed()) {
+  while (!c.done() && !c.failed() && !stopped) {
     const uint8_t op = c.fixed<uint8_t>();
     const uint8_t high = op & 0xc0, low = op & 0x3f;
     if (high == 0x40) {  // DW_CFA_advance_loc
@@ -298,11 +313,13 @@ bool run_program(const Section& s, size_t at, size_t end, const Cie& cie, const 
         other_register_rule(reg, cie, state, false);
         break;
       }
-      case 0x0a: remembered.push_back(*state); break;  // remember_state
-      case 0x0b:                                        // restore_state
-        if (remembered.empty()) return false;
-        *state = remembered.back();
-        remembered.pop_back();
+      case 0x0a:  // remember_state
+        if (depth == kMaxRemembered) return false;
+        remembered[depth++] = *state;
+        break;
+      case 0x0b:  // restore_state
+        if (depth == 0) return false;
+        *state = remembered[--depth];
         break;
       case 0x0c:  // DW_CFA_def_cfa
         state->cfa = State::Cfa::kRegister;
@@ -362,7 +379,7 @@ bool run_program(const Section& s, size_t at, size_t end, const Cie& cie, const 
       default: return false;  // an opcode we do not know: the rest cannot be trusted
     }
   }
-  return !c.failed();
+  return stopped || !c.failed();
 }
 
 // Reads the CIE at offset (its length field). Returns ok == false when it is
@@ -379,23 +396,28 @@ Cie parse_cie(const Section& s, size_t offset) {
   if (b.fixed<uint32_t>() != 0) return cie;  // not a CIE
   const uint8_t version = b.fixed<uint8_t>();
   if (version != 1 && version != 3 && version != 4) return cie;
-  const std::string augmentation = b.string();
+  const char* augmentation = b.string();
+  const size_t augmentation_size = std::strlen(augmentation);  // b.string() checked its end
   if (version == 4) b.skip(2);  // address_size, segment_selector_size
-  if (augmentation.find("eh") != std::string::npos) b.fixed<uint64_t>();
+  for (size_t i = 0; i + 1 < augmentation_size; ++i)
+    if (augmentation[i] == 'e' && augmentation[i + 1] == 'h') {
+      b.fixed<uint64_t>();
+      break;
+    }
   cie.code_align = b.uleb();
   cie.data_align = b.sleb();
   cie.return_register = version == 1 ? b.fixed<uint8_t>() : b.uleb();
-  if (!augmentation.empty() && augmentation[0] == 'z') {
+  if (augmentation_size > 0 && augmentation[0] == 'z') {
     cie.has_augmentation_data = true;
     const uint64_t data_length = b.uleb();
     const size_t data_end = b.offset() + data_length;
-    for (size_t i = 1; i < augmentation.size() && !b.failed(); ++i) {
+    for (size_t i = 1; i < augmentation_size && !b.failed(); ++i) {
       switch (augmentation[i]) {
         case 'R': cie.fde_encoding = b.fixed<uint8_t>(); break;
         case 'L': b.fixed<uint8_t>(); break;
         case 'P': b.pointer(b.fixed<uint8_t>() & ~kPeIndirect); break;
         case 'S': case 'B': case 'G': break;
-        default: i = augmentation.size(); break;  // unknown: skip the rest by its length
+        default: i = augmentation_size; break;  // unknown: skip the rest by its length
       }
     }
     b.seek(data_end);
@@ -449,7 +471,130 @@ size_t parse_entry(const Section& s, size_t offset, std::map<size_t, Cie>* cies,
   return next;
 }
 
+// ASYNC-SIGNAL-SAFE. Copies [address, address + size) into out through
+// memory, 8 aligned bytes at a time (an aligned read never crosses a page:
+// no byte beyond the range's pages is touched).
+bool copy_in(const MemoryReader& memory, uint64_t address, size_t size, uint8_t* out) {
+  const uint64_t end = address + size;
+  for (uint64_t word_address = address & ~uint64_t{7}; word_address < end; word_address += 8) {
+    uint64_t word;
+    if (!memory.read(word_address, &word)) return false;
+    const uint64_t from = std::max(word_address, address), to = std::min(word_address + 8, end);
+    std::memcpy(out + (from - address), reinterpret_cast<const uint8_t*>(&word) + (from - word_address), to - from);
+  }
+  return true;
+}
+
+// The bytes of the entry (CIE or FDE) at address, whole, into buffer (at
+// most capacity), bounded by limit; its size, or 0.
+size_t copy_entry(const MemoryReader& memory, uint64_t address, uint64_t limit, uint8_t* buffer, size_t capacity) {
+  uint32_t length = 0;
+  if (address + 4 > limit || !copy_in(memory, address, 4, reinterpret_cast<uint8_t*>(&length))) return 0;
+  // 0: a terminator; 0xffffffff: a 64-bit length, which no entry this
+  // small needs.
+  if (length == 0 || length == 0xffffffffu) return 0;
+  const size_t size = 4 + static_cast<size_t>(length);
+  if (size > capacity || address + size > limit) return 0;
+  return copy_in(memory, address, size, buffer) ? size : 0;
+}
+
+// The size of one search table field in an encoding (fixed sizes only: a
+// table is binary-searched).
+size_t field_size(uint8_t encoding) {
+  switch (encoding & 0x0f) {
+    case 0x02: case 0x0a: return 2;
+    case 0x03: case 0x0b: return 4;
+    case 0x04: case 0x0c: return 8;
+    default: return 0;
+  }
+}
+
 }  // namespace
+
+RowLookup row_at(const MemoryReader& memory, uint64_t hdr, uint64_t limit, uint64_t pc, Row* row) {
+  // The header: version, three encodings, the .eh_frame's address, the
+  // table's length; the table follows.
+  uint8_t head[32];
+  if (limit <= hdr + 8) return RowLookup::kUnreadable;
+  const size_t head_size = static_cast<size_t>(std::min<uint64_t>(sizeof head, limit - hdr));
+  if (!copy_in(memory, hdr, head_size, head)) return RowLookup::kUnreadable;
+  const Section head_section{head, head_size, hdr};
+  Cursor c(head_section, 0, head_size);
+  const uint8_t version = c.fixed<uint8_t>();
+  const uint8_t eh_frame_encoding = c.fixed<uint8_t>();
+  const uint8_t count_encoding = c.fixed<uint8_t>();
+  const uint8_t table_encoding = c.fixed<uint8_t>();
+  if (c.failed() || version != 1 || count_encoding == kPeOmit || table_encoding == kPeOmit)
+    return RowLookup::kUnreadable;  // no table to search: an unsorted .eh_frame is the frame pointer's
+  const uint64_t eh_frame = c.pointer(eh_frame_encoding, hdr);
+  const uint64_t count = c.pointer(count_encoding, hdr);
+  const size_t field = field_size(table_encoding);
+  const uint8_t application = table_encoding & 0x70;
+  if (c.failed() || field == 0 || (application != 0x00 && application != 0x30)) return RowLookup::kUnreadable;
+  const uint64_t table = hdr + c.offset();
+  if (count == 0) return RowLookup::kNoFde;
+  if (count > (limit - table) / (2 * field)) return RowLookup::kUnreadable;
+  auto field_at = [&](uint64_t address, uint64_t* value) {
+    uint8_t bytes[8];
+    if (!copy_in(memory, address, field, bytes)) return false;
+    const Section one{bytes, field, address};
+    Cursor f(one, 0, field);
+    *value = f.pointer(table_encoding, hdr);
+    return !f.failed();
+  };
+  // The last entry whose initial location is at or before pc.
+  uint64_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    uint64_t location;
+    if (!field_at(table + mid * 2 * field, &location)) return RowLookup::kUnreadable;
+    if (location <= pc) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return RowLookup::kNoFde;
+  uint64_t fde = 0;
+  if (!field_at(table + (lo - 1) * 2 * field + field, &fde)) return RowLookup::kUnreadable;
+  if (fde < eh_frame || fde >= limit) return RowLookup::kUnreadable;
+
+  // The FDE and its CIE, copied whole (larger ones — a CFA program of
+  // hundreds of bytes — are left to the frame pointer).
+  uint8_t fde_bytes[kMaxFdeBytes];
+  const size_t fde_size = copy_entry(memory, fde, limit, fde_bytes, sizeof fde_bytes);
+  if (fde_size == 0) return RowLookup::kUnreadable;
+  const Section fde_section{fde_bytes, fde_size, fde};
+  Cursor f(fde_section, 4, fde_size);
+  const uint32_t cie_pointer = f.fixed<uint32_t>();
+  if (f.failed() || cie_pointer == 0 || cie_pointer > fde + 4 - eh_frame) return RowLookup::kUnreadable;
+  const uint64_t cie_address = fde + 4 - cie_pointer;
+  uint8_t cie_bytes[kMaxCieBytes];
+  const size_t cie_size = copy_entry(memory, cie_address, limit, cie_bytes, sizeof cie_bytes);
+  if (cie_size == 0) return RowLookup::kUnreadable;
+  const Section cie_section{cie_bytes, cie_size, cie_address};
+  const Cie cie = parse_cie(cie_section, 0);
+  if (!cie.ok) return RowLookup::kUnreadable;
+  const uint64_t start = f.pointer(cie.fde_encoding);
+  const uint64_t range = f.pointer(cie.fde_encoding & 0x0f);
+  if (cie.has_augmentation_data) f.skip(f.uleb());
+  if (f.failed() || start == 0 || range == 0) return RowLookup::kUnreadable;
+  if (pc < start || pc - start >= range) return RowLookup::kNoFde;  // between FDEs
+
+  State initial;
+  uint64_t at = start;
+  if (!run_program(cie_section, cie.instructions, cie.instructions_end, cie, initial, &initial, &at, nullptr))
+    return RowLookup::kUnreadable;
+  State state = initial;
+  at = start;
+  // As the whole-section parse does: a program that cannot be followed up
+  // to pc leaves pc to the frame pointer.
+  if (!run_program(fde_section, f.offset(), fde_size, cie, initial, &state, &at, nullptr, pc)) {
+    State unknown;
+    unknown.cfa = State::Cfa::kOther;
+    state = unknown;
+  }
+  *row = row_of(state);
+  row->start = 0;
+  return RowLookup::kFound;
+}
 
 size_t parse_eh_frame(const Section& eh_frame, std::vector<FdeRows>* out) {
   std::map<size_t, Cie> cies;

@@ -1,7 +1,8 @@
 // .eh_frame parsing: CIEs, FDEs and their CFA programs, reduced to the
 // compact rows of code_table.h (DWARF 5 §6.4; the .eh_frame and
 // .eh_frame_hdr encodings of the Linux Standard Base, "Exception Frames").
-// NOT async-signal-safe: runs when a table is built.
+// row_at() is ASYNC-SIGNAL-SAFE (the unwinder's lookup, in the handler);
+// the whole-section parsers are NOT (they allocate: tests, tools).
 #ifndef PROFIL_UNWIND_INTERNAL_CFI_H
 #define PROFIL_UNWIND_INTERNAL_CFI_H
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "unwind/code_table.h"
+#include "unwind/memory.h"
 
 namespace profiling::unwind::internal {
 
@@ -33,6 +35,27 @@ struct FdeRows {
   uint64_t end;
   std::vector<AddressRow> rows;
 };
+
+// The largest FDE and CIE row_at() reads (copied onto the handler's stack):
+// an FDE whose CFA program is longer is left to the frame pointer.
+inline constexpr size_t kMaxFdeBytes = 1024;
+inline constexpr size_t kMaxCieBytes = 256;
+
+enum class RowLookup {
+  kFound,       // *row is the rule at pc
+  kNoFde,       // no FDE covers pc (Rule::kNone: the frame pointer)
+  kUnreadable,  // the header, table or entries could not be read or followed
+};
+
+// ASYNC-SIGNAL-SAFE. The row at pc of a loaded object, interpreted on
+// demand (as libunwind's local mode does): the object's .eh_frame_hdr at
+// hdr, its search table binary-searched, the FDE found and its CIE copied
+// through memory (fault-safe reads: an object unloaded meanwhile is
+// kUnreadable, never a fault), the CIE's initial instructions and the FDE's
+// program run up to pc. limit: the end of the loaded segment holding the
+// header and the .eh_frame. Equal to the rows parse_eh_frame_hdr() and
+// compact_rows() build for the whole object (tested for libc).
+RowLookup row_at(const MemoryReader& memory, uint64_t hdr, uint64_t limit, uint64_t pc, Row* row);
 
 // Every FDE of a whole .eh_frame section, walked from its start to its zero
 // terminator or its end. Malformed entries end the walk (what was parsed is

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -245,6 +246,65 @@ TEST(Cfi, TruncatedSectionsEndTheWalkWithoutReadingPastThem) {
     parse_eh_frame(partial, &out);
     for (const FdeRows& fde : out) EXPECT_LE(fde.start, fde.end);
   }
+}
+
+// The loaded objects' memory as it is (they stay loaded during the test).
+class DirectMemory final : public MemoryReader {
+ public:
+  bool read(uint64_t address, uint64_t* value) const override {
+    std::memcpy(value, reinterpret_cast<const void*>(address), 8);
+    return true;
+  }
+};
+
+bool same_rule(const Row& a, const Row& b) {
+  if (a.rule != b.rule) return false;
+  if (a.rule == Rule::kNone || a.rule == Rule::kFramePointer || a.rule == Rule::kOutermost) return true;
+  return a.cfa_offset == b.cfa_offset && a.rbp == b.rbp && (a.rbp == RbpRule::kUnchanged || a.rbp_offset == b.rbp_offset) &&
+         (a.rule != Rule::kPlt || a.rbp_offset == b.rbp_offset);
+}
+
+// The unwinder's lookup (row_at: one FDE, interpreted on demand from the
+// loaded bytes) gives the rule the whole-object parse gives (itself equal
+// to readelf's, above), at the start and the middle of every row of every
+// object this test has loaded: the program, libstdc++, libc, the loader,
+// the vdso.
+TEST(Cfi, OnDemandRowsEqualTheWholeObjectsRows) {
+  // The objects as the unwinder lists them.
+  const auto table = CodeTable::build();
+  ASSERT_GE(table->object_count(), 3u);
+  const DirectMemory memory;
+  size_t compared = 0, too_large = 0, mismatches = 0;
+  for (const auto& listed : table->objects()) {
+    const ObjectTable& object = *listed;
+    if (object.eh_frame_hdr == 0) continue;
+    const Section hdr{reinterpret_cast<const uint8_t*>(object.eh_frame_hdr),
+                      static_cast<size_t>(object.eh_frame_limit - object.eh_frame_hdr), object.eh_frame_hdr};
+    std::vector<FdeRows> fdes;
+    parse_eh_frame_hdr(hdr, object.eh_frame_limit, &fdes);
+    const std::vector<Row> rows = compact_rows(std::move(fdes), object.start, object.end);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const uint64_t from = object.start + rows[i].start;
+      const uint64_t to = i + 1 < rows.size() ? object.start + rows[i + 1].start : object.end;
+      for (const uint64_t pc : {from, from + (to - from) / 2}) {
+        Row got{};
+        const RowLookup result = row_at(memory, object.eh_frame_hdr, object.eh_frame_limit, pc, &got);
+        ++compared;
+        if (result == RowLookup::kNoFde) got = Row{0, 0, 0, Rule::kNone, RbpRule::kUnchanged};
+        if (result == RowLookup::kUnreadable) {
+          // An FDE longer than kMaxFdeBytes: walked by the frame pointer.
+          ++too_large;
+          continue;
+        }
+        if (!same_rule(got, rows[i]) && ++mismatches <= 10)
+          ADD_FAILURE() << object.name << " at +" << std::hex << (pc - object.start) << ": whole " << describe(rows[i])
+                        << ", on demand " << describe(got);
+      }
+    }
+  }
+  EXPECT_GT(compared, 20000u);
+  EXPECT_EQ(mismatches, 0u);
+  EXPECT_LT(too_large * 1000, compared) << too_large << " of " << compared << " in FDEs too large to copy";
 }
 
 }  // namespace
