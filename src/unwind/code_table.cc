@@ -129,8 +129,8 @@ bool CodeTable::find(uint64_t pc, Row* row) const {
   CacheEntry* entry = nullptr;
   if (cache_ != nullptr) {
     // Fibonacci hashing: return addresses cluster.
-    entry = &cache_[(pc * 0x9E3779B97F4A7C15ull) >> (64 - 12)];
-    static_assert(kCacheEntries == 1u << 12);
+    entry = &cache_[(pc * 0x9E3779B97F4A7C15ull) >> (64 - 14)];
+    static_assert(kCacheEntries == 1u << 14);
     // A reader takes the row between two reads of the same key: a writer
     // that replaced the entry meanwhile changed the key.
     if (entry->key.load(std::memory_order_acquire) == pc) {

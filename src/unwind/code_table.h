@@ -110,7 +110,7 @@ class CodeTable {
     std::atomic<uint64_t> key;
     std::atomic<uint64_t> row;
   };
-  static constexpr size_t kCacheEntries = 4096;
+  static constexpr size_t kCacheEntries = 16384;
   static constexpr uint64_t kLockedKey = 1;  // never a PC (the unwinder wants >= 4096)
   void map_cache();
 

@@ -485,17 +485,25 @@ bool copy_in(const MemoryReader& memory, uint64_t address, size_t size, uint8_t*
   return true;
 }
 
-// The bytes of the entry (CIE or FDE) at address, whole, into buffer (at
-// most capacity), bounded by limit; its size, or 0.
-size_t copy_entry(const MemoryReader& memory, uint64_t address, uint64_t limit, uint8_t* buffer, size_t capacity) {
+// The bytes of the entry (CIE or FDE) at address, whole: copied into
+// buffer when it fits, else (cc1 has 30 FDEs of 1-20 KiB, its largest
+// functions, often on the stack) read in place once every page it spans has
+// answered a fault-safe read: its object was loaded a moment ago, and code
+// that is being unwound is not being unloaded. Bounded by limit; nullptr
+// when unreadable.
+const uint8_t* entry_bytes(const MemoryReader& memory, uint64_t address, uint64_t limit, uint8_t* buffer,
+                           size_t capacity, size_t* size) {
   uint32_t length = 0;
-  if (address + 4 > limit || !copy_in(memory, address, 4, reinterpret_cast<uint8_t*>(&length))) return 0;
-  // 0: a terminator; 0xffffffff: a 64-bit length, which no entry this
-  // small needs.
-  if (length == 0 || length == 0xffffffffu) return 0;
-  const size_t size = 4 + static_cast<size_t>(length);
-  if (size > capacity || address + size > limit) return 0;
-  return copy_in(memory, address, size, buffer) ? size : 0;
+  if (address + 4 > limit || !copy_in(memory, address, 4, reinterpret_cast<uint8_t*>(&length))) return nullptr;
+  // 0: a terminator; 0xffffffff: a 64-bit length, which no entry needs.
+  if (length == 0 || length == 0xffffffffu) return nullptr;
+  *size = 4 + static_cast<size_t>(length);
+  if (address + *size > limit) return nullptr;
+  if (*size <= capacity) return copy_in(memory, address, *size, buffer) ? buffer : nullptr;
+  uint64_t word;
+  for (uint64_t page = address & ~uint64_t{4095}; page < address + *size; page += 4096)
+    if (!memory.read(page < address ? address & ~uint64_t{7} : page, &word)) return nullptr;
+  return reinterpret_cast<const uint8_t*>(address);
 }
 
 // The size of one search table field in an encoding (fixed sizes only: a
@@ -556,19 +564,20 @@ RowLookup row_at(const MemoryReader& memory, uint64_t hdr, uint64_t limit, uint6
   if (!field_at(table + (lo - 1) * 2 * field + field, &fde)) return RowLookup::kUnreadable;
   if (fde < eh_frame || fde >= limit) return RowLookup::kUnreadable;
 
-  // The FDE and its CIE, copied whole (larger ones — a CFA program of
-  // hundreds of bytes — are left to the frame pointer).
-  uint8_t fde_bytes[kMaxFdeBytes];
-  const size_t fde_size = copy_entry(memory, fde, limit, fde_bytes, sizeof fde_bytes);
-  if (fde_size == 0) return RowLookup::kUnreadable;
+  // The FDE and its CIE (entry_bytes).
+  uint8_t fde_buffer[kMaxFdeBytes];
+  size_t fde_size = 0;
+  const uint8_t* fde_bytes = entry_bytes(memory, fde, limit, fde_buffer, sizeof fde_buffer, &fde_size);
+  if (fde_bytes == nullptr) return RowLookup::kUnreadable;
   const Section fde_section{fde_bytes, fde_size, fde};
   Cursor f(fde_section, 4, fde_size);
   const uint32_t cie_pointer = f.fixed<uint32_t>();
   if (f.failed() || cie_pointer == 0 || cie_pointer > fde + 4 - eh_frame) return RowLookup::kUnreadable;
   const uint64_t cie_address = fde + 4 - cie_pointer;
-  uint8_t cie_bytes[kMaxCieBytes];
-  const size_t cie_size = copy_entry(memory, cie_address, limit, cie_bytes, sizeof cie_bytes);
-  if (cie_size == 0) return RowLookup::kUnreadable;
+  uint8_t cie_buffer[kMaxCieBytes];
+  size_t cie_size = 0;
+  const uint8_t* cie_bytes = entry_bytes(memory, cie_address, limit, cie_buffer, sizeof cie_buffer, &cie_size);
+  if (cie_bytes == nullptr) return RowLookup::kUnreadable;
   const Section cie_section{cie_bytes, cie_size, cie_address};
   const Cie cie = parse_cie(cie_section, 0);
   if (!cie.ok) return RowLookup::kUnreadable;

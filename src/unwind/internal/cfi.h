@@ -36,8 +36,8 @@ struct FdeRows {
   std::vector<AddressRow> rows;
 };
 
-// The largest FDE and CIE row_at() reads (copied onto the handler's stack):
-// an FDE whose CFA program is longer is left to the frame pointer.
+// The largest FDE and CIE row_at() copies onto the handler's stack; a
+// larger one is read in place once its pages answered a fault-safe read.
 inline constexpr size_t kMaxFdeBytes = 1024;
 inline constexpr size_t kMaxCieBytes = 256;
 
@@ -49,8 +49,8 @@ enum class RowLookup {
 
 // ASYNC-SIGNAL-SAFE. The row at pc of a loaded object, interpreted on
 // demand (as libunwind's local mode does): the object's .eh_frame_hdr at
-// hdr, its search table binary-searched, the FDE found and its CIE copied
-// through memory (fault-safe reads: an object unloaded meanwhile is
+// hdr, its search table binary-searched, the FDE found and its CIE read
+// through memory (fault-safe reads: an object already unloaded is
 // kUnreadable, never a fault), the CIE's initial instructions and the FDE's
 // program run up to pc. limit: the end of the loaded segment holding the
 // header and the .eh_frame. Equal to the rows parse_eh_frame_hdr() and
