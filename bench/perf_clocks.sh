@@ -2,14 +2,15 @@
 # The perf clocks side by side with `perf record` (issue 12):
 #  1. cost per sample: the extra CPU time (user+sys of every process of the
 #     run) of a CPU-bound program (run_overhead_work) under profil run
-#     --no-stacks (with stacks the perf clock is perf-signal) on
+#     --no-stacks (flat samples, against perf record's flat ones) on
 #     the cpu clock, the perf clock (ring buffer), the perf-signal clock,
 #     and under `perf record -e task-clock:u` at the same period, at 100,
 #     1000 and 4000 Hz; µs per sample = the slope of the extra CPU from
 #     100 to 4000 Hz over the samples added; CPU ratios = profiled / plain.
 #  2. xz -9 -T2 (its worker threads block every signal): the share of xz's
 #     CPU time (its rusage, measured by the shell that ran it) that ends up
-#     in samples, on the perf clock, perf-signal, and perf record.
+#     in samples, on the perf clock (flat and with stacks), perf-signal,
+#     cpu and perf record.
 # Runs alternate (plain, cpu, perf, perf-signal, perf record, plain...) so
 # a change in machine load hits every side alike; medians of the
 # repetitions.
@@ -94,7 +95,9 @@ awk -v mb="$xz_mb" 'BEGIN { srand(1); for (i = 0; i < 5000; ++i) { w = ""; n = 2
 # (A builtin in a pipeline runs in a subshell, which has no children:
 # through a file.)
 xz_script="xz -9 -T2 -c '$input' >/dev/null; times >'$out/times'; tail -1 '$out/times' | sed 's/[ms]/ /g' | awk '{ print \$1 * 60 + \$2 + \$3 * 60 + \$4 }'"
-xz_tools=${BENCH_XZ_CLOCKS:-perf perf-signal cpu record}
+# perf+stacks: the ring with whole stacks (profil run's default), the
+# others flat.
+xz_tools=${BENCH_XZ_CLOCKS:-perf perf+stacks perf-signal cpu record}
 [ "$have_perf" = 1 ] || xz_tools=${xz_tools/record/}
 for ((i = 0; i < xz_reps; i++)); do
   for tool in $xz_tools; do
@@ -103,6 +106,9 @@ for ((i = 0; i < xz_reps; i++)); do
       cpu=$(perf record -q -e task-clock:u -c 1000000 -o "$out/perf.data" -- sh -c "$xz_script" 2>/dev/null)
       samples=$(perf script -i "$out/perf.data" --comm xz -F comm 2>/dev/null | wc -l)
       sampled=$(echo "$samples / 1000" | bc -l)
+    elif [ "$tool" = perf+stacks ]; then
+      cpu=$(PROFIL_RUN_DIR= "$profil" run -v -o "$out" --hz 1000 --clock perf -- sh -c "$xz_script" 2>"$out/err")
+      sampled=$(grep -o 'xz (pid [0-9]*): [0-9]* samples ([0-9.]* s' "$out/err" | awk -F'(' '{ s += $3 } END { print s + 0 }')
     else
       cpu=$(PROFIL_RUN_DIR= "$profil" run --no-stacks -v -o "$out" --hz 1000 --clock "$tool" -- sh -c "$xz_script" 2>"$out/err")
       sampled=$(grep -o 'xz (pid [0-9]*): [0-9]* samples ([0-9.]* s' "$out/err" | awk -F'(' '{ s += $3 } END { print s + 0 }')

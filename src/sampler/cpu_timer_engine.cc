@@ -6,6 +6,7 @@
 // under the sampler's control lock.
 #include "sampler/cpu_timer_engine.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <time.h>
 
@@ -68,6 +69,18 @@ void CpuTimerEngine::thread_released(ThreadClock& c) {
 void CpuTimerEngine::flush_unreported(pid_t only_tid) {
   const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
   const pid_t self = current_tid();
+  // First every clock flushed is marked, and the handlers that counted a
+  // tick before seeing the mark are waited out: after that, no signal of
+  // these timers adds to what is read below (count_timer_ticks).
+  bool marked = false;
+  for (size_t index = 0; index < kMaxThreads; ++index) {
+    const ThreadClock& c = g_clocks[index];
+    if (!c.in_use || c.ignored || !c.has_timer || (only_tid != 0 && c.tid != only_tid)) continue;
+    internal::g_clock_flushed[index].store(true, std::memory_order_seq_cst);
+    marked = true;
+  }
+  if (!marked) return;
+  while (g_handlers_in_flight.load(std::memory_order_seq_cst) != 0) sched_yield();
   for (size_t index = 0; index < kMaxThreads; ++index) {
     ThreadClock& c = g_clocks[index];
     if (!c.in_use || c.ignored || !c.has_timer || (only_tid != 0 && c.tid != only_tid)) continue;

@@ -30,11 +30,16 @@ inline bool is_our_timer_value(const void* value) {
 // ASYNC-SIGNAL-SAFE: a sample's weight counted against the thread whose
 // timer sent it (its value, already checked by is_our_timer_value). One
 // relaxed add.
-inline void count_timer_ticks(const void* value, uint32_t weight, uint64_t pc) {
+// false: the clock's time was flushed already (g_clock_flushed), the
+// signal is dropped. The caller is counted in g_handlers_in_flight, which
+// the flush waits out after setting the flag.
+inline bool count_timer_ticks(const void* value, uint32_t weight, uint64_t pc) {
   const auto index = (reinterpret_cast<uintptr_t>(value) - reinterpret_cast<uintptr_t>(&internal::g_clocks[0])) /
                      sizeof(ThreadClock);
+  if (internal::g_clock_flushed[index].load(std::memory_order_seq_cst)) [[unlikely]] return false;
   internal::g_clock_ticks[index].fetch_add(weight, std::memory_order_relaxed);
   internal::g_clock_last_pc[index].store(pc, std::memory_order_relaxed);
+  return true;
 }
 // CPU-time timers are not jittered: the kernel checks them at its tick, so
 // the sampling instants are the tick's whatever the period, and re-arming a

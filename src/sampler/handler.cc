@@ -78,13 +78,18 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
     // stands for several periods is weighted by them (its overrun), so
     // counts measure CPU time at the requested rate.
     weight = timer_sample_weight(info->si_overrun);
-    count_timer_ticks(info->si_value.sival_ptr, weight,
-                      static_cast<uint64_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]));
+    g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
+    if (!count_timer_ticks(info->si_value.sival_ptr, weight,
+                           static_cast<uint64_t>(static_cast<const ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]))) {
+      g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
+      return;
+    }
   } else if (info->si_code > 0 && info->si_code <= POLL_HUP) {
     if (is_our_perf_fd(info->si_fd)) {
       weight = perf_sample_weight(info->si_fd);
       if (weight == 0) return;  // an early signal after a period change
       count_perf_ticks(info->si_fd, weight);
+      g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
     } else {
       // The perf ring's drain trigger (perf_ring.h: its number is taken
       // near the descriptor limit, where a program's own F_SETSIG
@@ -104,8 +109,7 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   }
   const auto* uc = static_cast<const ucontext_t*>(context);
   const uint64_t pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
-  // Stacks on: the flat sample, then the stack, out of line, so that the
+  // (In flight since the tick was counted.) Stacks on: the flat sample, then the stack, out of line, so that the
   // common path keeps nothing live across deliver() (bench/sampler.sh).
   if (g_stack_table.load(std::memory_order_relaxed) != nullptr) [[unlikely]]
     deliver_with_stack(pc, weight, context);

@@ -31,6 +31,7 @@ namespace profiling::sampler {
 namespace internal {
 ThreadClock g_clocks[kMaxThreads];
 std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
+std::atomic<bool> g_clock_flushed[kMaxThreads];
 std::atomic<uint64_t> g_clock_last_pc[kMaxThreads];
 std::atomic<uint64_t> g_clock_lost[kMaxThreads];
 std::atomic<uint64_t> g_unattributed_lost{0};
@@ -173,6 +174,7 @@ bool attach(pid_t tid) {
   const int64_t cpu_now = read_clock_ns(thread_cpu_clock(tid));
   slot->cpu_at_attach_ns = cpu_now > 0 ? static_cast<uint64_t>(cpu_now) : 0;
   g_clock_ticks[index].store(0, std::memory_order_relaxed);
+  internal::g_clock_flushed[index].store(false, std::memory_order_relaxed);
   internal::g_clock_last_pc[index].store(0, std::memory_order_relaxed);
   internal::g_clock_lost[index].store(0, std::memory_order_relaxed);
   slot->tid = tid;

@@ -50,6 +50,11 @@ static_assert(kMaxThreads < 65535);
 // Weighted ticks delivered per clock, since it was attached: what the
 // accounting (unsampled_time) compares with the thread's CPU clock.
 extern std::atomic<uint64_t> g_clock_ticks[kMaxThreads];
+// Set when a CPU-time clock's unreported periods were delivered at its stop
+// (flush_unreported_ticks): a signal of that timer the kernel sends later,
+// its overrun covering the same time, is dropped (counted twice, a thread
+// beside two busy loops had 578 ticks for 383 ms of CPU). Cleared at attach.
+extern std::atomic<bool> g_clock_flushed[kMaxThreads];
 // The PC of each clock's latest sample (0 before the first): where the
 // CPU time the kernel had not reported when a CPU-time clock stops is put.
 extern std::atomic<uint64_t> g_clock_last_pc[kMaxThreads];
