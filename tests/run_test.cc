@@ -654,7 +654,7 @@ TEST_P(RingStacks, ForkChildAndItsBlockedThreadAreSampled) {
 }
 
 // The kernel's stack copy stops at the first page that is not resident:
-// here a 20 KiB array never touched lies between the sampled frame and its
+// here a 10 KiB array never touched lies between the sampled frame and its
 // callers. The drain makes those pages copyable (docs/sampler.md, "Copies
 // cut short"), so nearly every stack is whole; without that, none was.
 TEST(Run, RingStacksCrossUntouchedStackPages) {

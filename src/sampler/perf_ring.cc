@@ -46,17 +46,21 @@ constexpr unsigned kMaxRings = 1024;     // CPUs
 constexpr unsigned kMaxExtra = 4096;     // (thread, CPU) events of threads that existed at start
 constexpr unsigned kDefaultDataPages = 8;  // 32 KiB: 1024 records of 32 bytes
 // With stacks, a record carries the top of the thread's stack, and the
-// ring is larger: 1 MiB a CPU. The copy is at most 32 KiB less a record's
-// other fields — what reaches _start in 96 % of cc1's samples (8 KiB, perf
-// record --call-graph dwarf's default, in 92 %; bench/unwind.sh) — and
-// smaller at high rates, so that a ring holds 4 drain intervals' records
-// (a drain every >= 10 ms of CPU time, arm_drain_timer): 6.4 KiB at 4000 Hz. When locked memory is short (an unprivileged user's
+// ring is larger: 512 KiB a CPU, perf record's default. The copy is at
+// most 32 KiB less a record's other fields, and smaller so that a ring
+// holds 32 records and 4 drain intervals' records (a drain every >= 10 ms
+// of CPU time, arm_drain_timer): 16 KiB at 500 Hz, 3.2 KiB at 4000 Hz.
+// (16 KiB reached _start in 99.5 % of python3's, xz's and sort's samples
+// and 93 % of cc1's; 32 KiB, with a 1 MiB ring, in 95 % of cc1's; 6.4 KiB
+// in 22 % of sort's: bench/unwind.sh.) The kernel allocates a ring's pages
+// when it is mapped, ~1.2 us a page here: the 1 MiB rings cost a short
+// process 0.3 ms more (issue 12). When locked memory is short (an unprivileged user's
 // kernel.perf_event_mlock_kb is shared by all of their processes), start()
 // halves the ring, and with it the copy, down to kMinStackBytes before it
 // gives up on the ring.
 constexpr uint32_t kMaxStackBytes = 32768;
 constexpr uint32_t kMinStackBytes = 2048;
-constexpr unsigned kDefaultStackDataPages = 256;
+constexpr unsigned kDefaultStackDataPages = 128;
 constexpr unsigned kStackRecordsPerRing = 32;
 // The registers the unwinder starts from (asm/perf_regs.h); the kernel
 // writes them in the order of their bits: bp, sp, ip.

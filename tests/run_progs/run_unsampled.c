@@ -21,7 +21,7 @@
  *              timer's signal stays pending), then unblocks and burns
  *              0.2 s more;
  *   sparse     a worker thread (a fresh stack) burns 0.5 s under a frame
- *              holding a 20 KiB array it never touches but for its first
+ *              holding a 10 KiB array it never touches but for its first
  *              bytes: pages of its stack that are not resident, which the
  *              kernel's stack copies (the perf ring's) cannot cross. */
 #define _GNU_SOURCE
@@ -66,7 +66,7 @@ static void* blocked_worker(void* seconds) {
 /* The array's untouched pages lie between burn's frame and the return
  * address of sparse_frame. noipa and the pointer's escape keep the frame. */
 __attribute__((noipa)) static void sparse_frame(double seconds) {
-  volatile char big[20480];
+  volatile char big[10240];  /* within the ring's 12.8 KiB stack copies at 1000 Hz */
   big[0] = 1;
   burn(seconds);
   __asm__ volatile("" : : "r"(big) : "memory");
