@@ -23,31 +23,43 @@ steps=${BENCH_CHECKPOINT_STEPS:-1000}  # millions of steps: ~2.5 s of CPU
 out=$(mktemp -d "${TMPDIR:-/tmp}/profil-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
+# The loop also times itself (ns into $2): the wall time of the program
+# alone, without the tool's start and end. perf record's own wall time
+# does not move with the loop's (it ends ~1 s after its workload whatever
+# that did), so its slope is only readable from inside.
 cat >"$out/loop.sh" <<'LOOP'
-n=$1; i=0
+n=$1; i=0; start=$(date +%s%N)
 while [ "$i" -lt "$n" ]; do /bin/true; i=$((i + 1)); done
+echo $(($(date +%s%N) - start)) >"$2"
 LOOP
 
-# "wall cpu" of one command, in seconds (bash's time: children included).
+# "wall cpu inner" of one command, in seconds (bash's time: children
+# included; inner: the loop's own clock).
 measure() {
   local TIMEFORMAT='%R %U %S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f %.4f\n", $1, $2 + $3 }'
+  rm -f "$out/inner"
+  local outer
+  outer=$({ time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f %.4f", $1, $2 + $3 }')
+  echo "$outer $(echo "$(cat "$out/inner" 2>/dev/null || echo 0) / 1000000000" | bc -l)"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# "wall cpu" ms per process of one way to run the loop: its slope from 200
-# to 600.
+# "wall cpu inner" ms per process of one way to run the loop: its slope
+# from 200 to 600.
 slope() {
-  local w200 c200 w600 c600
-  read -r w200 c200 < <(measure "$@" 200)
-  read -r w600 c600 < <(measure "$@" 600)
-  echo "$(echo "($w600 - $w200) * 1000 / 400" | bc -l) $(echo "($c600 - $c200) * 1000 / 400" | bc -l)"
+  local w200 c200 i200 w600 c600 i600
+  read -r w200 c200 i200 < <(measure "$@" 200)
+  read -r w600 c600 i600 < <(measure "$@" 600)
+  echo "$(echo "($w600 - $w200) * 1000 / 400" | bc -l) $(echo "($c600 - $c200) * 1000 / 400" | bc -l)" \
+    "$(echo "($i600 - $i200) * 1000 / 400" | bc -l)"
 }
-# "wall cpu" medians of a file of such lines.
-medians() { echo "$(cut -d' ' -f1 <"$1" | median) $(cut -d' ' -f2 <"$1" | median)"; }
-plain_loop() { sh "$out/loop.sh" "$1"; }
-profil_loop() { rm -rf "$out/p"; "$profil" run -o "$out/p" -- sh "$out/loop.sh" "$1"; }
-flat_loop() { rm -rf "$out/p"; "$profil" run --no-stacks -o "$out/p" -- sh "$out/loop.sh" "$1"; }
-perf_loop() { perf record -q -o "$out/perf.data" -- sh "$out/loop.sh" "$1"; }
+# "wall cpu inner" medians of a file of such lines.
+medians() {
+  echo "$(cut -d' ' -f1 <"$1" | median) $(cut -d' ' -f2 <"$1" | median) $(cut -d' ' -f3 <"$1" | median)"
+}
+plain_loop() { sh "$out/loop.sh" "$1" "$out/inner"; }
+profil_loop() { rm -rf "$out/p"; "$profil" run -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
+flat_loop() { rm -rf "$out/p"; "$profil" run --no-stacks -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
+perf_loop() { perf record -q -o "$out/perf.data" -- sh "$out/loop.sh" "$1" "$out/inner"; }
 have_perf=0
 if command -v perf >/dev/null && perf record -q -o "$out/perf.data" -- /bin/true >/dev/null 2>&1; then have_perf=1; fi
 
@@ -59,19 +71,23 @@ for ((i = 0; i < reps; i++)); do
   slope flat_loop >>"$out/flat"
   [ "$have_perf" = 1 ] && slope perf_loop >>"$out/perf"
 done
-read -r plain plain_cpu < <(medians "$out/plain")
-read -r run run_cpu < <(medians "$out/profil")
-read -r flat flat_cpu < <(medians "$out/flat")
-# The wall time is what the target is set on; the CPU time (user+sys of
-# every process) moves less with the machine's load.
-line() { printf '%-12s %8.3f %+8.3f %8.3f %+8.3f\n' "$1" "$2" "$(echo "$2 - $plain" | bc -l)" "$3" "$(echo "$3 - $plain_cpu" | bc -l)"; }
-printf '%-12s %8s %8s %8s %8s\n' "ms/process" wall added cpu added
-line plain "$plain" "$plain_cpu"
-line "profil run" "$run" "$run_cpu"  # stacks, the default
-line "--no-stacks" "$flat" "$flat_cpu"
+read -r plain plain_cpu plain_inner < <(medians "$out/plain")
+read -r run run_cpu run_inner < <(medians "$out/profil")
+read -r flat flat_cpu flat_inner < <(medians "$out/flat")
+# The wall time is what the target is set on (inner: the program's own;
+# wall: with the tool's work after it); the CPU time (user+sys of every
+# process) moves less with the machine's load.
+line() {
+  printf '%-12s %8.3f %+8.3f %8.3f %+8.3f %8.3f %+8.3f\n' "$1" "$2" "$(echo "$2 - $plain" | bc -l)" "$3" \
+    "$(echo "$3 - $plain_cpu" | bc -l)" "$4" "$(echo "$4 - $plain_inner" | bc -l)"
+}
+printf '%-12s %8s %8s %8s %8s %8s %8s\n' "ms/process" wall added cpu added inner added
+line plain "$plain" "$plain_cpu" "$plain_inner"
+line "profil run" "$run" "$run_cpu" "$run_inner"  # stacks, the default
+line "--no-stacks" "$flat" "$flat_cpu" "$flat_inner"
 if [ "$have_perf" = 1 ]; then
-  read -r record record_cpu < <(medians "$out/perf")
-  line "perf record" "$record" "$record_cpu"
+  read -r record record_cpu record_inner < <(medians "$out/perf")
+  line "perf record" "$record" "$record_cpu" "$record_inner"
 else
   echo "perf record: not available"
 fi
@@ -80,9 +96,9 @@ echo "== profil run: cost of the checkpoints (${steps}M steps, CPU time, median 
 : >"$out/on"; : >"$out/off"
 for ((i = 0; i < reps; i++)); do
   rm -rf "$out/p"
-  read -r _ on < <(measure "$profil" run -o "$out/p" -- "$work" "$steps")
+  read -r _ on _ < <(measure "$profil" run -o "$out/p" -- "$work" "$steps")
   rm -rf "$out/p"
-  read -r _ off < <(measure env PROFIL_CHECKPOINTS=0 "$profil" run -o "$out/p" -- "$work" "$steps")
+  read -r _ off _ < <(measure env PROFIL_CHECKPOINTS=0 "$profil" run -o "$out/p" -- "$work" "$steps")
   echo "$on" >>"$out/on"; echo "$off" >>"$out/off"
 done
 on=$(median <"$out/on")

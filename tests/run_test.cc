@@ -36,6 +36,7 @@
 #include "format/file_io.h"
 #include "format/pprof.h"
 #include "format/profile.h"
+#include "format/profraw.h"
 
 namespace {
 
@@ -917,6 +918,112 @@ TEST(RunMessages, NoSamplesIsSaidAsSuchAndKeepsTheStatus) {
   EXPECT_NE(r.err.find("no process ran for a whole sampling period"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("static"), std::string::npos) << r.err;
   EXPECT_EQ(line_count(r.err), 1) << r.err;
+}
+
+// ---- the run's ledger (issue 12: no file of its own for a process that
+// sampled nothing; format/profraw.h, LedgerRecord) ----
+
+std::vector<std::string> ledger_environment(const fs::path& out, const std::string& token) {
+  return {"LD_PRELOAD=" + build_dir() + "/lib/libprofil.so", "PROFIL_RUN_DIR=" + out.string(),
+          "PROFIL_RUN_ID=1-2-" + token, "PROFIL_HZ=1"};  // at 1 Hz nothing here is sampled
+}
+
+// A process that ends with nothing sampled records its start and its end
+// in the ledger profil run created, and creates no file; a fork child and
+// an exec'd image are images of their own (pid and start time). Without a
+// ledger the runtime writes its dump as before.
+TEST(RunLedger, ProcessWithoutSamplesWritesOnlyToTheLedger) {
+  using profiling::format::profraw::EndReason;
+  using profiling::format::profraw::LedgerKind;
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out);
+  const std::string token = "abcd0123";
+  const fs::path ledger = out / ("processes.run-" + token + ".ledger");
+  { std::ofstream create(ledger); }
+  Result r = run({bin("run_argv")}, dir.path(), ledger_environment(out, token));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string bytes = slurp(ledger);
+  EXPECT_EQ(bytes.size(), 2 * sizeof(profiling::format::profraw::LedgerRecord));
+  auto records = profiling::format::read_ledger(bytes);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].kind, static_cast<uint32_t>(LedgerKind::start));
+  EXPECT_EQ(records[1].kind, static_cast<uint32_t>(LedgerKind::end));
+  EXPECT_EQ(records[1].end_reason, static_cast<uint32_t>(EndReason::exit));
+  EXPECT_EQ(records[0].pid, records[1].pid);
+  EXPECT_EQ(records[0].start_ns, records[1].start_ns);
+  EXPECT_STREQ(records[1].name, "run_argv");
+  for (const auto& entry : fs::directory_iterator(out)) EXPECT_EQ(entry.path(), ledger) << "a file of its own";
+
+  // sh forks a subshell that execs /bin/true, then execs it itself: four
+  // images, each started and ended.
+  fs::resize_file(ledger, 0);
+  r = run({"/bin/sh", "-c", "(/bin/true); exec /bin/true"}, dir.path(), ledger_environment(out, token));
+  ASSERT_EQ(r.status, 0) << r.err;
+  records = profiling::format::read_ledger(slurp(ledger));
+  std::map<std::pair<int64_t, int64_t>, std::vector<uint32_t>> images;  // (pid, start) -> kinds
+  std::set<int64_t> pids;
+  int execs = 0;
+  for (const auto& record : records) {
+    images[{record.pid, record.start_ns}].push_back(record.kind);
+    pids.insert(record.pid);
+    if (record.kind == static_cast<uint32_t>(LedgerKind::end) && record.end_reason == static_cast<uint32_t>(EndReason::exec))
+      ++execs;
+  }
+  EXPECT_EQ(images.size(), 4u) << "sh, its fork child, true in the child, true in sh's place";
+  EXPECT_EQ(pids.size(), 2u);
+  EXPECT_EQ(execs, 2);
+  for (const auto& [image, kinds] : images)
+    EXPECT_EQ(kinds, (std::vector<uint32_t>{static_cast<uint32_t>(LedgerKind::start), static_cast<uint32_t>(LedgerKind::end)}))
+        << "pid " << image.first;
+  for (const auto& entry : fs::directory_iterator(out)) EXPECT_EQ(entry.path(), ledger) << "a file of its own";
+
+  // No ledger: the dump, as before.
+  fs::remove(ledger);
+  r = run({bin("run_argv")}, dir.path(), ledger_environment(out, token));
+  ASSERT_EQ(r.status, 0) << r.err;
+  int dumps = 0;
+  for (const auto& entry : fs::directory_iterator(out)) dumps += entry.path().extension() == ".profraw";
+  EXPECT_EQ(dumps, 1);
+}
+
+// profil run counts the processes its ledger holds, and leaves neither
+// the ledger nor a dump behind.
+TEST(RunLedger, ShortProcessesAreCountedAndLeaveNoFiles) {
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  Result r = run({bin("profil"), "run", "-v", "-o", out.string(), "--", "/bin/sh", "-c",
+                  "i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done; "
+                  "while [ $i -lt 200000 ]; do i=$((i+1)); done"},
+                 dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::smatch m;
+  int skipped = 0;
+  if (std::regex_search(r.err, m, std::regex("profil: ([0-9]+) process(es)? without samples skipped")))
+    skipped = std::stoi(m[1]);
+  int sampled = 0;
+  const std::regex line("profil: (sh|true) \\(pid [0-9]+\\): [0-9]+ samples");
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), line); it != std::sregex_iterator(); ++it) ++sampled;
+  EXPECT_EQ(skipped + sampled, 21) << r.err;
+  EXPECT_GE(sampled, 1) << r.err;  // sh's loop
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_EQ(entry.path().extension(), ".gz") << entry.path() << " left behind";
+}
+
+// A descendant that ends with a raw exit_group before its first sample
+// (no dump, no end record): its start in the ledger alone says it wrote
+// nothing.
+TEST(RunLedger, DescendantThatWroteNothingIsALoss) {
+  TempDir dir;
+  const fs::path out = dir.path() / "out";
+  Result r = run({bin("profil"), "run", "-o", out.string(), "--", "/bin/sh", "-c", "\"$0\" raw-exit-now; true",
+                  bin("run_signals")},
+                 dir.path());
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("profil: run_signals \\(pid [0-9]+\\): started profiling and wrote no profile")))
+      << r.err;
+  for (const auto& entry : fs::directory_iterator(out))
+    EXPECT_EQ(entry.path().extension(), ".gz") << entry.path() << " left behind";
 }
 
 TEST(RunMessages, StaticProgramIsNamedAsTheCause) {

@@ -17,15 +17,6 @@ T load(std::string_view bytes, size_t offset) {
   return value;
 }
 
-std::string describe_clock(uint32_t clock) {
-  switch (clock) {
-    case 0: return "cpu";
-    case 1: return "perf";
-    case 2: return "wall";
-    case 3: return "perf-signal";
-    default: return "";
-  }
-}
 
 // One "start-end perms offset dev inode path" line of proc(5)'s maps.
 bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) {
@@ -123,6 +114,16 @@ void spread_stacks(std::string_view records, uint64_t count, Profile* profile) {
 
 }  // namespace
 
+std::string describe_clock(uint32_t clock) {
+  switch (clock) {
+    case 0: return "cpu";
+    case 1: return "perf";
+    case 2: return "wall";
+    case 3: return "perf-signal";
+    default: return "";
+  }
+}
+
 std::vector<Mapping> executable_mappings(std::string_view maps, std::string_view program) {
   std::vector<Mapping> result;
   size_t line_number = 0;
@@ -173,6 +174,25 @@ profraw::Header read_profraw_header(std::string_view bytes) {
   std::memcpy(&header, bytes.data(), header_size);
   if (version == 1) header.start_clock = header.clock;  // one clock throughout
   return header;
+}
+
+std::vector<profraw::LedgerRecord> read_ledger(std::string_view bytes) {
+  std::vector<profraw::LedgerRecord> records;
+  for (size_t at = 0; at + sizeof(profraw::LedgerRecord) <= bytes.size(); at += sizeof(profraw::LedgerRecord)) {
+    profraw::LedgerRecord record;
+    std::memcpy(&record, bytes.data() + at, sizeof record);
+    if (std::memcmp(record.magic, profraw::kLedgerMagic, sizeof record.magic) != 0) continue;
+    if (record.kind != static_cast<uint32_t>(profraw::LedgerKind::start) &&
+        record.kind != static_cast<uint32_t>(profraw::LedgerKind::end))
+      continue;
+    if (record.kind == static_cast<uint32_t>(profraw::LedgerKind::end) &&
+        (record.end_reason < 1 || record.end_reason > 5))
+      continue;
+    if (record.pid <= 0) continue;
+    record.name[sizeof record.name - 1] = '\0';
+    records.push_back(record);
+  }
+  return records;
 }
 
 ProfrawData read_profraw(std::string_view bytes) {

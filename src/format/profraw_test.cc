@@ -367,5 +367,34 @@ TEST(Profraw, RandomBytesAndMutationsNeverCrash) {
   EXPECT_GT(refused, 100);
 }
 
+// The ledger (issue 12): whole records in order; a torn write (a short
+// record, which shifts none of the records after it only when it is the
+// last), foreign bytes, a bad kind or end reason are skipped.
+TEST(Ledger, ReadsWholeRecordsAndSkipsTheRest) {
+  auto record = [](uint32_t kind, int64_t pid, uint32_t reason) {
+    profraw::LedgerRecord r{};
+    std::memcpy(r.magic, profraw::kLedgerMagic, sizeof r.magic);
+    r.kind = kind;
+    r.pid = pid;
+    r.start_ns = pid * 10;
+    r.end_reason = reason;
+    std::memset(r.name, 'x', sizeof r.name);  // no NUL: the reader ends it
+    return std::string(reinterpret_cast<const char*>(&r), sizeof r);
+  };
+  std::string bytes = record(1, 5, 0) + record(2, 5, 1) + record(3, 6, 1) + record(2, 7, 9) + record(1, 0, 0) +
+                      std::string(128, 'z') + record(2, 8, 4);
+  bytes += record(1, 9, 0).substr(0, 100);
+  const std::vector<profraw::LedgerRecord> records = read_ledger(bytes);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].pid, 5);
+  EXPECT_EQ(records[0].kind, 1u);
+  EXPECT_EQ(records[1].kind, 2u);
+  EXPECT_EQ(records[1].start_ns, 50);
+  EXPECT_EQ(records[2].pid, 8);
+  EXPECT_EQ(records[2].end_reason, 4u);
+  EXPECT_EQ(std::strlen(records[2].name), sizeof records[2].name - 1);
+  EXPECT_TRUE(read_ledger("").empty());
+}
+
 }  // namespace
 }  // namespace profiling::format

@@ -62,6 +62,15 @@ bool g_dumped_once = false;
 // written into it rather than renamed over it (profraw_writer.h).
 bool g_placeholder_empty = false;
 char g_dir[PATH_MAX] = {};
+// The run's ledger (format/profraw.h, LedgerRecord): its name in the
+// directory ("" without a run id), and whether this image recorded its
+// start there. Then it names and writes a profraw only once it has a
+// sample, and an image that ends with none records its end in the ledger
+// instead: no file of its own.
+char g_ledger[sizeof format::profraw::kLedgerPrefix + format::profraw::kRunTokenSize +
+              sizeof format::profraw::kLedgerSuffix] = {};
+bool g_in_ledger = false;
+bool g_end_in_ledger = false;  // this image's end is recorded there
 char g_name[256] = {};
 char g_run_id[format::profraw::kRunIdSize + 1] = {};
 uint32_t g_clock = 0;
@@ -180,7 +189,8 @@ char g_dirfd_path[32] = {};
 // process started profiling and wrote no profile — it could not (a full
 // disk, privileges dropped) or was given no chance — which, for a
 // descendant of the program, nothing else would tell. Runs at start and in
-// the fork child handler.
+// the fork child handler when there is no ledger (begin_image), else at the
+// image's first dump. ASYNC-SIGNAL-SAFE.
 void choose_name() {
   const char* progname = program_invocation_short_name;
   if (progname == nullptr || *progname == '\0') progname = "program";
@@ -258,6 +268,39 @@ void report_write_error(int error) {
   base::write_all(STDERR_FILENO, line, n);
 }
 
+const char* output_directory();
+
+// ASYNC-SIGNAL-SAFE. One ledger record of this image.
+bool record_in_ledger(format::profraw::LedgerKind kind, EndReason reason, int signo) {
+  format::profraw::LedgerRecord record{};
+  std::memcpy(record.magic, format::profraw::kLedgerMagic, sizeof record.magic);
+  record.kind = static_cast<uint32_t>(kind);
+  record.end_reason = static_cast<uint32_t>(reason);
+  record.pid = ::getpid();
+  record.ppid = ::getppid();
+  record.start_ns = g_start_ns;
+  record.cpu_ns = static_cast<uint64_t>(clock_ns(CLOCK_PROCESS_CPUTIME_ID));
+  record.clock = clock_code(sampler::active_clock());
+  record.start_clock = g_clock;
+  record.hz = g_hz;
+  record.signal = static_cast<uint32_t>(signo);
+  const char* name = program_invocation_short_name;
+  for (size_t i = 0; name != nullptr && name[i] != '\0' && i + 1 < sizeof record.name; ++i) record.name[i] = name[i];
+  return append_ledger_record(output_directory(), g_ledger, record);
+}
+
+// Sampling (re)started in a new image (the program's start, a fork
+// child): its start goes to the ledger, or, without one, its placeholder
+// file is created now (choose_name).
+void begin_image() {
+  base::ErrnoSaver errno_saver;  // the fork child's errno is the program's
+  g_name[0] = '\0';
+  g_placeholder_empty = false;
+  g_end_in_ledger = false;
+  g_in_ledger = g_ledger[0] != '\0' && record_in_ledger(format::profraw::LedgerKind::start, EndReason::exit, 0);
+  if (!g_in_ledger) choose_name();
+}
+
 void on_fork_child() {
   if (!g_active) return;
   // The child keeps only what it samples from now on. Its only thread
@@ -273,7 +316,7 @@ void on_fork_child() {
   g_dump_state.store(kIdle, std::memory_order_relaxed);
   g_dumped_once = false;
   mark_sampling_start();
-  choose_name();
+  begin_image();
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
@@ -472,7 +515,12 @@ void start() {
     return;
   }
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
-  choose_name();
+  if (const char* token = std::strrchr(g_run_id, '-');
+      token != nullptr && std::strlen(token + 1) == format::profraw::kRunTokenSize) {
+    std::strcpy(g_ledger, format::profraw::kLedgerPrefix);
+    std::strcat(g_ledger, token + 1);
+    std::strcat(g_ledger, format::profraw::kLedgerSuffix);
+  }
   ensure_process_hooks();
   // Registered after the sampler's: its child handler re-arms the clocks
   // first, then this one empties the table.
@@ -482,6 +530,7 @@ void start() {
   install_crash_handlers();
   install_alternate_stack();
   mark_sampling_start();
+  begin_image();
   // PROFIL_CHECKPOINTS=0 turns the checkpoints off: only for measuring what
   // they cost (bench/run_process.sh); a process then keeps nothing when it
   // ends without a final dump.
@@ -541,6 +590,12 @@ bool process_has_other_threads() {
 }
 
 namespace {
+// ASYNC-SIGNAL-SAFE. The image has nothing a profile would show.
+bool nothing_sampled(uint32_t unsampled_count) {
+  return unsampled_count == 0 && g_table->used() == 0 && g_table->dropped() == 0 &&
+         (g_stacks == nullptr || (g_stacks->frames_used() == 0 && g_stacks->dropped_weight() == 0));
+}
+
 // The unwinder's stack table as the writer reads it (profraw_writer.h).
 // ASYNC-SIGNAL-SAFE: for_each walks the table's fixed memory.
 class TableStacks final : public StackSource {
@@ -592,6 +647,22 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   info.start_clock = g_clock;
   format::profraw::Unsampled unsampled[sampler::kUnsampledCauses];
   info.unsampled_count = collect_unsampled(unsampled);
+  if (g_in_ledger && g_name[0] == '\0' && nothing_sampled(info.unsampled_count)) {
+    // No sample yet, no file yet: the end goes to the ledger (a checkpoint
+    // has nothing to keep).
+    bool recorded = kind == DumpKind::checkpoint || g_end_in_ledger;
+    if (!recorded) recorded = g_end_in_ledger = record_in_ledger(format::profraw::LedgerKind::end, reason, signo);
+    if (recorded) {
+      if (kind != DumpKind::checkpoint) g_dumped_once = true;
+      g_dump_tid.store(0, std::memory_order_relaxed);
+      g_dump_state.store(kind == DumpKind::final ? kDone : kIdle, std::memory_order_release);
+      return kind != DumpKind::checkpoint;
+    }
+    // The ledger is gone (the program removed the directory, or dropped
+    // the privileges to write there): a file then, which says why it
+    // cannot be written.
+  }
+  if (g_name[0] == '\0') choose_name();
   info.unsampled = unsampled;
   info.hz = g_hz;
   info.start_ns = g_start_ns;
@@ -623,7 +694,9 @@ void preload_before_exec() {
 
 void preload_after_failed_exec() {
   if (!g_active || ::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return;
-  // Still this image: its final dump rewrites the file with everything.
+  // Still this image: its final dump rewrites the file with everything
+  // (or records its end again: the ledger's last record of an image counts).
+  g_end_in_ledger = false;
   g_dump_state.store(kIdle, std::memory_order_release);
 }
 

@@ -214,4 +214,27 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
   return ok;
 }
 
+bool append_ledger_record(const char* dir, const char* name, const format::profraw::LedgerRecord& record) {
+  const int dirfd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirfd < 0) return false;
+  const int fd = ::openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  const int open_error = errno;
+  ::close(dirfd);
+  if (fd < 0) {
+    errno = open_error;
+    return false;
+  }
+  // One write: O_APPEND places it whole at the end (a retry after a short
+  // write would leave a torn record, which the reader skips).
+  ssize_t n;
+  do {
+    n = ::write(fd, &record, sizeof record);
+  } while (n < 0 && errno == EINTR);
+  const int write_error = errno;
+  ::close(fd);
+  if (n == static_cast<ssize_t>(sizeof record)) return true;
+  errno = n < 0 ? write_error : ENOSPC;
+  return false;
+}
+
 }  // namespace profiling::runtime

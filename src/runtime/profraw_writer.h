@@ -72,6 +72,13 @@ struct ProfrawInfo {
 bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
                    const sampler::PcTable& table, bool in_place = false);
 
+// Appends one record to the run's ledger <dir>/<name>
+// (format::profraw::LedgerRecord), which profil run created: the file is
+// never created here (without profil run there is no ledger, and a
+// process writes its own files). false with errno set when the record was
+// not appended whole.
+bool append_ledger_record(const char* dir, const char* name, const format::profraw::LedgerRecord& record);
+
 }  // namespace profiling::runtime
 
 #endif  // PROFIL_RUNTIME_PROFRAW_WRITER_H

@@ -180,6 +180,7 @@ int main(int argc, char **argv) {
     burn(0.6);
     syscall(SYS_exit_group, 4);
   }
+  if (strcmp(mode, "raw-exit-now") == 0) syscall(SYS_exit_group, 0);  /* before any sample or checkpoint */
   if (strcmp(mode, "sigpipe") == 0) {
     int fds[2];
     if (pipe(fds) != 0) return 10;

@@ -696,6 +696,7 @@ struct Conversion {
   std::string shared_file;                // the file the small processes share, when written
   size_t shared_processes = 0;
   std::map<int64_t, bool> dumped;         // pid -> wrote a dump at its end (not only before an exec)
+  std::set<std::pair<int64_t, int64_t>> images;  // (pid, start_ns) of every image accounted for
   std::vector<std::string> losses;        // one line each; already printed
 };
 
@@ -710,8 +711,12 @@ void lose(Conversion* c, const std::string& what, const std::string& why) {
 // than kOwnFileCpuNs has its samples put in one file with the other such
 // processes of the run, each sample labelled with its pid; otherwise (and
 // for the only such process) each process gets <stem>.pb.gz.
+//
+// The ledger's end records (format/profraw.h, LedgerRecord) stand for the
+// processes that ended without a sample and so wrote no dump.
 Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id, const RunOptions& options,
-                         const fs::path& dir, bool share) {
+                         const fs::path& dir, bool share, const fs::path& ledger = {},
+                         const std::vector<format::profraw::LedgerRecord>& records = {}) {
   Converter converter(options.symbolize);
   Conversion c;
   struct Pending {
@@ -757,6 +762,7 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
       c.processes.push_back(summarize(raw, data));
       ProcessSummary& p = c.processes.back();
       c.dumped[p.pid] = c.dumped[p.pid] || data.end_reason != format::profraw::EndReason::exec;
+      c.images.insert({data.profile.pid, data.profile.time_nanos});
       if (p.empty()) {
         // A process that never ran a sampling period (a shell that exec'd
         // at once): nothing to show.
@@ -773,6 +779,28 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
     } catch (const std::exception& e) {
       lose(&c, raw.string(), std::string(e.what()) + "; the dump is kept");
     }
+  }
+
+  // The images that ended without a sample: the last end record of each
+  // (an image whose exec failed recorded its end again later).
+  std::map<std::pair<int64_t, int64_t>, const format::profraw::LedgerRecord*> ended;
+  for (const format::profraw::LedgerRecord& record : records)
+    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::end))
+      ended[{record.pid, record.start_ns}] = &record;
+  for (const auto& [image, record] : ended) {
+    if (!c.images.insert(image).second) continue;  // it has a dump after all
+    ProcessSummary p;
+    p.dump = ledger.string();
+    p.pid = record->pid;
+    p.label = std::string(record->name[0] ? record->name : "program") + " (pid " + std::to_string(record->pid) + ")";
+    p.hz = record->hz;
+    p.period_ns = record->hz ? 1'000'000'000ull / record->hz : 0;
+    p.clock = format::describe_clock(record->clock);
+    p.start_clock = format::describe_clock(record->start_clock);
+    p.end_reason = static_cast<format::profraw::EndReason>(record->end_reason);
+    p.signal = record->signal;
+    c.dumped[p.pid] = c.dumped[p.pid] || p.end_reason != format::profraw::EndReason::exec;
+    c.processes.push_back(std::move(p));
   }
 
   // The small processes share one file when there are several (of one
@@ -915,7 +943,24 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
 struct RunFiles {
   std::vector<fs::path> dumps;
   std::map<int64_t, std::vector<fs::path>> placeholders;  // by pid
+  fs::path ledger;  // the run's ledger (format/profraw.h)
+  std::vector<format::profraw::LedgerRecord> records;
 };
+
+// The run's ledger: "processes.run-<token>.ledger", which the preload
+// runtime appends to and never creates.
+fs::path ledger_path(const fs::path& dir, const std::string& token) {
+  return dir / (std::string(format::profraw::kLedgerPrefix) + token + format::profraw::kLedgerSuffix);
+}
+
+// Creates the run's ledger, empty, before the program starts: a name the
+// run chose, created here (O_EXCL, never a file planted in its place). A
+// ledger that cannot be created only costs speed: each process then
+// writes a file of its own.
+void create_ledger(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
 
 RunFiles list_run_files(const fs::path& dir, const std::string& token) {
   RunFiles files;
@@ -935,6 +980,10 @@ RunFiles list_run_files(const fs::path& dir, const std::string& token) {
       files.placeholders[std::strtoll(name.c_str() + tmp + 13, nullptr, 10)].push_back(entry.path());
   }
   std::sort(files.dumps.begin(), files.dumps.end());
+  files.ledger = ledger_path(dir, token);
+  std::string bytes, problem;
+  if (format::try_read_file(files.ledger.string(), &bytes, &problem, format::kMaxInputSize, /*follow=*/false))
+    files.records = format::read_ledger(bytes);
   return files;
 }
 
@@ -983,6 +1032,7 @@ int run_command(RunOptions options) {
   const std::string run_id = make_run_id();
   const auto env = child_environment(preload.path(), dir.string(), run_id, options.hz, options.clock,
                                      options.stacks != 0);
+  create_ledger(ledger_path(dir, run_token(run_id)));
   const fs::file_time_type run_start = fs::file_time_type::clock::now();
   const RunOutcome outcome = run_program(program, options.command, env);
   if (!outcome.exec_error.empty()) {
@@ -991,7 +1041,7 @@ int run_command(RunOptions options) {
   }
 
   const RunFiles files = list_run_files(dir, run_token(run_id));
-  Conversion c = convert_dumps(files.dumps, run_id, options, dir, true);
+  Conversion c = convert_dumps(files.dumps, run_id, options, dir, true, files.ledger, files.records);
   print_conversion(c, dir, options.verbose);
 
   // What was not written, and why.
@@ -1018,16 +1068,28 @@ int run_command(RunOptions options) {
   // A finished descendant that started profiling and wrote nothing: it
   // could not (its own line above says why) or was given no chance. The
   // program itself is judged below.
+  // Such a process left an empty placeholder, or a start in the ledger
+  // with neither an end record nor a dump.
+  std::map<int64_t, std::string> unwritten;  // pid -> its program's name
   for (const auto& [pid, paths] : files.placeholders) {
     // Every descendant has ended unless the run stopped waiting; those
     // still running will replace theirs.
     if (outcome.stopped_by != 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
     for (const fs::path& path : paths) fs::remove(path, ec);
+    const std::string stem = dump_stem(paths.front().filename().string());
+    unwritten[pid] = stem.substr(0, stem.rfind('.' + std::to_string(pid)));
+  }
+  for (const format::profraw::LedgerRecord& record : files.records)
+    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::start) &&
+        !c.images.count({record.pid, record.start_ns}) &&
+        !(outcome.stopped_by != 0 && ::kill(static_cast<pid_t>(record.pid), 0) == 0))
+      unwritten.emplace(record.pid, record.name[0] ? record.name : "program");
+  fs::remove(files.ledger, ec);
+  for (const auto& [pid, program_name] : unwritten) {
     const auto reaped = outcome.reaped.find(static_cast<pid_t>(pid));
     const bool killed = reaped != outcome.reaped.end() && WIFSIGNALED(reaped->second.status);  // said above
     if (pid == outcome.pid || dumped_at_end(pid) || unfinished.count(pid) || killed) continue;
-    const std::string stem = dump_stem(paths.front().filename().string());
-    lose(&c, stem.substr(0, stem.rfind('.' + std::to_string(pid))) + " (pid " + std::to_string(pid) + ")",
+    lose(&c, program_name + " (pid " + std::to_string(pid) + ")",
          "started profiling and wrote no profile (if it could not write, its own line above says why; a "
          "process that ends with a raw exit_group system call, as Go programs do, writes none before its "
          "first checkpoint)");
