@@ -238,7 +238,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   offset += header.maps_length;
   for (uint32_t i = 0; i < header.unsampled_count; ++i, offset += sizeof(profraw::Unsampled)) {
     const auto record = load<profraw::Unsampled>(bytes, offset);
-    if (record.cause < 1 || record.cause > 5)
+    if (record.cause < 1 || record.cause > 6)
       throw FormatError("bad profraw unsampled cause " + std::to_string(record.cause));
     if (record.cpu_ns != 0) data.unsampled.push_back(record);
   }
@@ -279,6 +279,7 @@ const char* unsampled_cause_name(uint32_t cause) {
     case profraw::UnsampledCause::unknown: return "unknown";
     case profraw::UnsampledCause::between_ticks: return "ran between kernel ticks";
     case profraw::UnsampledCause::ring_full: return "ring buffer full";
+    case profraw::UnsampledCause::in_kernel: return "in the kernel since its last sample";
   }
   return "";
 }

@@ -112,6 +112,7 @@ enum class UnsampledCause : uint32_t {
   unknown = 3,            // neither; or threads no clock measured
   between_ticks = 4,      // a CPU-time timer the kernel had not checked since (cpu clock)
   ring_full = 5,          // the perf ring buffer was full (PERF_RECORD_LOST)
+  in_kernel = 6,          // a perf clock: in the kernel since the thread's last sample (user mode is sampled)
 };
 
 // CPU time of some threads that no sample caught, beyond the noise.

@@ -130,7 +130,9 @@ uint32_t collect_unsampled(format::profraw::Unsampled* records) {
                     static_cast<uint32_t>(sampler::UnsampledCause::between_ticks) &&
                 static_cast<uint32_t>(UnsampledCause::ring_full) ==
                     static_cast<uint32_t>(sampler::UnsampledCause::ring_full) &&
-                sampler::kUnsampledCauses == 5 && sampler::kUnsampledTids == 8);
+                static_cast<uint32_t>(UnsampledCause::in_kernel) ==
+                    static_cast<uint32_t>(sampler::UnsampledCause::in_kernel) &&
+                sampler::kUnsampledCauses == 6 && sampler::kUnsampledTids == 8);
   const sampler::ClockKind clock = sampler::active_clock();
   if (g_hz == 0 || clock == sampler::ClockKind::wall) return 0;
   sampler::Unsampled measured;

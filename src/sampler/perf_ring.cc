@@ -895,12 +895,15 @@ unsigned PerfRingEngine::noise_periods() const { return rings() > 1 ? rings() : 
 
 UnsampledCause PerfRingEngine::gap_cause(const ThreadClock& c, bool) const {
   // A signal mask does not stop the ring: what it misses is a descriptor
-  // closed (a thread that existed at start), or records lost to a full
-  // ring that no PERF_RECORD_LOST reported yet.
+  // closed (a thread that existed at start), records lost to a full ring
+  // that no PERF_RECORD_LOST reported yet, or else the time after the
+  // thread's last sample on each CPU, which every period ending there has
+  // not carried: beyond the noise (a period per CPU), periods that all
+  // ended in the kernel (sampler.h, in_kernel).
   const int fd = descriptor_of(c.tid);
   if (fd >= 0 && !perf_fd_still_open(fd)) return UnsampledCause::descriptor_closed;
   if (overflowed()) return UnsampledCause::ring_full;
-  return UnsampledCause::unknown;
+  return UnsampledCause::in_kernel;
 }
 
 void PerfRingEngine::account_process(Unsampled* out, uint64_t period_ns) {

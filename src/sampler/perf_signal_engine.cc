@@ -206,7 +206,9 @@ void PerfSignalEngine::forget_in_child(ThreadClock& c) { close_counter(c); }
 UnsampledCause PerfSignalEngine::gap_cause(const ThreadClock& c, bool self) const {
   if (c.perf_fd >= 0 && !perf_fd_still_open(c.perf_fd)) return UnsampledCause::descriptor_closed;
   if (sampling_signal_blocked(c.tid, self)) return UnsampledCause::signals_blocked;
-  return UnsampledCause::unknown;
+  // The counter's overflow in the kernel gives no signal (exclude_kernel):
+  // the time since the thread's last signal (sampler.h, in_kernel).
+  return UnsampledCause::in_kernel;
 }
 
 bool PerfSignalEngine::descriptor_in_range(unsigned first, unsigned last, bool live) {
