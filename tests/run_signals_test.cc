@@ -158,10 +158,13 @@ TEST_P(RunSignals, ThreadsExitingAtOnceKeepTheProfile) {
 // A process that ends with no way for a dump to be written — a raw
 // exit_group (every Go program ends so), SIGKILL — keeps the profile of
 // its last checkpoint (written every max(50 ms, 1/32 of the CPU so far)):
-// 0.6 s · 500 Hz less the last interval and, on the cpu clock on a busy
-// machine, what the kernel had not reported yet (up to ~100 ms: it checks
-// CPU-time timers only at a tick that finds the thread running); a third
-// of it at least.
+// 0.6 s · 500 Hz less the last interval; a third of it at least on the
+// perf clocks, whose counters signal on time. The cpu clock's checkpoints
+// come with its timer's signals, which the kernel sends only at a tick
+// that finds the thread running: beside three busy loops 3 to 6 in the
+// 0.6 s, and once none before the end (330 ms of CPU between two seen), so
+// there only the upper bound holds, and the profile, when one was kept,
+// says it stops at a checkpoint.
 TEST_P(RunSignals, RawExitAndSigkillKeepTheLastCheckpoint) {
   for (const auto& [mode, status] : {std::pair<const char*, int>{"raw-exit", 4}, {"sigkill", 128 + SIGKILL}}) {
     TempDir out;
@@ -170,7 +173,12 @@ TEST_P(RunSignals, RawExitAndSigkillKeepTheLastCheckpoint) {
                             logs_.path());
     EXPECT_EQ(with.status, status) << mode << ": " << with.err;
     const uint64_t samples = samples_of(out.path(), "run_signals");
-    EXPECT_GE(samples, 100u) << mode << ": " << with.err;
+    if (std::string(GetParam()) != "cpu") {
+      EXPECT_GE(samples, 100u) << mode << ": " << with.err;
+    }
+    if (samples > 0) {
+      EXPECT_NE(with.err.find("sampled up to its last checkpoint"), std::string::npos) << with.err;
+    }
     EXPECT_LE(samples, 330u) << mode << ": " << with.err;
   }
 }

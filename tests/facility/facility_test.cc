@@ -577,7 +577,13 @@ TEST(Sprofil, RegionsOverflowAndTheRealPeriod) {
       cpu_b += burn(0.003, hot_b);
     }
     r.v[9] = signals_so_far();
+    profil_stats before{}, after{};
+    profil_get_stats(&before);
     r.v[8] = sprofil(nullptr, 0, nullptr, 0);
+    profil_get_stats(&after);
+    // Stopping delivers what the kernel had not reported yet, at the last
+    // sampled PC: one weight of its own (tens of ms beside a busy loop).
+    r.v[10] = static_cast<double>(after.ticks - before.ticks);
     uint64_t sa = 0, sb = 0;
     for (unsigned v : a) sa += v;
     for (unsigned v : b) sb += v;
@@ -596,8 +602,12 @@ TEST(Sprofil, RegionsOverflowAndTheRealPeriod) {
   EXPECT_EQ(r.v[1], 1000) << "tvp reports the period really sampled at (1 ms at 1000 Hz)";
   const double n = r.v[2] + r.v[3] + r.v[4];
   const double in_regions = r.v[2] + r.v[3];
-  // Only the loop's clock_gettime calls (in the vDSO) fall outside.
-  EXPECT_LT(r.v[4], 0.1 * n + 3) << "overflow " << r.v[4] << " of " << n;
+  // Only the loop's clock_gettime calls (in the vDSO) fall outside, and
+  // the unreported time delivered when sampling stopped, when the last
+  // sample was there (weighted draws: a late timer's signal carries its
+  // overrun).
+  EXPECT_LT(r.v[4], 0.1 * n + weighted_tolerance(n, r.v[9], 0.1) + r.v[10])
+      << "overflow " << r.v[4] << " of " << n << " (" << r.v[10] << " delivered at the stop)";
   const double p = r.v[5] / (r.v[5] + r.v[6]);
   EXPECT_NEAR(r.v[2], in_regions * p, weighted_tolerance(in_regions, r.v[9], p));
   EXPECT_EQ(r.v[7], 0);
