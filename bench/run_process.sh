@@ -3,8 +3,9 @@
 # checkpoints cost a long one (issue 12).
 #
 # Per process: a shell loop running /bin/true 200 and 600 times, plainly,
-# under `profil run` and under `perf record` (when perf is there and may
-# record); the slope (time of 600 - time of 200) / 400 is the wall time of
+# under `profil run` (the perf ring with stacks, the default; without
+# stacks; the cpu clock; perf-signal) and under `perf record` (when perf
+# is there and may record); the slope (time of 600 - time of 200) / 400 is the wall time of
 # one more short process, the shell's own fork and exec included, so the
 # start of each tool cancels out. Runs alternate (plain, profil, perf, ...)
 # so that a change in the machine's load hits every side alike; medians of
@@ -59,16 +60,20 @@ medians() {
 plain_loop() { sh "$out/loop.sh" "$1" "$out/inner"; }
 profil_loop() { rm -rf "$out/p"; "$profil" run -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
 flat_loop() { rm -rf "$out/p"; "$profil" run --no-stacks -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
+cpu_loop() { rm -rf "$out/p"; "$profil" run --clock cpu -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
+signal_loop() { rm -rf "$out/p"; "$profil" run --clock perf-signal -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
 perf_loop() { perf record -q -o "$out/perf.data" -- sh "$out/loop.sh" "$1" "$out/inner"; }
 have_perf=0
 if command -v perf >/dev/null && perf record -q -o "$out/perf.data" -- /bin/true >/dev/null 2>&1; then have_perf=1; fi
 
 echo "== profil run: cost per short process (sh loop of 200 vs 600 /bin/true, median of $reps alternating runs) =="
-: >"$out/plain"; : >"$out/profil"; : >"$out/flat"; : >"$out/perf"
+: >"$out/plain"; : >"$out/profil"; : >"$out/flat"; : >"$out/cpu"; : >"$out/signal"; : >"$out/perf"
 for ((i = 0; i < reps; i++)); do
   slope plain_loop >>"$out/plain"
   slope profil_loop >>"$out/profil"
   slope flat_loop >>"$out/flat"
+  slope cpu_loop >>"$out/cpu"
+  slope signal_loop >>"$out/signal"
   [ "$have_perf" = 1 ] && slope perf_loop >>"$out/perf"
 done
 read -r plain plain_cpu plain_inner < <(medians "$out/plain")
@@ -85,6 +90,10 @@ printf '%-12s %8s %8s %8s %8s %8s %8s\n' "ms/process" wall added cpu added inner
 line plain "$plain" "$plain_cpu" "$plain_inner"
 line "profil run" "$run" "$run_cpu" "$run_inner"  # stacks, the default
 line "--no-stacks" "$flat" "$flat_cpu" "$flat_inner"
+read -r clock clock_cpu clock_inner < <(medians "$out/cpu")
+line "--clock cpu" "$clock" "$clock_cpu" "$clock_inner"
+read -r clock clock_cpu clock_inner < <(medians "$out/signal")
+line "perf-signal" "$clock" "$clock_cpu" "$clock_inner"
 if [ "$have_perf" = 1 ]; then
   read -r record record_cpu record_inner < <(medians "$out/perf")
   line "perf record" "$record" "$record_cpu" "$record_inner"

@@ -150,6 +150,7 @@ bool write_file() {
 void on_process_end(ProcessEnd, int) {
   if (!take_the_write()) return;
   base::ErrnoSaver errno_saver;
+  sampler::deliver_pending_samples();  // the ring's samples since its last drain
   if (g_gmon.dirfd >= 0 && write_file()) return;
   report_end_write_failure(g_gmon.name);
 }

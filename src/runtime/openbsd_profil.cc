@@ -229,6 +229,9 @@ void on_process_end(ProcessEnd, int) {
   if (p.buf == nullptr || ::getpid() != p.name_pid) return;  // a vfork child shares our memory
   if (__atomic_exchange_n(&p.written, 1, __ATOMIC_ACQ_REL) != 0) return;
   base::ErrnoSaver errno_saver;
+  // What the ring holds since its last drain is the histogram's too (beside
+  // busy loops a run's every sample was still there: hot_loop had none).
+  sampler::deliver_pending_samples();
   Completion done;
   if (write_file(p, &done)) return;
   report_end_write_failure(p.name);

@@ -188,6 +188,11 @@ bool unsampled_beyond_noise(uint64_t gap_ns, uint64_t cpu_ns, uint64_t period_ns
 // ASYNC-SIGNAL-SAFE (the dump calls it): the gaps of the threads that
 // ended, plus those of every thread sampled now, measured now.
 void unsampled_time(Unsampled* out);
+// ASYNC-SIGNAL-SAFE: delivers the samples the perf ring holds now (its
+// drains come with a CPU-time timer, which a busy machine reports late),
+// for a writer about to read the sinks at a process's end (_exit, a fatal
+// signal). Nothing on the other clocks.
+void deliver_pending_samples();
 
 // Called (ASYNC-SIGNAL-SAFE, from the sampling handler, in whichever thread
 // was sampled) after every 32 ticks of a thread's sampled CPU time. The preload

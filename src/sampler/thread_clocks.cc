@@ -520,6 +520,8 @@ int slot_of_tid(pid_t tid) {
 
 uint32_t drain_engine(bool wait) { return current_engine().drain(wait); }
 
+void deliver_pending_samples() { current_engine().drain(false); }
+
 ClockKind running_clock() { return current_engine().kind(); }
 unsigned running_hz() { return g_hz; }
 uint64_t running_period_ns() { return g_period_ns.load(std::memory_order_relaxed); }
