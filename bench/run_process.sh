@@ -44,12 +44,13 @@ measure() {
   echo "$outer $(echo "$(cat "$out/inner" 2>/dev/null || echo 0) / 1000000000" | bc -l)"
 }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# "wall cpu inner" ms per process of one way to run the loop: its slope
-# from 200 to 600.
+# "wall cpu inner" ms per process of one way to run the loop (a function
+# taking the count, then the way's options): its slope from 200 to 600.
 slope() {
-  local w200 c200 i200 w600 c600 i600
-  read -r w200 c200 i200 < <(measure "$@" 200)
-  read -r w600 c600 i600 < <(measure "$@" 600)
+  local way=$1 w200 c200 i200 w600 c600 i600
+  shift
+  read -r w200 c200 i200 < <(measure "$way" 200 "$@")
+  read -r w600 c600 i600 < <(measure "$way" 600 "$@")
   echo "$(echo "($w600 - $w200) * 1000 / 400" | bc -l) $(echo "($c600 - $c200) * 1000 / 400" | bc -l)" \
     "$(echo "($i600 - $i200) * 1000 / 400" | bc -l)"
 }
@@ -58,10 +59,12 @@ medians() {
   echo "$(cut -d' ' -f1 <"$1" | median) $(cut -d' ' -f2 <"$1" | median) $(cut -d' ' -f3 <"$1" | median)"
 }
 plain_loop() { sh "$out/loop.sh" "$1" "$out/inner"; }
-profil_loop() { rm -rf "$out/p"; "$profil" run -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
-flat_loop() { rm -rf "$out/p"; "$profil" run --no-stacks -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
-cpu_loop() { rm -rf "$out/p"; "$profil" run --clock cpu -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
-signal_loop() { rm -rf "$out/p"; "$profil" run --clock perf-signal -o "$out/p" -- sh "$out/loop.sh" "$1" "$out/inner"; }
+profil_loop() {
+  local n=$1
+  shift
+  rm -rf "$out/p"
+  "$profil" run "$@" -o "$out/p" -- sh "$out/loop.sh" "$n" "$out/inner"
+}
 perf_loop() { perf record -q -o "$out/perf.data" -- sh "$out/loop.sh" "$1" "$out/inner"; }
 have_perf=0
 if command -v perf >/dev/null && perf record -q -o "$out/perf.data" -- /bin/true >/dev/null 2>&1; then have_perf=1; fi
@@ -71,9 +74,9 @@ echo "== profil run: cost per short process (sh loop of 200 vs 600 /bin/true, me
 for ((i = 0; i < reps; i++)); do
   slope plain_loop >>"$out/plain"
   slope profil_loop >>"$out/profil"
-  slope flat_loop >>"$out/flat"
-  slope cpu_loop >>"$out/cpu"
-  slope signal_loop >>"$out/signal"
+  slope profil_loop --no-stacks >>"$out/flat"
+  slope profil_loop --clock cpu >>"$out/cpu"
+  slope profil_loop --clock perf-signal >>"$out/signal"
   [ "$have_perf" = 1 ] && slope perf_loop >>"$out/perf"
 done
 read -r plain plain_cpu plain_inner < <(medians "$out/plain")

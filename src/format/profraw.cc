@@ -17,7 +17,6 @@ T load(std::string_view bytes, size_t offset) {
   return value;
 }
 
-
 // One "start-end perms offset dev inode path" line of proc(5)'s maps.
 bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) {
   auto hex = [](std::string_view text, uint64_t* out) {
@@ -186,7 +185,7 @@ std::vector<profraw::LedgerRecord> read_ledger(std::string_view bytes) {
         record.kind != static_cast<uint32_t>(profraw::LedgerKind::end))
       continue;
     if (record.kind == static_cast<uint32_t>(profraw::LedgerKind::end) &&
-        (record.end_reason < 1 || record.end_reason > 5))
+        !profraw::is_end_reason(record.end_reason))
       continue;
     if (record.pid <= 0) continue;
     record.name[sizeof record.name - 1] = '\0';
@@ -217,7 +216,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   // A record is at least 24 bytes: no count can claim more than the bytes hold.
   if (header.stack_count > header.stacks_length / (sizeof(profraw::StackRecord) + sizeof(uint64_t)))
     throw FormatError("profraw stack count " + std::to_string(header.stack_count) + " exceeds its stack bytes");
-  if (header.end_reason < 1 || header.end_reason > 5)
+  if (!profraw::is_end_reason(header.end_reason))
     throw FormatError("bad profraw end reason " + std::to_string(header.end_reason));
   if (header.hz == 0 || header.period_ns == 0) throw FormatError("profraw has no sampling rate");
 

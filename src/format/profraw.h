@@ -51,6 +51,10 @@ enum class EndReason : uint32_t {
   // SIGKILL), so the profile stops at the checkpoint.
   checkpoint = 5,
 };
+// A header's or a ledger record's end_reason field names one of the above.
+inline constexpr bool is_end_reason(uint32_t value) {
+  return value >= static_cast<uint32_t>(EndReason::exit) && value <= static_cast<uint32_t>(EndReason::checkpoint);
+}
 
 // Offsets of the header fields (all little-endian, naturally aligned).
 // The header is followed by program_length bytes of path, sample_count
@@ -129,7 +133,6 @@ struct Pair {
   uint64_t count;
 };
 static_assert(sizeof(Pair) == 16);
-
 
 // The run's process ledger (issue 12): "processes.run-<token>.ledger" in
 // the run's directory, created empty by profil run before the program

@@ -178,6 +178,13 @@ dev_t g_dir_dev = 0;
 ino_t g_dir_ino = 0;
 char g_dirfd_path[32] = {};
 
+// The run's token, the last part of PROFIL_RUN_ID after its last '-' (8
+// hex digits, make_run_id), or nullptr without one. ASYNC-SIGNAL-SAFE.
+const char* run_token() {
+  const char* dash = std::strrchr(g_run_id, '-');
+  return dash != nullptr && std::strlen(dash + 1) == format::profraw::kRunTokenSize ? dash + 1 : nullptr;
+}
+
 // "<progname>.<pid>.run-<token>.profraw", the token being the last part of
 // PROFIL_RUN_ID (issue 11: profil run opens only the files its own run
 // named, so a file planted in a shared directory is never read); without a
@@ -201,10 +208,9 @@ void choose_name() {
   for (const char* p = progname; *p != '\0' && length < 100; ++p) base[length++] = *p == '/' ? '_' : *p;
   base[length++] = '.';
   length += base::format_decimal(static_cast<unsigned long long>(::getpid()), base + length);
-  const char* token = std::strrchr(g_run_id, '-');
-  if (token != nullptr && std::strlen(token + 1) == format::profraw::kRunTokenSize) {
+  if (const char* token = run_token()) {
     std::memcpy(base + length, ".run-", 5);
-    std::memcpy(base + length + 5, token + 1, format::profraw::kRunTokenSize);
+    std::memcpy(base + length + 5, token, format::profraw::kRunTokenSize);
     length += 5 + format::profraw::kRunTokenSize;
   }
   base::ErrnoSaver errno_saver;  // the fork child's errno is the program's
@@ -517,10 +523,9 @@ void start() {
     return;
   }
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
-  if (const char* token = std::strrchr(g_run_id, '-');
-      token != nullptr && std::strlen(token + 1) == format::profraw::kRunTokenSize) {
+  if (const char* token = run_token()) {
     std::strcpy(g_ledger, format::profraw::kLedgerPrefix);
-    std::strcat(g_ledger, token + 1);
+    std::strcat(g_ledger, token);
     std::strcat(g_ledger, format::profraw::kLedgerSuffix);
   }
   ensure_process_hooks();
@@ -592,6 +597,13 @@ bool process_has_other_threads() {
 }
 
 namespace {
+// ASYNC-SIGNAL-SAFE. The dump this thread was writing is over: a final one
+// for good, any other leaves the next to come.
+void end_dump(DumpKind kind) {
+  g_dump_tid.store(0, std::memory_order_relaxed);
+  g_dump_state.store(kind == DumpKind::final ? kDone : kIdle, std::memory_order_release);
+}
+
 // ASYNC-SIGNAL-SAFE. The image has nothing a profile would show.
 bool nothing_sampled(uint32_t unsampled_count) {
   return unsampled_count == 0 && g_table->used() == 0 && g_table->dropped() == 0 &&
@@ -656,8 +668,7 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
     if (!recorded) recorded = g_end_in_ledger = record_in_ledger(format::profraw::LedgerKind::end, reason, signo);
     if (recorded) {
       if (kind != DumpKind::checkpoint) g_dumped_once = true;
-      g_dump_tid.store(0, std::memory_order_relaxed);
-      g_dump_state.store(kind == DumpKind::final ? kDone : kIdle, std::memory_order_release);
+      end_dump(kind);
       return kind != DumpKind::checkpoint;
     }
     // The ledger is gone (the program removed the directory, or dropped
@@ -684,8 +695,7 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   // try again and say why once (a program that dropped its privileges
   // would otherwise print the line at every checkpoint).
   if (!ok && kind != DumpKind::checkpoint) report_write_error(errno);
-  g_dump_tid.store(0, std::memory_order_relaxed);
-  g_dump_state.store(kind == DumpKind::final ? kDone : kIdle, std::memory_order_release);
+  end_dump(kind);
   return ok;
 }
 

@@ -520,7 +520,7 @@ int slot_of_tid(pid_t tid) {
 
 uint32_t drain_engine(bool wait) { return current_engine().drain(wait); }
 
-void deliver_pending_samples() { current_engine().drain(false); }
+void deliver_pending_samples() { drain_engine(false); }
 
 ClockKind running_clock() { return current_engine().kind(); }
 unsigned running_hz() { return g_hz; }

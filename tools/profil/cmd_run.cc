@@ -707,6 +707,11 @@ void lose(Conversion* c, const std::string& what, const std::string& why) {
   c->losses.push_back(what);
 }
 
+// The program a ledger record names (its short name; "program" if none).
+std::string program_of(const format::profraw::LedgerRecord& record) {
+  return record.name[0] != '\0' ? record.name : "program";
+}
+
 // Converts the dumps. With `share`, a process whose samples stand for less
 // than kOwnFileCpuNs has its samples put in one file with the other such
 // processes of the run, each sample labelled with its pid; otherwise (and
@@ -792,7 +797,7 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
     ProcessSummary p;
     p.dump = ledger.string();
     p.pid = record->pid;
-    p.label = std::string(record->name[0] ? record->name : "program") + " (pid " + std::to_string(record->pid) + ")";
+    p.label = program_of(*record) + " (pid " + std::to_string(record->pid) + ")";
     p.hz = record->hz;
     p.period_ns = record->hz ? 1'000'000'000ull / record->hz : 0;
     p.clock = format::describe_clock(record->clock);
@@ -1083,7 +1088,7 @@ int run_command(RunOptions options) {
     if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::start) &&
         !c.images.count({record.pid, record.start_ns}) &&
         !(outcome.stopped_by != 0 && ::kill(static_cast<pid_t>(record.pid), 0) == 0))
-      unwritten.emplace(record.pid, record.name[0] ? record.name : "program");
+      unwritten.emplace(record.pid, program_of(record));
   fs::remove(files.ledger, ec);
   for (const auto& [pid, program_name] : unwritten) {
     const auto reaped = outcome.reaped.find(static_cast<pid_t>(pid));
