@@ -528,9 +528,8 @@ INSTANTIATE_TEST_SUITE_P(Link, GmonStatic, ::testing::Values("static", "staticpi
 // profil(), sprofil() and pcsample() in a static program (not -pg): the
 // main thread's samples and those of a thread created after the call.
 // Upper bounds against CPU time are tight (nothing counted twice). The
-// lower bounds are that each thread received sampling signals while it ran
-// alone, and that samples landed in the two functions, not that the counts
-// match CPU time: on a loaded machine (this 2-core VM beside two busy
+// lower bounds are that samples landed in each of the two functions, not
+// that the counts match CPU time: on a loaded machine (this 2-core VM beside two busy
 // loops) the kernel delivers a CPU-time timer's signals late and few, each
 // carrying a large overrun, and the whole weight lands where the thread is
 // when the signal finally comes (a bare per-thread timer at 1000 Hz, no
@@ -543,9 +542,13 @@ void expect_ticks_where_they_ran(const std::string& out) {
   const double main_cpu = value_of(out, "main_cpu"), thread_cpu = value_of(out, "thread_cpu");
   EXPECT_LE(main_samples / hz, main_cpu + tolerance(main_cpu, 1 / hz)) << out;
   EXPECT_LE(thread_samples / hz, thread_cpu + tolerance(thread_cpu, 1 / hz)) << out;
-  EXPECT_GT(main_samples + thread_samples, 0) << out;
-  EXPECT_GT(value_of(out, "main_signals"), 0) << out;
-  EXPECT_GT(value_of(out, "thread_signals"), 0) << "the thread created later is sampled\n" << out;
+  // Each thread's samples landed in its own function. (Not: that the
+  // sampler delivered while each ran alone. On the perf ring the kernel
+  // takes the samples and a drain delivers them, and the drain comes with a
+  // CPU-time timer: beside two busy loops the main thread's 300 samples of
+  // 0.3 s all came after it had stopped, main_signals=0.)
+  EXPECT_GT(main_samples, 0) << out;
+  EXPECT_GT(thread_samples, 0) << "the thread created later is sampled\n" << out;
 }
 
 class GmonStaticApi : public ::testing::TestWithParam<std::tuple<const char*, const char*>> {};
