@@ -3,8 +3,9 @@
 # checkpoints cost a long one (issue 12).
 #
 # Per process: a shell loop running /bin/true 200 and 600 times, plainly,
-# under `profil run` (the perf ring with stacks, the default; without
-# stacks; the cpu clock; perf-signal) and under `perf record` (when perf
+# under `profil run` (the perf ring with stacks, the default; the same with
+# the rings mapped at start, PROFIL_RING_DEFER=0; without stacks; the cpu
+# clock; perf-signal) and under `perf record` (when perf
 # is there and may record); the slope (time of 600 - time of 200) / 400 is the wall time of
 # one more short process, the shell's own fork and exec included, so the
 # start of each tool cancels out. Runs alternate (plain, profil, perf, ...)
@@ -70,10 +71,13 @@ have_perf=0
 if command -v perf >/dev/null && perf record -q -o "$out/perf.data" -- /bin/true >/dev/null 2>&1; then have_perf=1; fi
 
 echo "== profil run: cost per short process (sh loop of 200 vs 600 /bin/true, median of $reps alternating runs) =="
-: >"$out/plain"; : >"$out/profil"; : >"$out/flat"; : >"$out/cpu"; : >"$out/signal"; : >"$out/perf"
+: >"$out/plain"; : >"$out/profil"; : >"$out/atstart"; : >"$out/flat"; : >"$out/cpu"; : >"$out/signal"; : >"$out/perf"
+# The rings mapped at start, as before they were deferred (perf_ring.cc).
+profil_loop_rings_at_start() { PROFIL_RING_DEFER=0 profil_loop "$@"; }
 for ((i = 0; i < reps; i++)); do
   slope plain_loop >>"$out/plain"
   slope profil_loop >>"$out/profil"
+  slope profil_loop_rings_at_start >>"$out/atstart"
   slope profil_loop --no-stacks >>"$out/flat"
   slope profil_loop --clock cpu >>"$out/cpu"
   slope profil_loop --clock perf-signal >>"$out/signal"
@@ -92,6 +96,8 @@ line() {
 printf '%-12s %8s %8s %8s %8s %8s %8s\n' "ms/process" wall added cpu added inner added
 line plain "$plain" "$plain_cpu" "$plain_inner"
 line "profil run" "$run" "$run_cpu" "$run_inner"  # stacks, the default
+read -r clock clock_cpu clock_inner < <(medians "$out/atstart")
+line "rings@start" "$clock" "$clock_cpu" "$clock_inner"  # PROFIL_RING_DEFER=0
 line "--no-stacks" "$flat" "$flat_cpu" "$flat_inner"
 read -r clock clock_cpu clock_inner < <(medians "$out/cpu")
 line "--clock cpu" "$clock" "$clock_cpu" "$clock_inner"

@@ -686,6 +686,59 @@ TEST(Run, RingStacksCrossUntouchedStackPages) {
   EXPECT_GE(static_cast<double>(rooted), 0.9 * static_cast<double>(under)) << folded.out;
 }
 
+// A single-threaded process maps its rings only after its first period of
+// CPU time (perf_ring.cc, "Deferred rings": most short processes never get
+// there, and a ring's pages cost ~0.3 ms to allocate and map): none in main
+// at 100 Hz (10 ms; a process reaches main after ~1 ms of CPU), then the
+// drain timer's first signal samples the thread and opens them; the
+// samples still account for the process's CPU time.
+TEST(Run, RingsOpenAfterTheFirstPeriod) {
+  TempDir dir;
+  Result r = run({bin("profil"), "run", "-v", "-o", dir.path().string(), "--hz", "100", "--clock", "perf", "--",
+                  bin("run_unsampled"), "deferred"},
+                 dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  if (r.err.find(", perf clock") == std::string::npos) GTEST_SKIP() << "needs the perf ring: " << r.err;
+  EXPECT_NE(r.err.find("rings_at_start 0\n"), std::string::npos) << r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.err, m, std::regex("rings_after (\\d+)"))) << r.err;
+  EXPECT_GE(std::stoi(m[1]), 1) << r.err;
+  const UnsampledOutput out = parse_unsampled(r.out);
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << r.err;
+  // The timer's sample weighs the periods its signal came late by.
+  expect_accounts_for(load_pprof(file).total_count(), out.process, 100, 2, "deferred then ring");
+}
+
+// A process that blocks the sampling signal before its first period gets
+// its rings at once (the sigprocmask wrapper): the timer that stands in for
+// them would wait for the unblocking and put all that time at one PC.
+TEST(Run, BlockingTheSignalOpensTheRings) {
+  TempDir dir;
+  const RingRun ring = run_on_ring(dir, "blockfirst");
+  ASSERT_EQ(ring.r.status, 0) << ring.r.err;
+  if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << ring.r.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ring.r.err, m, std::regex("rings_after_block (\\d+)"))) << ring.r.err;
+  EXPECT_GE(std::stoi(m[1]), 1) << ring.r.err;
+  const fs::path file = only_pprof(dir.path());
+  ASSERT_FALSE(file.empty()) << ring.r.err;
+  const Profile profile = load_pprof(file);
+  // What the rings held is in masked_burn's callee; what they could not
+  // (nothing drains them while the only thread blocks the signal) is
+  // shown as ring buffer full, never at the unblocking PC.
+  uint64_t burned = 0;
+  for (const auto& sample : profile.samples)
+    if (const auto* frames = profile.frames_for(sample.address); frames && !frames->empty() &&
+                                                               frames->front().function == "burn")
+      burned += sample.count;
+  const uint64_t lost = count_named(profile, "[unsampled: ring buffer full]");
+  EXPECT_GT(burned, 0u);
+  EXPECT_GE(static_cast<double>(burned + lost), 0.9 * static_cast<double>(profile.total_count()))
+      << burned << " in burn, " << lost << " lost, of " << profile.total_count();
+  expect_accounts_for(profile.total_count(), ring.out.process, kHz, 1, "samples and the lost");
+}
+
 // A ring that fills before it is read loses samples (the kernel counts
 // them in PERF_RECORD_LOST): shown as "ring buffer full", never silently.
 // One data page (127 records) per CPU at 1 kHz, and 0.3 s during which the

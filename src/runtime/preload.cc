@@ -73,7 +73,6 @@ bool g_in_ledger = false;
 bool g_end_in_ledger = false;  // this image's end is recorded there
 char g_name[256] = {};
 char g_run_id[format::profraw::kRunIdSize + 1] = {};
-uint32_t g_clock = 0;
 uint32_t g_hz = 0;
 int64_t g_start_ns = 0;
 uint64_t g_signals_at_start = 0;
@@ -289,7 +288,7 @@ bool record_in_ledger(format::profraw::LedgerKind kind, EndReason reason, int si
   record.start_ns = g_start_ns;
   record.cpu_ns = static_cast<uint64_t>(clock_ns(CLOCK_PROCESS_CPUTIME_ID));
   record.clock = clock_code(sampler::active_clock());
-  record.start_clock = g_clock;
+  record.start_clock = clock_code(sampler::clock_at_start());
   record.hz = g_hz;
   record.signal = static_cast<uint32_t>(signo);
   const char* name = program_invocation_short_name;
@@ -314,10 +313,12 @@ void on_fork_child() {
   // The child keeps only what it samples from now on. Its only thread
   // blocks the sampling signal while the table is emptied, so no add()
   // races the clear.
+  // (The system call itself: libprofil's pthread_sigmask wrapper would open
+  // the child's deferred perf rings at once, signal_mask_hooks.cc.)
   sigset_t profiling_signal, previous;
   sigemptyset(&profiling_signal);
   sigaddset(&profiling_signal, SIGPROF);
-  pthread_sigmask(SIG_BLOCK, &profiling_signal, &previous);
+  ::syscall(SYS_rt_sigprocmask, SIG_BLOCK, &profiling_signal, &previous, sizeof(uint64_t));
   g_table->clear();
   if (g_stacks != nullptr) g_stacks->clear();
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
@@ -325,7 +326,7 @@ void on_fork_child() {
   g_dumped_once = false;
   mark_sampling_start();
   begin_image();
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &previous, nullptr, sizeof(uint64_t));
 }
 
 // Checkpoints. A process can end with no way for us to write: a raw
@@ -549,7 +550,6 @@ void start() {
     if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, g_max_depth);
   }
   sampler::set_pc_table(g_table);
-  g_clock = clock_code(sampler::active_clock());
   g_hz = sampler::active_hz();
 }
 
@@ -658,7 +658,7 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   // The clock now: a program that closed the perf counters' descriptors
   // moved the process to CPU-time timers (descriptor_hooks.cc).
   info.clock = clock_code(sampler::active_clock());
-  info.start_clock = g_clock;
+  info.start_clock = clock_code(sampler::clock_at_start());
   format::profraw::Unsampled unsampled[sampler::kUnsampledCauses];
   info.unsampled_count = collect_unsampled(unsampled);
   if (g_in_ledger && g_name[0] == '\0' && nothing_sampled(info.unsampled_count)) {

@@ -55,6 +55,9 @@ extern "C" PROFIL_EXPORT int pthread_create(pthread_t* thread, const pthread_att
   using create_fn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static auto real = reinterpret_cast<create_fn>(::dlsym(RTLD_NEXT, "pthread_create"));
   using namespace profiling::runtime;
+  // Deferred perf rings open now: the new thread inherits only events that
+  // exist when it is created (sampler/perf_ring.cc).
+  profiling::sampler::before_thread_creation();
   pthread_once(&g_key_once, create_key);
   auto* start = new (std::nothrow) ThreadStart{routine, arg};
   if (start == nullptr) return real(thread, attr, routine, arg);

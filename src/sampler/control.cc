@@ -291,6 +291,18 @@ void fork_child() {
   reset_in_child();
 }
 
+void before_thread_creation() {
+  // The common case, no lock: the rings are open (or another clock runs).
+  if (!g_perf_ring.deferred() && !g_perf_ring.refused(nullptr)) return;
+  ControlLock lock;
+  g_perf_ring.open_if_deferred();
+  if (std::string why; g_perf_ring.refused(&why)) fall_back_from_refused_ring(why);
+}
+
+void before_blocking_sampling_signal() { g_perf_ring.open_if_deferred(); }
+
+ClockKind clock_at_start() { return start_clock(); }
+
 void thread_started() {
   ControlLock lock;
   start_current_thread();

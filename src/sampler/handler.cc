@@ -70,7 +70,7 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   if (info->si_code == SI_TIMER && is_drain_timer_value(info->si_value.sival_ptr)) {
     // The perf ring's drain timer (perf_ring.h): the kernel wrote the
     // samples; they are delivered from its rings.
-    if (g_perf_ring.on_drain_timer() != 0) run_periodic_hook_after_drain();
+    if (g_perf_ring.on_drain_timer(context) != 0) run_periodic_hook_after_drain();
     return;
   }
   if (info->si_code == SI_TIMER && is_our_timer_value(info->si_value.sival_ptr)) {
@@ -97,7 +97,7 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
       // counters that was closed with a signal still pending, unless the
       // program set up such a descriptor itself and handles the signal.
       if (g_perf_ring.is_drain_trigger(info->si_fd)) {
-        if (g_perf_ring.on_drain_timer() != 0) run_periodic_hook_after_drain();
+        if (g_perf_ring.on_drain_timer(context) != 0) run_periodic_hook_after_drain();
       } else if (front_program_has_handler(signo)) {
         front_dispatch(signo, info, context);
       }

@@ -1,8 +1,10 @@
 // The perf clock through the kernel's ring buffer (perf_ring.h).
 //
-// ASYNC-SIGNAL-SAFE: PerfRingEngine::drain, on_drain_timer, overflowed,
-// descriptor_of, gap_cause, account_process and what they call (deliver,
-// slot_of_tid, perf_fd_still_open, timer_settime, clock_gettime, atomics);
+// ASYNC-SIGNAL-SAFE: PerfRingEngine::drain, on_drain_timer, open_if_deferred,
+// overflowed, descriptor_of, gap_cause, account_process and what they call
+// (deliver, deliver_stack, slot_of_tid, perf_fd_still_open, open_rings:
+// perf_event_open, mmap, ioctl, fcntl, getdents64, close; timer_settime,
+// clock_gettime, atomics);
 // errno is the handler's to keep (it saves it).
 // Nothing there allocates, locks (a ring's try-lock only) or prints.
 // Everything else runs under the control lock.
@@ -19,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/settings.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
 #include "unwind/memory.h"
@@ -38,6 +42,10 @@ char g_ring_drain_marker;
 }  // namespace internal
 
 PerfRingEngine g_perf_ring;
+
+// Defined by the pthread_create wrapper (runtime/thread_hooks.cc), which a
+// static program does not have.
+extern const bool g_thread_creation_interposed __attribute__((weak));
 
 namespace {
 
@@ -626,74 +634,128 @@ void open_triggers(const int* cpus, unsigned ncpu, uint64_t every_ns) {
   g_trigger_count.store(count, std::memory_order_release);
 }
 
-// Set by start_rings when the kernel refused to map a ring (locked memory).
-constinit bool g_mmap_refused = false;
-
 void free_scratch() {
   if (g_scratch != nullptr) ::munmap(g_scratch, g_scratch_bytes * kMaxRings);
   g_scratch = nullptr;
   for (Ring& ring : g_rings) ring.scratch = nullptr;
 }
 
-// Every CPU's event and ring, with data_pages pages per ring.
-int start_rings(uint64_t period_ns, unsigned data_pages, std::string* why) {
-  g_mmap_refused = false;
+// Deferred rings (issue 12: events created lazily). A ring's pages are
+// allocated and mapped by the kernel when it is mapped (~1.2 us a page
+// here: 2 x 129 pages with stacks cost a short process ~0.3 ms of wall),
+// and most processes of a build or a shell script end before their first
+// sampling period. A process that is single-threaded when sampling starts
+// therefore opens its events and maps its rings only when one of these
+// comes first:
+//   - one period of its CPU time: the drain timer is armed for it; its
+//     signal samples the thread it interrupts (weighted by that thread's
+//     CPU time, as a CPU-time timer's sample is), then opens the rings;
+//   - the program creates a thread (the pthread_create wrapper): inherited
+//     events must exist before the thread does;
+//   - the program blocks the sampling signal (the sigprocmask and
+//     pthread_sigmask wrappers): the timer's signal would wait, the ring
+//     does not.
+// Opening is async-signal-safe (system calls and this file's arrays). A
+// static program (no pthread_create wrapper) opens at start, as does a
+// process that already has threads.
+enum : int { kRingsOpen = 0, kDeferred = 1, kOpening = 2, kRefused = 3 };
+constinit std::atomic<int> g_ring_state{kRingsOpen};
+constinit int g_cpus[kMaxRings];
+constinit unsigned g_ncpu = 0;
+constinit unsigned g_data_pages = 0;    // chosen at start (halved if refused)
+constinit bool g_may_halve = false;     // the size is ours to choose
+constinit uint32_t g_stack_setting = 0; // PROFIL_RING_STACK_BYTES
+
+// Why opening failed, kept as numbers (a handler cannot build the text).
+enum class OpenStep { none, open_event, mmap, set_output, no_cpu };
+struct OpenFailure {
+  OpenStep step = OpenStep::none;
+  int error = 0;
+  size_t bytes = 0;
+};
+constinit OpenFailure g_deferred_failure{};
+
+std::string describe_failure(const OpenFailure& failure) {
+  switch (failure.step) {
+    case OpenStep::open_event:
+      return std::string("perf_event_open(task-clock, inherit, per CPU): ") + std::strerror(failure.error);
+    case OpenStep::mmap: return describe_mmap_refusal(failure.error, failure.bytes);
+    case OpenStep::set_output:
+      return std::string("perf ring buffer: PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(failure.error);
+    case OpenStep::no_cpu: return "perf ring buffer: no online CPU could be opened";
+    case OpenStep::none: break;
+  }
+  return "perf ring buffer: not opened";
+}
+
+// ASYNC-SIGNAL-SAFE (open, getdents64, close). The main thread first, then
+// the other threads of the process, up to max.
+unsigned list_threads(pid_t* tids, unsigned max) {
+  struct Entry {
+    uint64_t inode;
+    int64_t offset;
+    unsigned short length;
+    unsigned char type;
+    char name[1];
+  };
+  const pid_t self = static_cast<pid_t>(::getpid());
+  unsigned n = 0;
+  tids[n++] = self;
+  const int fd = ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return n;
+  // Static: the callers are serialized (the control lock, or the state
+  // kOpening), and a handler's stack may be small.
+  alignas(8) static char buffer[2048];
+  while (true) {
+    const long got = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+    if (got <= 0) break;
+    for (long at = 0; at < got;) {
+      const auto* entry = reinterpret_cast<const Entry*>(buffer + at);
+      at += entry->length;
+      pid_t tid = 0;
+      const char* p = entry->name;
+      for (; *p >= '0' && *p <= '9'; ++p) tid = tid * 10 + (*p - '0');
+      if (*p == '\0' && tid > 0 && tid != self && n < max) tids[n++] = tid;
+    }
+  }
+  ::close(fd);
+  return n;
+}
+
+// ASYNC-SIGNAL-SAFE. Every CPU's event and ring, with data_pages pages per
+// ring; the drain interval; the triggers. The drain timer, the shares and
+// the scratch space exist already (prepare_process).
+int open_rings(uint64_t period_ns, unsigned data_pages, OpenFailure* failure) {
   g_map_bytes = (1 + static_cast<size_t>(data_pages)) * kPage;
   const size_t data_size = static_cast<size_t>(data_pages) * kPage;
-  static int cpus[kMaxRings];
-  const unsigned ncpu = online_cpus(cpus, kMaxRings);
   // The threads there are now; later ones inherit the events.
   static pid_t tids[kMaxExtra];
-  unsigned ntids = 0;
-  const pid_t self = static_cast<pid_t>(::getpid());
-  tids[ntids++] = self;  // the main thread first: it owns the rings
-  if (DIR* dir = ::opendir("/proc/self/task")) {
-    while (dirent* entry = ::readdir(dir)) {
-      const pid_t tid = static_cast<pid_t>(std::atoi(entry->d_name));
-      if (tid > 0 && tid != self && ntids < kMaxExtra) tids[ntids++] = tid;
-    }
-    ::closedir(dir);
-  }
+  const unsigned ntids = list_threads(tids, kMaxExtra);
   // PERF_SAMPLE_READ on inherited events: Linux 6.12; without it (the
   // first open says EINVAL) each sample weighs one period.
   g_sample_read = true;
-  g_period_ns = period_ns;
-  if (ncpu > 0) {
-    g_share_stride = ncpu;
-    g_shares_bytes = sizeof(CpuShare) * internal::kMaxThreads * ncpu;
-    void* shares = ::mmap(nullptr, g_shares_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    g_shares = shares == MAP_FAILED ? nullptr : static_cast<CpuShare*>(shares);
-  }
-  if (g_stack_bytes != 0) {
-    // One record's room per ring (zero pages until a record wraps).
-    g_scratch_bytes = (max_sample_bytes() + 4095) & ~size_t{4095};
-    void* scratch = ::mmap(nullptr, g_scratch_bytes * kMaxRings, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    g_scratch = scratch == MAP_FAILED ? nullptr : static_cast<unsigned char*>(scratch);
-  }
   unsigned rings = 0;
   int error = 0;
-  for (unsigned k = 0; k < ncpu && error == 0; ++k) {
+  for (unsigned k = 0; k < g_ncpu && error == 0; ++k) {
     int owner = -1;
     for (unsigned t = 0; t < ntids; ++t) {
-      long fd = open_event(tids[t], cpus[k], period_ns, g_sample_read);
+      long fd = open_event(tids[t], g_cpus[k], period_ns, g_sample_read);
       if (fd < 0 && errno == EINVAL && g_sample_read && rings == 0 && owner < 0) {
         g_sample_read = false;
-        fd = open_event(tids[t], cpus[k], period_ns, false);
+        fd = open_event(tids[t], g_cpus[k], period_ns, false);
       }
       if (fd < 0) {
         if (errno == ENODEV) break;  // the CPU went offline meanwhile
         if (errno == ESRCH) continue;  // the thread ended meanwhile
         error = errno;
-        *why = std::string("perf_event_open(task-clock, inherit, per CPU): ") + std::strerror(error);
+        *failure = OpenFailure{OpenStep::open_event, error, 0};
         break;
       }
       if (owner < 0) {
         void* map = ::mmap(nullptr, g_map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
         if (map == MAP_FAILED) {
           error = errno;
-          g_mmap_refused = true;
-          *why = describe_mmap_refusal(error, g_map_bytes);
+          *failure = OpenFailure{OpenStep::mmap, error, g_map_bytes};
           ::close(static_cast<int>(fd));
           break;
         }
@@ -708,7 +770,7 @@ int start_rings(uint64_t period_ns, unsigned data_pages, std::string* why) {
       } else if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, owner) != 0 ||
                  g_extra_count == kMaxExtra) {
         error = errno != 0 ? errno : ENOSPC;
-        *why = std::string("perf ring buffer: PERF_EVENT_IOC_SET_OUTPUT: ") + std::strerror(error);
+        *failure = OpenFailure{OpenStep::set_output, error, 0};
         ::close(static_cast<int>(fd));
         break;
       } else {
@@ -720,42 +782,155 @@ int start_rings(uint64_t period_ns, unsigned data_pages, std::string* why) {
   }
   if (error == 0 && rings == 0) {
     error = ENODEV;
-    *why = "perf ring buffer: no online CPU could be opened";
-  }
-  if (error == 0) {
-    // The drain timer: after every stretch of the process's CPU time in
-    // which no ring can fill, even if one CPU took all of it (each ring
-    // gets at most one record per period of that CPU's time), half the
-    // ring's records of it.
-    const uint64_t records = data_size / (g_stack_bytes != 0 ? max_sample_bytes()
-                                          : g_sample_read  ? sizeof(SampleRecord)
-                                                           : kSampleWithoutRead);
-    uint64_t every = period_ns * (records / 2);
-    if (every < 10'000'000) every = 10'000'000;
-    g_drain_every_ns = every;
-    sigevent event{};
-    event.sigev_notify = SIGEV_SIGNAL;
-    event.sigev_signo = kSamplingSignal;
-    event.sigev_value.sival_ptr = &internal::g_ring_drain_marker;
-    if (::timer_create(CLOCK_PROCESS_CPUTIME_ID, &event, &g_drain_timer) != 0) {
-      error = errno;
-      *why = std::string("perf ring buffer: timer_create(CLOCK_PROCESS_CPUTIME_ID): ") + std::strerror(error);
-    } else {
-      g_has_drain_timer = true;
-      // A quarter ring of one thread's time on one CPU: several threads
-      // sharing a CPU fill its ring in turn.
-      if (g_stack_bytes != 0) open_triggers(cpus, ncpu, every / 2 > 1'000'000 ? every / 2 : 1'000'000);
-    }
+    *failure = OpenFailure{OpenStep::no_cpu, error, 0};
   }
   if (error != 0) {
-    close_triggers();
     close_extras();
     unmap_rings(true);
+    return error;
+  }
+  // The drain timer: after every stretch of the process's CPU time in
+  // which no ring can fill, even if one CPU took all of it (each ring gets
+  // at most one record per period of that CPU's time), half the ring's
+  // records of it.
+  const uint64_t records = data_size / (g_stack_bytes != 0 ? max_sample_bytes()
+                                        : g_sample_read  ? sizeof(SampleRecord)
+                                                         : kSampleWithoutRead);
+  uint64_t every = period_ns * (records / 2);
+  if (every < 10'000'000) every = 10'000'000;
+  g_drain_every_ns = every;
+  // A quarter ring of one thread's time on one CPU: several threads
+  // sharing a CPU fill its ring in turn.
+  if (g_stack_bytes != 0) open_triggers(g_cpus, g_ncpu, every / 2 > 1'000'000 ? every / 2 : 1'000'000);
+  return 0;
+}
+
+// The stack a record carries with rings of pages pages.
+uint32_t stack_bytes_with(unsigned pages, uint64_t period_ns) {
+  if (g_stack_setting != 0) return g_stack_setting;
+  const uint32_t bytes = stack_bytes_for(static_cast<size_t>(pages) * kPage, period_ns);
+  return bytes < kMinStackBytes ? kMinStackBytes : bytes;
+}
+
+// ASYNC-SIGNAL-SAFE. open_rings at the size chosen at start; where locked
+// memory is short, a smaller ring (and stack copy) drains as often, which
+// is still better than a signal per sample: halved down to kMinStackBytes.
+int open_rings_as_large_as_allowed(uint64_t period_ns, OpenFailure* failure) {
+  unsigned pages = g_data_pages;
+  while (true) {
+    if (g_stack_bytes != 0) g_stack_bytes = stack_bytes_with(pages, period_ns);
+    const int error = open_rings(period_ns, pages, failure);
+    if (error == 0) {
+      g_data_pages = pages;
+      return 0;
+    }
+    if (failure->step != OpenStep::mmap || !g_may_halve ||
+        stack_bytes_for(static_cast<size_t>(pages / 2) * kPage, period_ns) < kMinStackBytes)
+      return error;
+    pages /= 2;
+  }
+}
+
+// What every way of opening needs first, in normal context: the CPUs, the
+// per-thread shares, the scratch space, the drain timer.
+int prepare_process(uint64_t period_ns, std::string* why) {
+  g_period_ns = period_ns;
+  g_ncpu = online_cpus(g_cpus, kMaxRings);
+  if (g_ncpu > 0) {
+    g_share_stride = g_ncpu;
+    g_shares_bytes = sizeof(CpuShare) * internal::kMaxThreads * g_ncpu;
+    void* shares = ::mmap(nullptr, g_shares_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    g_shares = shares == MAP_FAILED ? nullptr : static_cast<CpuShare*>(shares);
+  }
+  if (g_stack_bytes != 0) {
+    // One record's room per ring (zero pages until a record wraps), for
+    // the largest copy: halving only shrinks it.
+    g_scratch_bytes = (max_sample_bytes() + 4095) & ~size_t{4095};
+    void* scratch = ::mmap(nullptr, g_scratch_bytes * kMaxRings, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    g_scratch = scratch == MAP_FAILED ? nullptr : static_cast<unsigned char*>(scratch);
+  }
+  sigevent event{};
+  event.sigev_notify = SIGEV_SIGNAL;
+  event.sigev_signo = kSamplingSignal;
+  event.sigev_value.sival_ptr = &internal::g_ring_drain_marker;
+  if (::timer_create(CLOCK_PROCESS_CPUTIME_ID, &event, &g_drain_timer) != 0) {
+    const int error = errno;
+    *why = std::string("perf ring buffer: timer_create(CLOCK_PROCESS_CPUTIME_ID): ") + std::strerror(error);
     free_shares();
     free_scratch();
     return error;
   }
+  g_has_drain_timer = true;
   return 0;
+}
+
+void release_process() {
+  if (g_has_drain_timer) ::timer_delete(g_drain_timer);
+  g_has_drain_timer = false;
+  free_shares();
+  free_scratch();
+}
+
+// ASYNC-SIGNAL-SAFE. While the rings are deferred, the drain timer fires
+// after one more period of the process's CPU time.
+void arm_deferred_timer() {
+  if (!g_has_drain_timer) return;
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(g_period_ns / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(g_period_ns % 1'000'000'000);
+  ::timer_settime(g_drain_timer, 0, &spec, nullptr);
+}
+
+// ASYNC-SIGNAL-SAFE. The deferred timer's sample: the thread it
+// interrupted, weighted by its CPU time not yet in ticks (nearest period,
+// as the rings' weights round), at its PC and, with a stack table, its
+// live stack. The rings' events count from the moment they open.
+uint32_t deliver_deferred_sample(const void* context) {
+  const int slot = slot_of_tid(current_tid());
+  if (slot < 0 || slot_is_ignored(slot) || context == nullptr) return 0;
+  timespec now{};
+  if (::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now) != 0) return 0;
+  const uint64_t cpu = static_cast<uint64_t>(now.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(now.tv_nsec);
+  const ThreadClock& clock = internal::g_clocks[slot];
+  const uint64_t ran = cpu > clock.cpu_at_attach_ns ? cpu - clock.cpu_at_attach_ns : 0;
+  const uint64_t due = (ran + g_period_ns / 2) / g_period_ns;
+  const uint64_t have = internal::g_clock_ticks[slot].load(std::memory_order_relaxed);
+  if (due <= have) return 0;
+  const uint32_t weight = static_cast<uint32_t>(due - have > 1'000'000 ? 1'000'000 : due - have);
+  const auto* uc = static_cast<const ucontext_t*>(context);
+  const uint64_t pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
+  count_ring_sample(slot, pc, weight);
+  g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
+  deliver(pc, weight);
+  if (unwind::StackTable* stacks = g_stack_table.load(std::memory_order_acquire)) deliver_stack(stacks, context, weight);
+  g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
+  return weight;
+}
+
+// ASYNC-SIGNAL-SAFE. Deferred -> open (or refused: the failure is kept for
+// the fallback, thread_clocks.cc; meanwhile the timer keeps sampling). The
+// caller has the sampling signal blocked.
+void open_deferred_rings() {
+  int expected = kDeferred;
+  if (!g_ring_state.compare_exchange_strong(expected, kOpening, std::memory_order_acq_rel)) return;
+  OpenFailure failure{};
+  if (open_rings_as_large_as_allowed(g_period_ns, &failure) == 0) {
+    g_overflowed.store(false, std::memory_order_relaxed);
+    g_ring_state.store(kRingsOpen, std::memory_order_release);
+    arm_drain_timer(true);
+  } else {
+    g_deferred_failure = failure;
+    g_ring_state.store(kRefused, std::memory_order_release);
+    arm_deferred_timer();
+  }
+}
+
+// PROFIL_RING_DEFER=0 opens the rings at start (for measuring, and tests
+// of what a ring opened at start does).
+bool may_defer() {
+  if (&g_thread_creation_interposed == nullptr) return false;  // a static program: no wrapper tells us
+  return base::flag_from_environment("PROFIL_RING_DEFER", ::secure_getenv("PROFIL_RING_DEFER"), true);
 }
 
 }  // namespace
@@ -766,24 +941,41 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
   // installed now (the preload installs it before the first sample sink,
   // so sampling starts once, with them).
   const bool stacks = g_stack_table.load(std::memory_order_acquire) != nullptr;
-  const uint32_t stack_setting = stacks ? stack_bytes_setting() : 0;
+  g_stack_setting = stacks ? stack_bytes_setting() : 0;
   const unsigned preferred = stacks ? kDefaultStackDataPages : kDefaultDataPages;
   const unsigned chosen = data_pages_setting(preferred);
-  unsigned pages = chosen != 0 ? chosen : preferred;
-  int error;
-  while (true) {
-    g_stack_bytes = !stacks                ? 0
-                    : stack_setting != 0 ? stack_setting
-                                         : stack_bytes_for(static_cast<size_t>(pages) * kPage, period_ns);
-    if (stacks && g_stack_bytes < kMinStackBytes) g_stack_bytes = kMinStackBytes;
-    if ((error = start_rings(period_ns, pages, why)) == 0) break;
-    // Locked memory is short: a smaller ring (and stack copy) drains as
-    // often, which is still better than a signal per sample.
-    if (!g_mmap_refused || chosen != 0 || !stacks || stack_setting != 0 ||
-        stack_bytes_for(static_cast<size_t>(pages / 2) * kPage, period_ns) < kMinStackBytes)
+  g_data_pages = chosen != 0 ? chosen : preferred;
+  g_may_halve = stacks && chosen == 0 && g_stack_setting == 0;
+  g_stack_bytes = stacks ? stack_bytes_with(g_data_pages, period_ns) : 0;
+  if (const int error = prepare_process(period_ns, why); error != 0) return error;
+  pid_t tids[2];
+  if (list_threads(tids, 2) == 1 && may_defer()) {
+    // One event opened and closed now, so that a process where perf is
+    // forbidden (perf_event_paranoid, a seccomp filter, an old kernel)
+    // falls back at start, with its reason, as without deferring; only
+    // locked memory is left to refuse the opening later.
+    long probe = open_event(tids[0], g_ncpu > 0 ? g_cpus[0] : 0, period_ns, true);
+    if (probe < 0 && errno == EINVAL) probe = open_event(tids[0], g_ncpu > 0 ? g_cpus[0] : 0, period_ns, false);
+    if (probe < 0) {
+      const int error = errno;
+      *why = describe_failure(OpenFailure{OpenStep::open_event, error, 0});
+      release_process();
       return error;
-    pages /= 2;
+    }
+    ::close(static_cast<int>(probe));
+    g_ring_state.store(kDeferred, std::memory_order_release);
+    g_running = true;
+    g_overflowed.store(false, std::memory_order_relaxed);
+    arm_deferred_timer();
+    return 0;
   }
+  OpenFailure failure{};
+  if (const int error = open_rings_as_large_as_allowed(period_ns, &failure); error != 0) {
+    *why = describe_failure(failure);
+    release_process();
+    return error;
+  }
+  g_ring_state.store(kRingsOpen, std::memory_order_release);
   g_running = true;
   g_overflowed.store(false, std::memory_order_relaxed);
   arm_drain_timer(true);
@@ -800,8 +992,8 @@ void PerfRingEngine::stop() {
   drain(true);
   close_extras();
   unmap_rings(true);
-  free_shares();
-  free_scratch();
+  release_process();
+  g_ring_state.store(kRingsOpen, std::memory_order_release);
   g_running = false;
 }
 
@@ -823,6 +1015,7 @@ int PerfRingEngine::fork_child(uint64_t period_ns, std::string* why) {
   unmap_rings(false);
   free_shares();  // the child's copy (private memory)
   free_scratch();
+  g_ring_state.store(kRingsOpen, std::memory_order_relaxed);
   g_running = false;
   return start(period_ns, why);
 }
@@ -837,13 +1030,54 @@ void PerfRingEngine::suspend_for_exec() {
 }
 
 void PerfRingEngine::resume_after_exec() {
-  if (g_running) arm_drain_timer(true);
+  if (!g_running) return;
+  if (g_ring_state.load(std::memory_order_acquire) == kRingsOpen)
+    arm_drain_timer(true);
+  else
+    arm_deferred_timer();
 }
 
-uint32_t PerfRingEngine::on_drain_timer() {
+uint32_t PerfRingEngine::on_drain_timer(const void* context) {
+  switch (g_ring_state.load(std::memory_order_acquire)) {
+    case kDeferred: {
+      const uint32_t delivered = deliver_deferred_sample(context);
+      open_deferred_rings();
+      return delivered;
+    }
+    case kRefused: {
+      const uint32_t delivered = deliver_deferred_sample(context);
+      arm_deferred_timer();
+      return delivered;
+    }
+    case kOpening: return 0;  // another thread opens them (a raw clone's)
+    default: break;
+  }
   const uint32_t delivered = drain(false);
   if (g_running) arm_drain_timer(true);
   return delivered;
+}
+
+void PerfRingEngine::open_if_deferred() {
+  if (g_ring_state.load(std::memory_order_acquire) != kDeferred) return;
+  // The timer's handler must not interrupt the opening in this thread:
+  // the raw system call, not sigprocmask (libprofil's own wrapper).
+  sigset_t sampling, previous;
+  sigemptyset(&sampling);
+  sigaddset(&sampling, kSamplingSignal);
+  ::syscall(SYS_rt_sigprocmask, SIG_BLOCK, &sampling, &previous, sizeof(uint64_t));
+  open_deferred_rings();
+  ::syscall(SYS_rt_sigprocmask, SIG_SETMASK, &previous, nullptr, sizeof(uint64_t));
+}
+
+bool PerfRingEngine::deferred() const {
+  const int state = g_ring_state.load(std::memory_order_acquire);
+  return g_running && (state == kDeferred || state == kOpening);
+}
+
+bool PerfRingEngine::refused(std::string* why) const {
+  if (!g_running || g_ring_state.load(std::memory_order_acquire) != kRefused) return false;
+  if (why != nullptr) *why = describe_failure(g_deferred_failure);
+  return true;
 }
 
 uint32_t PerfRingEngine::drain(bool wait) {
@@ -894,6 +1128,9 @@ int PerfRingEngine::descriptor_of(pid_t tid) const {
 unsigned PerfRingEngine::noise_periods() const { return rings() > 1 ? rings() : 1; }
 
 UnsampledCause PerfRingEngine::gap_cause(const ThreadClock& c, bool) const {
+  // Before the rings open, a CPU-time timer samples: it reports at the
+  // kernel's tick, like the cpu clock's.
+  if (g_ring_state.load(std::memory_order_acquire) != kRingsOpen) return UnsampledCause::between_ticks;
   // A signal mask does not stop the ring: what it misses is a descriptor
   // closed (a thread that existed at start), records lost to a full ring
   // that no PERF_RECORD_LOST reported yet, or else the time after the

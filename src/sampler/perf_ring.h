@@ -35,9 +35,20 @@
 //     whole stacks too.
 //   - records lost because a ring was full (PERF_RECORD_LOST) are counted per
 //     thread and shown as unsampled CPU time ("ring buffer full").
+//   - deferred rings: a process that is single-threaded at start (and has
+//     the pthread_create wrapper) opens one event to check that perf is
+//     allowed, then maps nothing until its first period of CPU time, its
+//     first pthread_create or its first blocking of the sampling signal,
+//     whichever comes first; until then the drain timer, armed for one
+//     period, stands in (its signal samples the thread it interrupts).
+//     Most short processes never map a ring (perf_ring.cc, "Deferred
+//     rings"). A deferred opening the kernel refuses (locked memory) moves
+//     the process to the fallback at its next pthread_create; a process
+//     that creates none stays sampled by that timer, on the cpu clock.
 //
-// ASYNC-SIGNAL-SAFE: drain(), on_drain_timer(), gap_cause(),
-// account_process() and is_drain_timer_value(). The rest runs under the
+// ASYNC-SIGNAL-SAFE: drain(), on_drain_timer(), open_if_deferred(),
+// refused(nullptr), gap_cause(), account_process() and
+// is_drain_timer_value(). The rest runs under the
 // sampler's control lock.
 #ifndef PROFIL_SAMPLER_PERF_RING_H
 #define PROFIL_SAMPLER_PERF_RING_H
@@ -78,8 +89,16 @@ class PerfRingEngine final : public Engine {
   UnsampledCause gap_cause(const ThreadClock& c, bool self) const override;
   // The rings' samples not read yet, and the lost records no thread owns.
   void account_process(Unsampled* out, uint64_t period_ns) override;
-  // ASYNC-SIGNAL-SAFE: the drain timer's signal: drain, re-arm.
-  uint32_t on_drain_timer();
+  // ASYNC-SIGNAL-SAFE: the drain timer's signal (context: the interrupted
+  // thread's, for the sample a deferred ring's timer takes): drain, re-arm.
+  uint32_t on_drain_timer(const void* context);
+  // ASYNC-SIGNAL-SAFE: opens the rings now if they are deferred (the
+  // program is about to create a thread or block the sampling signal).
+  void open_if_deferred();
+  // Are the rings deferred (not opened yet, perf_ring.cc)?
+  bool deferred() const;
+  // Did a deferred opening fail (the user's locked memory)? Why, in *why.
+  bool refused(std::string* why) const;
 
   bool running() const;
   // ASYNC-SIGNAL-SAFE: is a SIGPROF with this si_fd a drain trigger's

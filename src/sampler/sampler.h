@@ -113,6 +113,17 @@ void after_failed_exec();
 void fork_prepare();
 void fork_parent();
 void fork_child();
+// The program is about to create a thread (the pthread_create wrapper, in
+// the creating thread, before the new one exists): deferred perf rings open
+// now (perf_ring.cc), as the new thread inherits only events that exist.
+void before_thread_creation();
+// ASYNC-SIGNAL-SAFE. The program is about to block the sampling signal in
+// the calling thread (the sigprocmask and pthread_sigmask wrappers):
+// deferred perf rings open now, which sample whatever the mask.
+void before_blocking_sampling_signal();
+// The clock this image started on (active_clock() is the one now: a
+// program that closed the perf counters moved to CPU-time timers).
+ClockKind clock_at_start();
 // A thread starts or ends (called by the pthread_create wrapper).
 void thread_started();
 void thread_exiting();

@@ -25,6 +25,7 @@
 #include "sampler/cpu_timer_engine.h"
 #include "sampler/engine.h"
 #include "sampler/handler.h"
+#include "sampler/perf_ring.h"
 #include "sampler/thread_finder.h"
 
 namespace profiling::sampler {
@@ -63,6 +64,10 @@ static_assert(sizeof kEngineOf / sizeof kEngineOf[0] == kClockKinds);
 // drain_engine and the close interposer; engines are static objects, so a
 // stale one is still a valid object.
 constinit std::atomic<Engine*> g_engine{nullptr};
+// The clock the image started on (what profil run reports it asked for and
+// got): the engine start_all_threads chose, or the one a refused deferred
+// ring fell back to; a later switch to CPU-time timers does not change it.
+constinit ClockKind g_start_kind = ClockKind::cpu;
 
 Engine& current_engine() {
   Engine* running = g_engine.load(std::memory_order_acquire);
@@ -215,6 +220,7 @@ int start_all_threads(const ClockSettings& settings) {
     engine = next;
   }
   g_engine.store(engine, std::memory_order_release);
+  g_start_kind = engine->kind();
   g_running = true;
   g_suspended = false;
   // Threads that exist now; threads created later attach themselves
@@ -356,6 +362,7 @@ void reset_in_child() {
       engine = next;
     }
     g_engine.store(engine, std::memory_order_release);
+    g_start_kind = engine->kind();
   }
   if (g_running && !g_suspended) attach(current_tid());
   restart_thread_finder_in_child();
@@ -369,12 +376,31 @@ bool switch_to_cpu_timers(unsigned first, unsigned last) {
   // Each thread's perf interval is accounted as its clock is released; the
   // timers start a new one. The closing thread's own close then finds only
   // descriptors that are no longer ours.
+  const ClockKind started_on = g_start_kind;
   stop_all_threads();
   start_all_threads(cpu);
+  g_start_kind = started_on;
   std::snprintf(g_fallback_reason, sizeof g_fallback_reason,
                 "the program closed the perf counters' descriptors; switched to %s", cpu_timer_engine().describe());
   return true;
 }
+
+// A deferred perf ring refused (locked memory) in a process that has not
+// created a thread since: the ring's process CPU-time timer samples it
+// (perf_ring.cc), as the cpu clock's timers would.
+bool sampled_by_refused_ring() { return &current_engine() == &perf_ring_engine() && g_perf_ring.refused(nullptr); }
+
+void fall_back_from_refused_ring(const std::string& why) {
+  if (!g_running || &current_engine() != &perf_ring_engine() || current_engine().fallback() == nullptr) return;
+  // The deferred sample timer's ticks are accounted as each thread's clock
+  // is released; the fallback starts new intervals.
+  const ClockSettings settings{current_engine().fallback()->kind(), g_hz};
+  stop_all_threads();
+  start_all_threads(settings);
+  set_fallback_reason(why.c_str(), current_engine());
+}
+
+ClockKind start_clock() { return sampled_by_refused_ring() ? ClockKind::cpu : g_start_kind; }
 
 bool descriptor_in_range(unsigned first, unsigned last) {
   return current_engine().descriptor_in_range(first, last, false);
@@ -522,7 +548,7 @@ uint32_t drain_engine(bool wait) { return current_engine().drain(wait); }
 
 void deliver_pending_samples() { drain_engine(false); }
 
-ClockKind running_clock() { return current_engine().kind(); }
+ClockKind running_clock() { return sampled_by_refused_ring() ? ClockKind::cpu : current_engine().kind(); }
 unsigned running_hz() { return g_hz; }
 uint64_t running_period_ns() { return g_period_ns.load(std::memory_order_relaxed); }
 std::string perf_fallback_reason() { return std::string(g_fallback_reason); }

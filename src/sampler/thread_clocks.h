@@ -143,7 +143,15 @@ void reset_in_child();
 // reach). Returns true if it switched.
 bool switch_to_cpu_timers(unsigned first, unsigned last);
 
+// The perf ring's deferred opening failed (perf_ring.cc; why: its reason):
+// every thread moves to the ring's fallback, as if the ring had been
+// refused at start.
+void fall_back_from_refused_ring(const std::string& why);
+
 ClockKind running_clock();
+// The clock this image started on (a later switch to CPU-time timers
+// keeps it; a refused deferred ring's fallback replaces it).
+ClockKind start_clock();
 unsigned running_hz();
 uint64_t running_period_ns();
 std::string perf_fallback_reason();

@@ -23,7 +23,15 @@
  *   sparse     a worker thread (a fresh stack) burns 0.5 s under a frame
  *              holding a 10 KiB array it never touches but for its first
  *              bytes: pages of its stack that are not resident, which the
- *              kernel's stack copies (the perf ring's) cannot cross. */
+ *              kernel's stack copies (the perf ring's) cannot cross;
+ *   deferred   prints (to stderr) "rings_at_start <n>", the perf ring mappings it has
+ *              in main (a process opens its rings after its first period
+ *              of CPU time: none yet), burns CPU in 5 ms steps until one
+ *              appears (2 s at most) and prints "rings_after <n>", then
+ *              burns 0.3 s;
+ *   blockfirst the only thread blocks SIGPROF at once, prints (to stderr)
+ *              "rings_after_block <n>", burns 0.3 s in masked_burn,
+ *              unblocks. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -79,6 +87,20 @@ static void* sparse_worker(void* unused) {
   return NULL;
 }
 
+/* The process's perf ring buffers: mappings of perf events. */
+static int perf_mappings(void) {
+  FILE* maps = fopen("/proc/self/maps", "r");
+  if (maps == NULL) return -1;
+  char line[512];
+  int n = 0;
+  while (fgets(line, sizeof line, maps) != NULL)
+    if (strstr(line, "[perf_event]") != NULL) ++n;
+  fclose(maps);
+  return n;
+}
+
+__attribute__((noipa)) static void masked_burn(double seconds) { burn(seconds); }
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "blocked";
   if (strcmp(mode, "blocked") == 0) {
@@ -127,6 +149,21 @@ int main(int argc, char** argv) {
     }
     int status = 0;
     if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 3;
+  } else if (strcmp(mode, "deferred") == 0) {
+    fprintf(stderr, "rings_at_start %d\n", perf_mappings());
+    const double start = clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    int rings = 0;
+    while ((rings = perf_mappings()) == 0 && clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - start < 2.0) burn(0.005);
+    fprintf(stderr, "rings_after %d\n", rings);
+    burn(0.3);
+  } else if (strcmp(mode, "blockfirst") == 0) {
+    sigset_t profiling, old;
+    sigemptyset(&profiling);
+    sigaddset(&profiling, SIGPROF);
+    sigprocmask(SIG_BLOCK, &profiling, &old);
+    fprintf(stderr, "rings_after_block %d\n", perf_mappings());
+    masked_burn(0.3);
+    sigprocmask(SIG_SETMASK, &old, NULL);
   } else {
     fprintf(stderr, "run_unsampled: unknown mode %s\n", mode);
     return 2;
