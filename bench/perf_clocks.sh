@@ -2,7 +2,8 @@
 # The perf clocks side by side with `perf record` (issue 12):
 #  1. cost per sample: the extra CPU time (user+sys of every process of the
 #     run) of a CPU-bound program (run_overhead_work) under profil run
-#     --no-stacks (flat samples, against perf record's flat ones) on
+#     --no-stacks --no-symbolize (flat samples, against perf record's flat
+#     ones; symbols, like perf report's, are another cost) on
 #     the cpu clock, the perf clock (ring buffer), the perf-signal clock,
 #     and under `perf record -e task-clock:u` at the same period, at 100,
 #     1000 and 4000 Hz; µs per sample = the slope of the extra CPU from
@@ -48,7 +49,12 @@ profiled() {  # tool hz command...
   if [ "$tool" = record ]; then
     measure perf record -q -e task-clock:u -c $((1000000000 / hz)) -o "$out/perf.data" -- "$@"
   else
-    measure "$profil" run --no-stacks -o "$out" --hz "$hz" --clock "$tool" -- "$@"
+    # --no-symbolize: perf record leaves symbols to perf report, and
+    # profil run's symbolizing is a cost per object, not per sample, that
+    # a run pays only if a sample lands there (libc's detached debug
+    # info, libc6-dbg, compressed: ~45 ms to inflate, in the 4000 Hz runs
+    # and seldom at 100 Hz, which doubled the slope measured).
+    measure "$profil" run --no-stacks --no-symbolize -o "$out" --hz "$hz" --clock "$tool" -- "$@"
   fi
 }
 
