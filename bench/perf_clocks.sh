@@ -67,7 +67,6 @@ for hz in $rates; do
       read -r _ tc < <(profiled "$tool" "$hz" "$work" "$steps")
       echo "$tc" >>"$out/cpu.$tool.$hz"
       echo "$tc / $pc" | bc -l >>"$out/ratio.$tool.$hz"
-      echo "$tc - $pc" | bc -l >>"$out/extra.$tool.$hz"
     done
   done
 done
@@ -83,13 +82,15 @@ for tool in $tools; do
   printf '%-12s' "$name"
   for hz in $rates; do printf ' %8.3fx' "$(median <"$out/ratio.$tool.$hz")"; done
   # The slope: extra CPU per extra sample between the lowest and highest
-  # rate (samples = the program's CPU time x the rate).
-  slope=$(echo "($(median <"$out/extra.$tool.$high") - $(median <"$out/extra.$tool.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)
+  # rate (samples = the program's CPU time x the rate), from the profiled
+  # runs' own medians: the plain runs' noise need not enter it.
+  slope=$(echo "($(median <"$out/cpu.$tool.$high") - $(median <"$out/cpu.$tool.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)
   printf ' %12.1f\n' "$slope"
 done
 echo "(plain run: $plain s of CPU)"
 echo
 
+[ "$xz_reps" -gt 0 ] || exit 0  # BENCH_XZ_REPS=0: the cost per sample alone
 echo "== xz -9 -T2 on ${xz_mb} MB: share of xz's CPU time in samples (1000 Hz, median of $xz_reps runs) =="
 input=$out/xz.in
 # Text of random words: compressible, not trivially.

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "base/errno_saver.h"
 #include "base/settings.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
@@ -1059,6 +1060,8 @@ uint32_t PerfRingEngine::on_drain_timer(const void* context) {
 
 void PerfRingEngine::open_if_deferred() {
   if (g_ring_state.load(std::memory_order_acquire) != kDeferred) return;
+  // The program's errno stays what its sigprocmask or pthread_create left.
+  base::ErrnoSaver errno_saver;
   // The timer's handler must not interrupt the opening in this thread:
   // the raw system call, not sigprocmask (libprofil's own wrapper).
   sigset_t sampling, previous;
