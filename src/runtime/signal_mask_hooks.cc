@@ -1,15 +1,27 @@
-// sigprocmask and pthread_sigmask, interposed: before a program blocks the
-// sampling signal, the perf rings it defers (sampler/perf_ring.cc: a
-// single-threaded process maps them only after its first period of CPU
-// time, which most short processes never reach) are opened, because the
-// timer that stands in for them until then is a signal, which the mask would
-// hold back; the ring samples whatever the mask (issue 12).
+// The signal mask and the ways a program takes blocked signals itself,
+// interposed:
+//   - sigprocmask and pthread_sigmask: before a program blocks the sampling
+//     signal, the perf rings it defers (sampler/perf_ring.cc: a
+//     single-threaded process maps them only after its first period of CPU
+//     time, which most short processes never reach) are opened, because the
+//     timer that stands in for them until then is a signal, which the mask
+//     would hold back; the ring samples whatever the mask (issue 12).
+//   - signalfd, sigwait, sigwaitinfo and sigtimedwait: a program that
+//     blocks every signal and takes them from a signalfd or a sigwait loop
+//     (daemons do, with sigfillset) would read the sampler's SIGPROFs — a
+//     drain timer's, a CPU-time timer's — which a profiler must not change
+//     what the program sees. While sampling runs, SIGPROF is taken out of
+//     such a set when the set holds other signals too; a set of SIGPROF
+//     alone is the program's own use of it, left as it is (and then shares
+//     the signal with the sampler, as a SIGPROF handler would).
 //
-// ASYNC-SIGNAL-SAFE: both (sigprocmask is called from signal handlers):
-// a load and a bit test, then glibc's function; the opening itself is
+// ASYNC-SIGNAL-SAFE: all of them (sigprocmask is called from signal
+// handlers; the others are async-signal-safe in glibc or system calls): a
+// load and bit tests, then glibc's function; the opening itself is
 // async-signal-safe (perf_ring.h).
 #include <dlfcn.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -23,15 +35,40 @@ namespace profiling::runtime {
 namespace {
 
 using mask_fn = int (*)(int, const sigset_t*, sigset_t*);
+using signalfd_fn = int (*)(int, const sigset_t*, int);
+using sigwait_fn = int (*)(const sigset_t*, int*);
+using sigwaitinfo_fn = int (*)(const sigset_t*, siginfo_t*);
+using sigtimedwait_fn = int (*)(const sigset_t*, siginfo_t*, const timespec*);
 
 // Resolved when the library is loaded (dlsym is not async-signal-safe).
 std::atomic<mask_fn> g_real_sigprocmask{nullptr};
 std::atomic<mask_fn> g_real_pthread_sigmask{nullptr};
+std::atomic<signalfd_fn> g_real_signalfd{nullptr};
+std::atomic<sigwait_fn> g_real_sigwait{nullptr};
+std::atomic<sigwaitinfo_fn> g_real_sigwaitinfo{nullptr};
+std::atomic<sigtimedwait_fn> g_real_sigtimedwait{nullptr};
+
+template <typename Function>
+void resolve(std::atomic<Function>& slot, const char* name) {
+  slot.store(reinterpret_cast<Function>(::dlsym(RTLD_NEXT, name)), std::memory_order_release);
+}
 
 __attribute__((constructor)) void resolve_mask_functions() {
-  g_real_sigprocmask.store(reinterpret_cast<mask_fn>(::dlsym(RTLD_NEXT, "sigprocmask")), std::memory_order_release);
-  g_real_pthread_sigmask.store(reinterpret_cast<mask_fn>(::dlsym(RTLD_NEXT, "pthread_sigmask")),
-                               std::memory_order_release);
+  resolve(g_real_sigprocmask, "sigprocmask");
+  resolve(g_real_pthread_sigmask, "pthread_sigmask");
+  resolve(g_real_signalfd, "signalfd");
+  resolve(g_real_sigwait, "sigwait");
+  resolve(g_real_sigwaitinfo, "sigwaitinfo");
+  resolve(g_real_sigtimedwait, "sigtimedwait");
+}
+
+// The set a program takes signals from, less SIGPROF while the sampler
+// uses it (above): *copy, or set itself.
+const sigset_t* without_sampling_signal(const sigset_t* set, sigset_t* copy) {
+  if (set == nullptr || sigismember(set, SIGPROF) != 1 || !sampler::sampling_signal_in_use()) return set;
+  *copy = *set;
+  sigdelset(copy, SIGPROF);
+  return sigisemptyset(copy) ? set : copy;
 }
 
 void before_masking(int how, const sigset_t* set) {
@@ -62,6 +99,36 @@ PROFIL_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) _
   if (mask_fn real = g_real_pthread_sigmask.load(std::memory_order_acquire)) return real(how, set, old);
   // pthread_sigmask returns the error rather than setting errno.
   return raw_mask(how, set, old) == 0 ? 0 : errno;
+}
+
+PROFIL_EXPORT int signalfd(int fd, const sigset_t* mask, int flags) __THROW {
+  sigset_t copy;
+  mask = without_sampling_signal(mask, &copy);
+  if (signalfd_fn real = g_real_signalfd.load(std::memory_order_acquire)) return real(fd, mask, flags);
+  return static_cast<int>(::syscall(SYS_signalfd4, fd, mask, sizeof(uint64_t), flags));
+}
+
+PROFIL_EXPORT int sigwait(const sigset_t* set, int* signo) {
+  sigset_t copy;
+  set = without_sampling_signal(set, &copy);
+  if (sigwait_fn real = g_real_sigwait.load(std::memory_order_acquire)) return real(set, signo);
+  return ENOSYS;
+}
+
+PROFIL_EXPORT int sigwaitinfo(const sigset_t* set, siginfo_t* info) {
+  sigset_t copy;
+  set = without_sampling_signal(set, &copy);
+  if (sigwaitinfo_fn real = g_real_sigwaitinfo.load(std::memory_order_acquire)) return real(set, info);
+  errno = ENOSYS;
+  return -1;
+}
+
+PROFIL_EXPORT int sigtimedwait(const sigset_t* set, siginfo_t* info, const timespec* timeout) {
+  sigset_t copy;
+  set = without_sampling_signal(set, &copy);
+  if (sigtimedwait_fn real = g_real_sigtimedwait.load(std::memory_order_acquire)) return real(set, info, timeout);
+  errno = ENOSYS;
+  return -1;
 }
 
 }  // extern "C"

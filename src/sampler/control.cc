@@ -301,6 +301,8 @@ void before_thread_creation() {
 
 void before_blocking_sampling_signal() { g_perf_ring.open_if_deferred(); }
 
+bool sampling_signal_in_use() { return sampling_running(); }
+
 ClockKind clock_at_start() { return start_clock(); }
 
 void thread_started() {

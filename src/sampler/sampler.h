@@ -121,6 +121,9 @@ void before_thread_creation();
 // the calling thread (the sigprocmask and pthread_sigmask wrappers):
 // deferred perf rings open now, which sample whatever the mask.
 void before_blocking_sampling_signal();
+// ASYNC-SIGNAL-SAFE. Does the sampler send itself SIGPROF now (any clock
+// running: timers, counters, the ring's drain)?
+bool sampling_signal_in_use();
 // The clock this image started on (active_clock() is the one now: a
 // program that closed the perf counters moved to CPU-time timers).
 ClockKind clock_at_start();

@@ -22,7 +22,11 @@
  *                 programs end): no exit handler, no _exit
  *   sigkill       burns 0.6 s, then SIGKILLs itself
  *   drop-privileges  becomes nobody (run as root), burns 0.2 s, prints done
- *   sigpipe       burns 0.2 s, then writes into a pipe nobody reads: SIGPIPE */
+ *   sigpipe       burns 0.2 s, then writes into a pipe nobody reads: SIGPIPE
+ *   signalfd      blocks every signal and reads them from a signalfd of
+ *                 them all, as daemons do: burns 0.3 s, raises SIGUSR1,
+ *                 prints "got N" for each signal the signalfd holds
+ *   sigwait       the same, taking them with sigtimedwait (no wait) */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdint.h>
@@ -33,6 +37,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <pthread.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +107,23 @@ static void *burn_then_exit(void *arg) {
 
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "signalfd") == 0 || strcmp(mode, "sigwait") == 0) {
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+    const int fd = strcmp(mode, "signalfd") == 0 ? signalfd(-1, &all, SFD_NONBLOCK) : -1;
+    burn(0.3);
+    raise(SIGUSR1);
+    if (fd >= 0) {
+      struct signalfd_siginfo info;
+      while (read(fd, &info, sizeof info) == (ssize_t)sizeof info) printf("got %u\n", info.ssi_signo);
+    } else {
+      const struct timespec now = {0, 0};
+      int signo;
+      while ((signo = sigtimedwait(&all, NULL, &now)) > 0) printf("got %d\n", signo);
+    }
+    return 0;
+  }
   if (strcmp(mode, "own-sigprof") == 0) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
