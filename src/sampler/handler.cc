@@ -175,6 +175,14 @@ void discard_pending_sampling_signal() {
 
 void set_periodic_hook(PeriodicHook hook) { g_periodic_hook.store(hook, std::memory_order_release); }
 
+bool wants_drains_from_waiting_threads() { return g_perf_ring.running() && g_perf_ring.rings() > 0; }
+
+uint32_t drain_from_waiting_thread() {
+  const uint32_t delivered = g_perf_ring.drain(false);
+  if (delivered != 0) run_periodic_hook_after_drain();
+  return delivered;
+}
+
 void install_fault_guard() {
   if (g_guard_installed) return;
   // SA_NODEFER: a fault inside a program handler we chain to is still seen.

@@ -207,6 +207,15 @@ void unsampled_time(Unsampled* out);
 // for a writer about to read the sinks at a process's end (_exit, a fatal
 // signal). Nothing on the other clocks.
 void deliver_pending_samples();
+// ASYNC-SIGNAL-SAFE. For a thread of the program about to wait for signals
+// it blocks (the sigwait wrappers, runtime/signal_mask_hooks.cc): would the
+// sampler have it drain now and then? The perf ring's drains come with
+// SIGPROF; a program that blocks it in every thread (a daemon whose signal
+// thread sigwaits) would fill the rings and lose the rest.
+bool wants_drains_from_waiting_threads();
+// ASYNC-SIGNAL-SAFE. Such a drain, then the periodic hook (the preload's
+// checkpoint) as after a drain by the signal. Returns the ticks delivered.
+uint32_t drain_from_waiting_thread();
 
 // Called (ASYNC-SIGNAL-SAFE, from the sampling handler, in whichever thread
 // was sampled) after every 32 ticks of a thread's sampled CPU time. The preload

@@ -26,7 +26,12 @@
  *   signalfd      blocks every signal and reads them from a signalfd of
  *                 them all, as daemons do: burns 0.3 s, raises SIGUSR1,
  *                 prints "got N" for each signal the signalfd holds
- *   sigwait       the same, taking them with sigtimedwait (no wait) */
+ *   sigwait       the same, taking them with sigtimedwait (no wait)
+ *   sigwait-daemon  blocks every signal, starts two workers (which inherit
+ *                 the mask) that burn 0.3 s each and then send SIGUSR1 and
+ *                 SIGUSR2 to the process; main takes them with sigwait,
+ *                 prints them (and any other it takes), and "workers_cpu
+ *                 S" on stderr */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdint.h>
@@ -105,8 +110,42 @@ static void *burn_then_exit(void *arg) {
   exit(0);
 }
 
+static void *burn_then_signal(void *signo) {
+  burn(0.3);
+  double *spent = malloc(sizeof *spent);
+  *spent = thread_cpu();
+  kill(getpid(), *(int *)signo);
+  return spent;
+}
+
 int main(int argc, char **argv) {
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "sigwait-daemon") == 0) {
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, NULL);
+    /* One signal each: two SIGUSR1 sent before the first is taken would
+     * be one. */
+    static int signals[2] = {SIGUSR1, SIGUSR2};
+    pthread_t workers[2];
+    for (int i = 0; i < 2; ++i) pthread_create(&workers[i], NULL, burn_then_signal, &signals[i]);
+    int signo = 0, got_usr1 = 0, got_usr2 = 0;
+    while (!(got_usr1 && got_usr2) && sigwait(&all, &signo) == 0) {
+      if (signo == SIGUSR1) got_usr1 = 1;
+      else if (signo == SIGUSR2) got_usr2 = 1;
+      else printf("got %d\n", signo);
+    }
+    printf("got %d and %d\n", SIGUSR1, SIGUSR2);
+    double cpu = 0;
+    for (int i = 0; i < 2; ++i) {
+      void* spent = NULL;
+      pthread_join(workers[i], &spent);
+      cpu += *(double*)spent;
+      free(spent);
+    }
+    fprintf(stderr, "workers_cpu %.4f\n", cpu);
+    return 0;
+  }
   if (strcmp(mode, "signalfd") == 0 || strcmp(mode, "sigwait") == 0) {
     sigset_t all;
     sigfillset(&all);
