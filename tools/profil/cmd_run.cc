@@ -654,7 +654,10 @@ std::string g_requested_clock;
 void print_unsampled(const ProcessSummary& p) {
   for (const format::profraw::Unsampled& record : p.unsampled) {
     char cpu[32];
-    std::snprintf(cpu, sizeof cpu, "%.2f", static_cast<double>(record.cpu_ns) * 1e-9);
+    // Three decimals below 0.1 s: a few periods of a short process are not
+    // "0.00 s".
+    const double seconds = static_cast<double>(record.cpu_ns) * 1e-9;
+    std::snprintf(cpu, sizeof cpu, seconds < 0.1 ? "%.3f" : "%.2f", seconds);
     std::string threads;
     if (record.threads > 0) {
       threads = " in " + std::to_string(record.threads) + (record.threads == 1 ? " thread (tid " : " threads (tids ");
@@ -681,6 +684,13 @@ void print_process(const ProcessSummary& p) {
   if (p.samples == 0 && p.unsampled.empty()) {
     std::fprintf(stderr, "profil: %s: no samples (less than one sampling period of CPU%s)\n", p.label.c_str(),
                  ending(p).c_str());
+    return;
+  }
+  if (p.samples == 0) {
+    // Only CPU time that ran unsampled (its lines follow): no "0 samples"
+    // line pointing at a file that holds none of this process's samples.
+    std::fprintf(stderr, "profil: %s: no samples (%s clock at %u Hz%s); its unsampled time -> %s\n", p.label.c_str(),
+                 p.clock.c_str(), p.hz, ending(p).c_str(), join(p.files).c_str());
     return;
   }
   std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n", p.label.c_str(),
