@@ -1128,7 +1128,17 @@ int PerfRingEngine::descriptor_of(pid_t tid) const {
   return -1;
 }
 
-unsigned PerfRingEngine::noise_periods() const { return rings() > 1 ? rings() : 1; }
+unsigned PerfRingEngine::noise_periods() const {
+  if (g_ring_state.load(std::memory_order_acquire) != kRingsOpen) {
+    // The deferred rings' timer is checked at the kernel's tick (4 ms with
+    // Debian's CONFIG_HZ=250): a short process may end a tick after its
+    // first period with no sample yet, which is the timer's granularity,
+    // not a loss to name.
+    constexpr uint64_t kKernelTickNs = 4'000'000;
+    return 1 + static_cast<unsigned>((kKernelTickNs + g_period_ns - 1) / g_period_ns);
+  }
+  return rings() > 1 ? rings() : 1;
+}
 
 UnsampledCause PerfRingEngine::gap_cause(const ThreadClock& c, bool) const {
   // Before the rings open, a CPU-time timer samples: it reports at the
