@@ -710,39 +710,38 @@ TEST(Run, RingsOpenAfterTheFirstPeriod) {
   expect_accounts_for(load_pprof(file).total_count(), out.process, 100, 2, "deferred then ring");
 }
 
-// A process that blocks the sampling signal before its first period gets
-// its rings at once (the sigprocmask wrapper): the timer that stands in for
-// them would wait for the unblocking and put all that time at one PC.
-TEST(Run, BlockingTheSignalOpensTheRings) {
+// A process that blocks the sampling signal (sigprocmask) before its first
+// period is sampled as if it had not: the program's SIGPROF is kept apart
+// from the kernel's mask (src/sampler/program_mask.h), so the timer that
+// stands in for the rings and then the thread's drain timer still reach
+// it; the program still sees SIGPROF blocked. (Before issue 20 the rings
+// opened at the block and nothing drained them: samples were lost.)
+TEST(Run, BlockingTheSignalKeepsTheThreadSampled) {
   TempDir dir;
   const RingRun ring = run_on_ring(dir, "blockfirst");
   ASSERT_EQ(ring.r.status, 0) << ring.r.err;
   if (!ring.has_ring) GTEST_SKIP() << "needs the perf ring: " << ring.r.err;
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(ring.r.err, m, std::regex("rings_after_block (\\d+)"))) << ring.r.err;
-  EXPECT_GE(std::stoi(m[1]), 1) << ring.r.err;
+  EXPECT_NE(ring.r.err.find("sigprof_blocked 1"), std::string::npos) << ring.r.err;
   const fs::path file = only_pprof(dir.path());
   ASSERT_FALSE(file.empty()) << ring.r.err;
   const Profile profile = load_pprof(file);
-  // What the rings held is in masked_burn's callee; what they could not
-  // (nothing drains them while the only thread blocks the signal) is
-  // shown as ring buffer full, never at the unblocking PC.
   uint64_t burned = 0;
   for (const auto& sample : profile.samples)
     if (const auto* frames = profile.frames_for(sample.address); frames && !frames->empty() &&
                                                                frames->front().function == "burn")
       burned += sample.count;
   const uint64_t lost = count_named(profile, "[unsampled: ring buffer full]");
-  EXPECT_GT(burned, 0u);
-  EXPECT_GE(static_cast<double>(burned + lost), 0.9 * static_cast<double>(profile.total_count()))
-      << burned << " in burn, " << lost << " lost, of " << profile.total_count();
-  expect_accounts_for(profile.total_count(), ring.out.process, kHz, 1, "samples and the lost");
+  EXPECT_EQ(lost, 0u) << ring.r.err;
+  EXPECT_GE(static_cast<double>(burned), 0.9 * static_cast<double>(profile.total_count()))
+      << burned << " in burn of " << profile.total_count();
+  expect_accounts_for(profile.total_count(), ring.out.process, kHz, 1, "samples");
 }
 
 // A ring that fills before it is read loses samples (the kernel counts
 // them in PERF_RECORD_LOST): shown as "ring buffer full", never silently.
 // One data page (127 records) per CPU at 1 kHz, and 0.3 s during which the
-// only thread blocks the drain timer's signal: 300 - 127 x CPUs periods
+// only thread blocks the drain timer's signal (with the raw system call,
+// which the program's mask wrappers do not see): 300 - 127 x CPUs periods
 // lost at least.
 TEST(Run, FullRingIsShownUnsampled) {
   TempDir dir;

@@ -21,11 +21,13 @@
 
 #include "base/errno_saver.h"
 #include "base/io.h"
+#include "base/signal_mask.h"
 #include "runtime/process_end.h"
 #include "runtime/export.h"
 #include "runtime/process_hooks.h"
 #include "runtime/profraw_writer.h"
 #include "base/settings.h"
+#include "sampler/handler_stack.h"
 #include "sampler/sampler.h"
 #include "unwind/stack_table.h"
 #include "unwind/unwinder.h"
@@ -358,43 +360,39 @@ void on_process_end(ProcessEnd how, int signo) {
   preload_dump(how == ProcessEnd::signal ? EndReason::signal : EndReason::quick, signo);
 }
 
-constexpr size_t kAlternateStackSize = 64 * 1024;
-
 }  // namespace
 
-// An alternate signal stack for the calling thread, so that a stack
+// The calling thread's handler stack (sampler/handler_stack.h), which is
+// also its alternate signal stack when it has none, so that a stack
 // overflow (the commonest crash of deep recursion) still reaches the fault
-// guard, which runs on it (SA_ONSTACK), and the profile is written. The
-// dump needs about 16 KiB. A thread that already has one keeps it (a
-// program's own, or a runtime's such as Rust's).
+// guard, which runs on it (SA_ONSTACK), and the profile is written. A
+// thread that has one keeps it (a program's own, or a runtime's such as
+// Rust's): the handlers move to ours when the kernel puts them there.
 void* install_alternate_stack() {
+  const sampler::HandlerStack ours = sampler::create_handler_stack();
+  if (ours.base == nullptr) return nullptr;
   stack_t current{};
-  if (::sigaltstack(nullptr, &current) != 0 || !(current.ss_flags & SS_DISABLE)) return nullptr;
-  void* memory =
-      ::mmap(nullptr, kAlternateStackSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) return nullptr;
-  stack_t stack{};
-  stack.ss_sp = memory;
-  stack.ss_size = kAlternateStackSize;
-  if (::sigaltstack(&stack, nullptr) != 0) {
-    ::munmap(memory, kAlternateStackSize);
-    return nullptr;
+  if (::sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
+    stack_t stack{};
+    stack.ss_sp = ours.base;
+    stack.ss_size = sampler::HandlerStack::kBytes;
+    ::sigaltstack(&stack, nullptr);
   }
-  return memory;
+  return ours.base;
 }
 
 void remove_alternate_stack(void* memory) {
   if (memory == nullptr) return;
   stack_t current{};
-  // Still ours (the thread may have set its own since): turn it off first.
-  if (::sigaltstack(nullptr, &current) == 0 && current.ss_sp == memory && !(current.ss_flags & SS_ONSTACK)) {
+  // Still the alternate stack (the thread may have set its own since):
+  // turn it off first; running on it, leave it mapped.
+  if (::sigaltstack(nullptr, &current) == 0 && current.ss_sp == memory) {
+    if (current.ss_flags & SS_ONSTACK) return;
     stack_t off{};
     off.ss_flags = SS_DISABLE;
     ::sigaltstack(&off, nullptr);
-  } else if (current.ss_sp == memory) {
-    return;  // running on it: leave it mapped
   }
-  ::munmap(memory, kAlternateStackSize);
+  sampler::release_handler_stack();
 }
 
 namespace {
@@ -630,6 +628,11 @@ class TableStacks final : public StackSource {
 bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   if (!g_active) return false;
   base::ErrnoSaver errno_saver;
+  // No handler of the program's may run inside the dump and jump out of it
+  // (issue 20: a SIGALRM handler's siglongjmp left the state "writing" and
+  // the final dump gave up): the exit-time dumps run in the program's
+  // context; in our handlers this changes nothing.
+  base::AsyncSignalsBlocked blocked;
   // A vfork child shares our memory under another pid: it must neither
   // write our samples under its name nor use up our one dump.
   if (::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return false;

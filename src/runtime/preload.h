@@ -44,11 +44,12 @@ bool process_has_other_threads();
 void preload_before_exec();
 void preload_after_failed_exec();
 
-// An alternate signal stack for the calling thread (the main thread at
-// start; every thread the program creates, from the pthread_create
-// wrapper), so a stack overflow still writes the profile. Returns the
-// memory to hand to remove_alternate_stack at the thread's end, or null
-// when the thread has one already or none could be made.
+// The calling thread's handler stack (sampler/handler_stack.h; the main
+// thread at start, every thread the program creates from the
+// pthread_create wrapper), also its alternate signal stack when it has
+// none, so a stack overflow still writes the profile. Returns the memory
+// to hand to remove_alternate_stack at the thread's end, or null when none
+// could be made.
 void* install_alternate_stack();
 
 // The whole-stack table (PROFIL_STACKS=1), or null when stacks are off.

@@ -1,11 +1,13 @@
 // The signal mask and the ways a program takes blocked signals itself,
 // interposed:
-//   - sigprocmask and pthread_sigmask: before a program blocks the sampling
-//     signal, the perf rings it defers (sampler/perf_ring.cc: a
-//     single-threaded process maps them only after its first period of CPU
-//     time, which most short processes never reach) are opened, because the
-//     timer that stands in for them until then is a signal, which the mask
-//     would hold back; the ring samples whatever the mask (issue 12).
+//   - sigprocmask and pthread_sigmask: while libprofil is in front of
+//     SIGPROF, the program's SIGPROF is kept apart from the kernel's mask
+//     (sampler/program_mask.h, issue 20): never blocked in the kernel, so
+//     the drain timer of a thread that blocks every signal (xz's workers)
+//     still reaches it while it runs, and no signal of profil's has to be
+//     sent to the process (which the kernel gives to a sleeping main thread
+//     first); what the program set is reported back to it. sigpending shows
+//     a program's SIGPROF held meanwhile.
 //   - signalfd, sigwait, sigwaitinfo and sigtimedwait: a program that
 //     blocks every signal and takes them from a signalfd or a sigwait loop
 //     (daemons do, with sigfillset) would read the sampler's SIGPROFs — a
@@ -39,6 +41,7 @@
 #include <ctime>
 
 #include "runtime/export.h"
+#include "sampler/program_mask.h"
 #include "sampler/sampler.h"
 
 namespace profiling::runtime {
@@ -57,6 +60,8 @@ std::atomic<signalfd_fn> g_real_signalfd{nullptr};
 std::atomic<sigwait_fn> g_real_sigwait{nullptr};
 std::atomic<sigwaitinfo_fn> g_real_sigwaitinfo{nullptr};
 std::atomic<sigtimedwait_fn> g_real_sigtimedwait{nullptr};
+using sigpending_fn = int (*)(sigset_t*);
+std::atomic<sigpending_fn> g_real_sigpending{nullptr};
 
 template <typename Function>
 void resolve(std::atomic<Function>& slot, const char* name) {
@@ -70,6 +75,7 @@ __attribute__((constructor)) void resolve_mask_functions() {
   resolve(g_real_sigwait, "sigwait");
   resolve(g_real_sigwaitinfo, "sigwaitinfo");
   resolve(g_real_sigtimedwait, "sigtimedwait");
+  resolve(g_real_sigpending, "sigpending");
 }
 
 // The set a program takes signals from, less SIGPROF while the sampler
@@ -81,9 +87,35 @@ const sigset_t* without_sampling_signal(const sigset_t* set, sigset_t* copy) {
   return sigisemptyset(copy) ? set : copy;
 }
 
-void before_masking(int how, const sigset_t* set) {
-  if (set != nullptr && how != SIG_UNBLOCK && sigismember(set, SIGPROF) == 1)
-    sampler::before_blocking_sampling_signal();
+// The mask change the program asked for, with SIGPROF kept apart
+// (above): real is glibc's sigprocmask or pthread_sigmask, or the system
+// call. Returns what it returns.
+template <typename Real>
+int change_mask(Real real, int how, const sigset_t* set, sigset_t* old) {
+  if (!sampler::program_mask_kept_apart()) return real(how, set, old);
+  const bool was = sampler::program_blocks_sampling_signal();
+  bool now = was;
+  sigset_t copy;
+  const sigset_t* to_kernel = set;
+  if (set != nullptr) {
+    const bool listed = sigismember(set, SIGPROF) == 1;
+    if (how == SIG_BLOCK) now = was || listed;
+    else if (how == SIG_UNBLOCK) now = was && !listed;
+    else if (how == SIG_SETMASK) now = listed;
+    if (listed && how != SIG_UNBLOCK) {
+      copy = *set;
+      sigdelset(&copy, SIGPROF);
+      to_kernel = &copy;
+    }
+  }
+  const int result = real(how, to_kernel, old);
+  if (result != 0) return result;
+  // The kernel's mask blocks SIGPROF only where the kernel did it (a
+  // handler's sa_mask) or a raw system call did: the program's too.
+  if (old != nullptr && was) sigaddset(old, SIGPROF);
+  if (set != nullptr && (how == SIG_BLOCK || how == SIG_UNBLOCK || how == SIG_SETMASK))
+    sampler::set_program_blocks_sampling_signal(now);
+  return 0;
 }
 
 int64_t monotonic_ns() {
@@ -130,16 +162,23 @@ using namespace profiling::runtime;
 extern "C" {
 
 PROFIL_EXPORT int sigprocmask(int how, const sigset_t* set, sigset_t* old) __THROW {
-  before_masking(how, set);
-  if (mask_fn real = g_real_sigprocmask.load(std::memory_order_acquire)) return real(how, set, old);
-  return raw_mask(how, set, old);
+  mask_fn real = g_real_sigprocmask.load(std::memory_order_acquire);
+  return change_mask(real != nullptr ? real : raw_mask, how, set, old);
 }
 
 PROFIL_EXPORT int pthread_sigmask(int how, const sigset_t* set, sigset_t* old) __THROW {
-  before_masking(how, set);
-  if (mask_fn real = g_real_pthread_sigmask.load(std::memory_order_acquire)) return real(how, set, old);
+  if (mask_fn real = g_real_pthread_sigmask.load(std::memory_order_acquire)) return change_mask(real, how, set, old);
   // pthread_sigmask returns the error rather than setting errno.
-  return raw_mask(how, set, old) == 0 ? 0 : errno;
+  return change_mask([](int h, const sigset_t* s, sigset_t* o) { return raw_mask(h, s, o) == 0 ? 0 : errno; }, how,
+                     set, old);
+}
+
+PROFIL_EXPORT int sigpending(sigset_t* set) __THROW {
+  sigpending_fn real = g_real_sigpending.load(std::memory_order_acquire);
+  const int result = real != nullptr ? real(set)
+                                     : static_cast<int>(::syscall(SYS_rt_sigpending, set, sizeof(uint64_t)));
+  if (result == 0 && profiling::sampler::program_sampling_signal_held()) sigaddset(set, SIGPROF);
+  return result;
 }
 
 PROFIL_EXPORT int signalfd(int fd, const sigset_t* mask, int flags) __THROW {

@@ -10,6 +10,7 @@
 
 #include "runtime/export.h"
 #include "runtime/preload.h"
+#include "sampler/program_mask.h"
 #include "sampler/sampler.h"
 
 // Tells the sampler that this wrapper is linked, so no thread finder is
@@ -25,6 +26,9 @@ namespace {
 struct ThreadStart {
   void* (*routine)(void*);
   void* arg;
+  // The creator's SIGPROF as the program sees it (sampler/program_mask.h):
+  // a new thread inherits its creator's mask (pthread_create(3)).
+  bool blocks_sampling_signal;
 };
 
 pthread_key_t g_exit_key;
@@ -41,6 +45,7 @@ void create_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 void* thread_trampoline(void* opaque) {
   ThreadStart start = *static_cast<ThreadStart*>(opaque);
   delete static_cast<ThreadStart*>(opaque);
+  sampler::set_program_blocks_sampling_signal(start.blocks_sampling_signal);
   void* stack = preload_active() ? install_alternate_stack() : nullptr;
   pthread_setspecific(g_exit_key, stack != nullptr ? stack : &g_exit_key);
   sampler::thread_started();
@@ -59,7 +64,7 @@ extern "C" PROFIL_EXPORT int pthread_create(pthread_t* thread, const pthread_att
   // exist when it is created (sampler/perf_ring.cc).
   profiling::sampler::before_thread_creation();
   pthread_once(&g_key_once, create_key);
-  auto* start = new (std::nothrow) ThreadStart{routine, arg};
+  auto* start = new (std::nothrow) ThreadStart{routine, arg, profiling::sampler::program_blocks_sampling_signal()};
   if (start == nullptr) return real(thread, attr, routine, arg);
   int result = real(thread, attr, thread_trampoline, start);
   if (result != 0) delete start;

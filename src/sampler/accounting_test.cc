@@ -43,7 +43,10 @@ void* burn(void* opaque) {
     sigset_t mask;
     sigemptyset(&mask);
     sigaddset(&mask, kSamplingSignal);
-    pthread_sigmask(SIG_BLOCK, &mask, nullptr);
+    // The raw system call: pthread_sigmask keeps the program's SIGPROF
+    // apart from the kernel's mask and the thread would be sampled
+    // (program_mask.h); a raw rt_sigprocmask is what still blocks it.
+    syscall(SYS_rt_sigprocmask, SIG_BLOCK, &mask, nullptr, sizeof(unsigned long));
   }
   b->tid = static_cast<pid_t>(syscall(SYS_gettid));
   volatile double sink = 0;

@@ -17,6 +17,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +27,7 @@
 #include "base/settings.h"
 #include "sampler/signal_front.h"
 #include "sampler/perf_ring.h"
+#include "sampler/program_mask.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
 #include "unwind/unwinder.h"
@@ -264,10 +266,14 @@ void before_exec() {
   ControlLock lock;
   suspend_for_exec();
   front_before_exec();
+  // The new image inherits the mask (execve(2)): SIGPROF blocked there if
+  // the program blocked it here (program_mask.h); our clocks are stopped.
+  if (program_blocks_sampling_signal()) set_kernel_blocks_sampling_signal(true);
 }
 
 void after_failed_exec() {
   ControlLock lock;
+  if (program_blocks_sampling_signal()) set_kernel_blocks_sampling_signal(false);
   front_after_failed_exec();
   resume_after_exec();
 }
@@ -299,13 +305,26 @@ void before_thread_creation() {
   if (std::string why; g_perf_ring.refused(&why)) fall_back_from_refused_ring(why);
 }
 
-void before_blocking_sampling_signal() { g_perf_ring.open_if_deferred(); }
-
 bool sampling_signal_in_use() { return sampling_running(); }
+
+namespace {
+constinit std::atomic<bool> g_program_filtered{false};
+}  // namespace
+
+void before_seccomp_filter() {
+  // A program that starts sampling under its own filter (the C API) chose
+  // to: only a filter that comes while sampling runs holds it back.
+  if (g_program_filtered.load(std::memory_order_acquire) || !sampling_running()) return;
+  before_thread_creation();
+  g_program_filtered.store(true, std::memory_order_release);
+}
+
+bool late_system_calls_allowed() { return !g_program_filtered.load(std::memory_order_acquire); }
 
 ClockKind clock_at_start() { return start_clock(); }
 
 void thread_started() {
+  adopt_kernel_sampling_mask();
   ControlLock lock;
   start_current_thread();
 }

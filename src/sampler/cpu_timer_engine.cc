@@ -42,6 +42,8 @@ int CpuTimerEngine::fork_child(uint64_t period_ns, std::string*) {
 }
 
 bool CpuTimerEngine::thread_attached(ThreadClock& c) {
+  // After the program's own seccomp filter: no new timer (sampler.h).
+  if (!late_system_calls_allowed()) return false;
   sigevent event{};
   event.sigev_notify = SIGEV_THREAD_ID;
   event.sigev_signo = kSamplingSignal;

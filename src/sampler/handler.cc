@@ -17,6 +17,8 @@
 
 #include "base/errno_saver.h"
 #include "sampler/cpu_timer_engine.h"
+#include "sampler/handler_stack.h"
+#include "sampler/program_mask.h"
 #include "sampler/perf_ring.h"
 #include "sampler/perf_signal_engine.h"
 #include "sampler/safe_access.h"
@@ -51,8 +53,8 @@ inline void run_periodic_hook(uint32_t weight) {
   }
 }
 
-// ASYNC-SIGNAL-SAFE. The perf ring's drains (a timer and triggers, a few
-// dozen a second at most) call the hook at each drain instead: the ticks of
+// ASYNC-SIGNAL-SAFE. The perf ring's drains (each thread's drain timer, a
+// few dozen a second at most) call the hook at each drain instead: the ticks of
 // every thread arrive in whichever thread the kernel signals, so a
 // per-thread count reached 32 only every 32 x the threads' ticks (a Go
 // program of several threads that ends with a raw exit_group lost 11 % of
@@ -61,11 +63,16 @@ inline void run_periodic_hook_after_drain() {
   if (PeriodicHook hook = g_periodic_hook.load(std::memory_order_acquire)) hook();
 }
 
-// ASYNC-SIGNAL-SAFE. A SIGPROF that is not one of our ticks is the
-// program's (signal_front.h): a kill, its own ITIMER_PROF (SI_KERNEL), its
-// own POSIX timer.
-void on_sampling_signal(int signo, siginfo_t* info, void* context) {
-  base::ErrnoSaver errno_saver;
+// ASYNC-SIGNAL-SAFE. Is this SIGPROF one of ours: a drain timer's, a
+// CPU-time timer's, or one of our perf counters' (signal_front.h)?
+inline bool is_our_signal(const siginfo_t* info) {
+  if (info->si_code == SI_TIMER)
+    return is_drain_timer_value(info->si_value.sival_ptr) || is_our_timer_value(info->si_value.sival_ptr);
+  return info->si_code > 0 && info->si_code <= POLL_HUP && is_our_perf_fd(info->si_fd);
+}
+
+// ASYNC-SIGNAL-SAFE. Our tick, on the thread's handler stack.
+void take_sample(siginfo_t* info, void* context) {
   uint32_t weight;
   if (info->si_code == SI_TIMER && is_drain_timer_value(info->si_value.sival_ptr)) {
     // The perf ring's drain timer (perf_ring.h): the kernel wrote the
@@ -73,7 +80,7 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
     if (g_perf_ring.on_drain_timer(context) != 0) run_periodic_hook_after_drain();
     return;
   }
-  if (info->si_code == SI_TIMER && is_our_timer_value(info->si_value.sival_ptr)) {
+  if (info->si_code == SI_TIMER) {
     // The kernel tick limits CPU-time timers (CONFIG_HZ): a signal that
     // stands for several periods is weighted by them (its overrun), so
     // counts measure CPU time at the requested rate.
@@ -84,28 +91,11 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
       g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
       return;
     }
-  } else if (info->si_code > 0 && info->si_code <= POLL_HUP) {
-    if (is_our_perf_fd(info->si_fd)) {
-      weight = perf_sample_weight(info->si_fd);
-      if (weight == 0) return;  // an early signal after a period change
-      count_perf_ticks(info->si_fd, weight);
-      g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
-    } else {
-      // The perf ring's drain trigger (perf_ring.h: its number is taken
-      // near the descriptor limit, where a program's own F_SETSIG
-      // descriptor is unlikely); or a descriptor's SIGPROF: one of our perf
-      // counters that was closed with a signal still pending, unless the
-      // program set up such a descriptor itself and handles the signal.
-      if (g_perf_ring.is_drain_trigger(info->si_fd)) {
-        if (g_perf_ring.on_drain_timer(context) != 0) run_periodic_hook_after_drain();
-      } else if (front_program_has_handler(signo)) {
-        front_dispatch(signo, info, context);
-      }
-      return;
-    }
   } else {
-    front_dispatch(signo, info, context);
-    return;
+    weight = perf_sample_weight(info->si_fd);
+    if (weight == 0) return;  // an early signal after a period change
+    count_perf_ticks(info->si_fd, weight);
+    g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
   }
   const auto* uc = static_cast<const ucontext_t*>(context);
   const uint64_t pc = static_cast<uint64_t>(uc->uc_mcontext.gregs[REG_RIP]);
@@ -117,6 +107,31 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
     deliver(pc, weight);
   g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
   run_periodic_hook(weight);
+}
+
+// ASYNC-SIGNAL-SAFE. The kernel's entry: a SIGPROF that is not one of our
+// ticks is the program's (signal_front.h: a kill, its own ITIMER_PROF
+// (SI_KERNEL), its own POSIX timer), handled where the kernel put it; ours
+// moves to the thread's own stack first (handler_stack.h). Runs with the
+// asynchronous signals blocked (base/signal_mask.h).
+void on_sampling_signal(int signo, siginfo_t* info, void* context) {
+  base::ErrnoSaver errno_saver;
+  if (!is_our_signal(info)) {
+    // A descriptor's SIGPROF that is not one of our counters' (one closed
+    // with a signal still pending) goes only to a program that handles
+    // SIGPROF: it may have set up such a descriptor itself.
+    const bool from_descriptor = info->si_code > 0 && info->si_code <= POLL_HUP;
+    if (!from_descriptor || front_program_has_handler(signo)) dispatch_program_sampling_signal(signo, info, context);
+    return;
+  }
+  struct Call {
+    siginfo_t* info;
+    void* context;
+  } call{info, context};
+  run_on_handler_stack([](void* opaque) {
+    auto* c = static_cast<Call*>(opaque);
+    take_sample(c->info, c->context);
+  }, &call);
 }
 
 // ---- fault guard ----
@@ -159,6 +174,9 @@ int install_sampling_handler() {
       error != 0)
     return error;
   g_handler_installed = true;
+  // The program's SIGPROF is kept apart from the kernel's mask from now on
+  // (program_mask.h): the calling thread's, inherited through exec, too.
+  adopt_kernel_sampling_mask();
   return 0;
 }
 

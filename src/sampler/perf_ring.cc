@@ -134,27 +134,26 @@ struct Extra {
 };
 constinit Extra g_extra[kMaxExtra];
 constinit unsigned g_extra_count = 0;
-// Drain triggers (with stacks): per CPU, a task-clock event of the process,
-// inherited like the sampling ones, that overflows every quarter ring of
-// a thread's CPU time on that CPU and then sends SIGPROF to the process
-// (F_SETOWN_EX F_OWNER_PID, F_SETSIG; an inherited event signals through
-// its parent's owner). Why: the process CPU-time timer alone came up to
-// 250 ms of CPU late beside a busy loop (the kernel checks CPU-time timers
-// at its tick, when it finds the process running), which the 1024 records
-// of a flat ring absorb and the 32 of a ring with stacks do not; an event's
-// hrtimer fires on time. Each is held by a mapping of its first page (no
-// descriptor a program could close); the descriptor number the kernel puts
-// in si_fd is kept to recognise the signal (a number the program may use
-// again once closed: it is taken high, 64 below the descriptor limit).
-struct Trigger {
-  void* page;
-  int fd_number;
-};
-constinit Trigger g_triggers[kMaxRings];
-constinit std::atomic<unsigned> g_trigger_count{0};
+// The deferred rings' timer (a CPU-time timer of the process, while it is
+// single-threaded: "Deferred rings" below).
 constinit timer_t g_drain_timer{};
 constinit bool g_has_drain_timer = false;
 constinit uint64_t g_drain_every_ns = 0;
+// Once the rings are open, each thread's own drain timer (its slot's
+// timer: a CPU-time timer of the thread, SIGEV_THREAD_ID to it) fires
+// every g_thread_drain_ns of its CPU time. Issue 20: the drains were a
+// process CPU-time timer and, with stacks, per-CPU "trigger" events owned
+// by the process (F_OWNER_PID); the kernel hands a process-directed signal
+// to the main thread first when it does not block it, sleeping or not, and
+// SA_RESTART restarts neither nanosleep, poll, epoll_wait nor pause: a
+// sleep(1) beside a busy thread returned after 40 ms. A thread's own
+// CPU-time timer expires only while that thread runs and is delivered to
+// it (on return to user mode, where Linux runs CPU timers as task work),
+// so it never interrupts a wait; a thread that blocks every signal still
+// takes it, as the program's SIGPROF is kept apart from the kernel's mask
+// (program_mask.h). It is also on time where the process timer came up to
+// 250 ms of CPU late beside a busy loop (why the triggers existed).
+constinit uint64_t g_thread_drain_ns = 0;
 constinit bool g_sample_read = false;  // records carry the counter value
 // Bytes of stack each record carries (PERF_SAMPLE_STACK_USER); 0: records
 // carry neither registers nor stack (no stack table was installed at start).
@@ -336,28 +335,33 @@ void unmap_rings(bool mapped_here) {
   }
 }
 
-// ASYNC-SIGNAL-SAFE (timer_settime, clock_gettime). One shot, re-armed at
-// each drain: after max(25 ms, 1/64 of the process's CPU time so far) —
-// twice the preload runtime's checkpoint cadence (max(50 ms, 1/32)), which
-// runs from the drain's periodic hook, so a checkpoint comes at most half
-// its interval late (at its own cadence, a drain just before a checkpoint
-// is due put it off a whole interval: a Go program, which ends with a raw
-// exit_group, lost 10 % of its profile on a loaded machine) — and never
-// later than half a ring's records at the rate (g_drain_every_ns), so no
-// ring can fill meanwhile.
-void arm_drain_timer(bool on) {
-  if (!g_has_drain_timer) return;
+// ASYNC-SIGNAL-SAFE (timer_settime). Thread c's drain timer (above):
+// every g_thread_drain_ns of its CPU time while the rings are open, or off.
+void arm_thread_drain(ThreadClock& c, bool on) {
+  if (!c.has_timer) return;
   itimerspec spec{};
   if (on) {
-    timespec cpu{};
-    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-    uint64_t next = (static_cast<uint64_t>(cpu.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(cpu.tv_nsec)) / 64;
-    if (next < 25'000'000) next = 25'000'000;
-    if (next > g_drain_every_ns) next = g_drain_every_ns;
-    spec.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000);
-    spec.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000);
+    spec.it_value.tv_sec = static_cast<time_t>(g_thread_drain_ns / 1'000'000'000);
+    spec.it_value.tv_nsec = static_cast<long>(g_thread_drain_ns % 1'000'000'000);
+    spec.it_interval = spec.it_value;
   }
-  ::timer_settime(g_drain_timer, 0, &spec, nullptr);
+  ::timer_settime(c.timer, 0, &spec, nullptr);
+}
+
+// ASYNC-SIGNAL-SAFE. Every attached thread's drain timer (the rings just
+// opened, an exec is coming or failed). The slots are read without the
+// control lock from a handler: a slot being attached at the same time is
+// armed by its own arm_thread.
+void arm_every_thread_drain(bool on) {
+  for (ThreadClock& c : internal::g_clocks)
+    if (c.in_use && !c.ignored) arm_thread_drain(c, on);
+}
+
+// ASYNC-SIGNAL-SAFE. The deferred rings' process timer off.
+void disarm_deferred_timer() {
+  if (!g_has_drain_timer) return;
+  itimerspec off{};
+  ::timer_settime(g_drain_timer, 0, &off, nullptr);
 }
 
 // ASYNC-SIGNAL-SAFE. The weight of a sample of the thread in slot, read
@@ -583,57 +587,32 @@ Engine& perf_ring_engine() { return g_perf_ring; }
 bool PerfRingEngine::thread_attached(ThreadClock& c) {
   // A slot a thread had before: its shares start again.
   const size_t slot = slot_index(c);
-  if (g_shares == nullptr) return true;
-  for (size_t ring = 0; ring < g_share_stride; ++ring)
-    g_shares[slot * g_share_stride + ring] = CpuShare{0, 0};
+  if (g_shares != nullptr)
+    for (size_t ring = 0; ring < g_share_stride; ++ring) g_shares[slot * g_share_stride + ring] = CpuShare{0, 0};
+  // Its drain timer (above), armed by arm_thread once the rings are open.
+  // Best effort: a thread without one is still sampled by the inherited
+  // events, and drained by the others, by a sigwait, at its end.
+  if (late_system_calls_allowed()) {
+    sigevent event{};
+    event.sigev_notify = SIGEV_THREAD_ID;
+    event.sigev_signo = kSamplingSignal;
+    event.sigev_value.sival_ptr = &internal::g_ring_drain_marker;
+    event._sigev_un._tid = c.tid;
+    timer_t timer;
+    if (::timer_create(thread_cpu_clock(c.tid), &event, &timer) == 0) {
+      c.timer = timer;
+      c.has_timer = true;
+    }
+  }
   return true;
 }
 
+void PerfRingEngine::thread_released(ThreadClock& c) {
+  if (c.has_timer) ::timer_delete(c.timer);
+  c.has_timer = false;
+}
+
 namespace {
-
-void close_triggers() {
-  const unsigned count = g_trigger_count.exchange(0, std::memory_order_acq_rel);
-  for (unsigned i = 0; i < count; ++i)
-    if (g_triggers[i].page != nullptr) ::munmap(g_triggers[i].page, kPage);
-}
-
-// The triggers (above) for every CPU, every every_ns of a thread's time
-// there. Best effort: without them the process timer still drains.
-void open_triggers(const int* cpus, unsigned ncpu, uint64_t every_ns) {
-  rlimit files{};
-  int high = 1024;
-  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 64)
-    high = static_cast<int>(files.rlim_cur > 65536 ? 65536 : files.rlim_cur) - 64;
-  unsigned count = 0;
-  for (unsigned k = 0; k < ncpu && count < kMaxRings; ++k) {
-    perf_event_attr attr{};
-    attr.size = sizeof attr;
-    attr.type = PERF_TYPE_SOFTWARE;
-    attr.config = PERF_COUNT_SW_TASK_CLOCK;
-    attr.sample_period = every_ns;
-    attr.exclude_kernel = 1;
-    attr.exclude_hv = 1;
-    attr.inherit = 1;
-    attr.inherit_thread = 1;
-    attr.remove_on_exec = 1;
-    const long opened = ::syscall(SYS_perf_event_open, &attr, ::getpid(), cpus[k], -1, PERF_FLAG_FD_CLOEXEC);
-    if (opened < 0) continue;
-    int fd = static_cast<int>(opened);
-    if (const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, high); moved >= 0) {
-      ::close(fd);
-      fd = moved;
-    }
-    f_owner_ex owner{F_OWNER_PID, ::getpid()};
-    void* page = MAP_FAILED;
-    if (::fcntl(fd, F_SETOWN_EX, &owner) == 0 && ::fcntl(fd, F_SETSIG, kSamplingSignal) == 0 &&
-        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_ASYNC) == 0)
-      page = ::mmap(nullptr, kPage, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
-    if (page == MAP_FAILED) continue;
-    g_triggers[count++] = Trigger{page, fd};
-  }
-  g_trigger_count.store(count, std::memory_order_release);
-}
 
 void free_scratch() {
   if (g_scratch != nullptr) ::munmap(g_scratch, g_scratch_bytes * kMaxRings);
@@ -800,9 +779,16 @@ int open_rings(uint64_t period_ns, unsigned data_pages, OpenFailure* failure) {
   uint64_t every = period_ns * (records / 2);
   if (every < 10'000'000) every = 10'000'000;
   g_drain_every_ns = every;
-  // A quarter ring of one thread's time on one CPU: several threads
-  // sharing a CPU fill its ring in turn.
-  if (g_stack_bytes != 0) open_triggers(g_cpus, g_ncpu, every / 2 > 1'000'000 ? every / 2 : 1'000'000);
+  // Each thread's drain: with stacks, a quarter ring of its time (several
+  // threads sharing a CPU fill its ring in turn), at least a millisecond
+  // (the kernel checks CPU-time timers at its tick anyway); never more
+  // than 25 ms of it, so the preload runtime's checkpoints (run at the
+  // drains, at their own cadence: max(50 ms, 1/32 of the CPU time)) are
+  // never late by much.
+  uint64_t per_thread = g_stack_bytes != 0 ? every / 2 : every;
+  if (per_thread < 1'000'000) per_thread = 1'000'000;
+  if (per_thread > 25'000'000) per_thread = 25'000'000;
+  g_thread_drain_ns = per_thread;
   return 0;
 }
 
@@ -919,7 +905,8 @@ void open_deferred_rings() {
   if (open_rings_as_large_as_allowed(g_period_ns, &failure) == 0) {
     g_overflowed.store(false, std::memory_order_relaxed);
     g_ring_state.store(kRingsOpen, std::memory_order_release);
-    arm_drain_timer(true);
+    disarm_deferred_timer();
+    arm_every_thread_drain(true);
   } else {
     g_deferred_failure = failure;
     g_ring_state.store(kRefused, std::memory_order_release);
@@ -979,7 +966,7 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
   g_ring_state.store(kRingsOpen, std::memory_order_release);
   g_running = true;
   g_overflowed.store(false, std::memory_order_relaxed);
-  arm_drain_timer(true);
+  // No thread is attached yet: arm_thread arms each one's drain.
   return 0;
 }
 
@@ -989,7 +976,6 @@ void PerfRingEngine::stop() {
   if (!g_running) return;
   if (g_has_drain_timer) ::timer_delete(g_drain_timer);
   g_has_drain_timer = false;
-  close_triggers();
   drain(true);
   close_extras();
   unmap_rings(true);
@@ -1011,29 +997,38 @@ int PerfRingEngine::fork_child(uint64_t period_ns, std::string* why) {
   // descriptors (the parent's stay open), start afresh.
   if (!g_running) return 0;
   g_has_drain_timer = false;
-  g_trigger_count.store(0, std::memory_order_relaxed);  // their mappings stayed in the parent
   close_extras();
   unmap_rings(false);
   free_shares();  // the child's copy (private memory)
   free_scratch();
   g_ring_state.store(kRingsOpen, std::memory_order_relaxed);
   g_running = false;
+  if (!late_system_calls_allowed()) {
+    // The program's seccomp filter, inherited: no event may be opened now.
+    *why = "perf ring buffer: the program installed a seccomp filter";
+    return EPERM;
+  }
   return start(period_ns, why);
+}
+
+void PerfRingEngine::arm_thread(ThreadClock& c, bool on) {
+  arm_thread_drain(c, on && g_running && g_ring_state.load(std::memory_order_acquire) == kRingsOpen);
 }
 
 void PerfRingEngine::suspend_for_exec() {
   if (!g_running) return;
   // The records so far belong to the old image's profile; the events are
   // removed from the thread by the exec itself (remove_on_exec), the rings
-  // and timer go with the old address space.
-  arm_drain_timer(false);
+  // and timers go with the old address space.
+  disarm_deferred_timer();
+  arm_every_thread_drain(false);
   drain(true);
 }
 
 void PerfRingEngine::resume_after_exec() {
   if (!g_running) return;
   if (g_ring_state.load(std::memory_order_acquire) == kRingsOpen)
-    arm_drain_timer(true);
+    arm_every_thread_drain(true);
   else
     arm_deferred_timer();
 }
@@ -1053,9 +1048,8 @@ uint32_t PerfRingEngine::on_drain_timer(const void* context) {
     case kOpening: return 0;  // another thread opens them (a raw clone's)
     default: break;
   }
-  const uint32_t delivered = drain(false);
-  if (g_running) arm_drain_timer(true);
-  return delivered;
+  // Each thread's drain timer is periodic: nothing to re-arm.
+  return drain(false);
 }
 
 void PerfRingEngine::open_if_deferred() {
@@ -1110,13 +1104,6 @@ uint32_t PerfRingEngine::drain(bool wait) {
 }
 
 bool PerfRingEngine::running() const { return g_running; }
-
-bool PerfRingEngine::is_drain_trigger(int fd) const {
-  const unsigned count = g_trigger_count.load(std::memory_order_acquire);
-  for (unsigned i = 0; i < count; ++i)
-    if (g_triggers[i].fd_number == fd) return true;
-  return false;
-}
 
 bool PerfRingEngine::overflowed() const { return g_overflowed.load(std::memory_order_relaxed); }
 

@@ -18,12 +18,13 @@
 //     being sampled. The events of threads that existed at start other than
 //     the first write into the same rings (PERF_EVENT_IOC_SET_OUTPUT) and
 //     keep their descriptors (the kernel refuses to map them: EBUSY).
-//   - no thread of ours: a process CPU-time timer (timer_create on
-//     CLOCK_PROCESS_CPUTIME_ID) sends SIGPROF once per stretch of the
-//     process's CPU time short enough that no ring can fill meanwhile
-//     (and at the preload runtime's checkpoint cadence); the
-//     handler, in whichever thread the kernel picks, drains every ring into
-//     the sinks. The sampling events themselves signal nothing: with O_ASYNC
+//   - no thread of ours, and no signal sent to the process: each thread's
+//     own CPU-time timer (timer_create on its CPU clock, SIGEV_THREAD_ID)
+//     sends it SIGPROF once per stretch of its CPU time short enough that
+//     no ring can fill meanwhile (and at the preload runtime's checkpoint
+//     cadence); the handler drains every ring into the sinks. Such a timer
+//     expires only while its thread runs, so it never interrupts a wait
+//     (issue 20). The sampling events themselves signal nothing: with O_ASYNC
 //     the kernel signals at every overflow (__perf_event_overflow queues a
 //     wakeup whenever the event has a fasync owner), whatever the watermark.
 //     An idle process accrues no CPU time, so it is never woken.
@@ -78,8 +79,11 @@ class PerfRingEngine final : public Engine {
   int start(uint64_t period_ns, std::string* why) override;
   void stop() override;
   // Inherited events sample a new thread already; its slot's weights start.
+  // ...and each thread gets its drain timer (perf_ring.cc).
   bool thread_attached(ThreadClock& c) override;
+  void arm_thread(ThreadClock& c, bool on) override;
   void thread_detaching(ThreadClock& c) override;
+  void thread_released(ThreadClock& c) override;
   int fork_child(uint64_t period_ns, std::string* why) override;
   void suspend_for_exec() override;
   void resume_after_exec() override;
@@ -101,10 +105,6 @@ class PerfRingEngine final : public Engine {
   bool refused(std::string* why) const;
 
   bool running() const;
-  // ASYNC-SIGNAL-SAFE: is a SIGPROF with this si_fd a drain trigger's
-  // (perf_ring.cc: with stacks, an event per CPU signals the process every
-  // quarter ring of a thread's CPU time)?
-  bool is_drain_trigger(int fd) const;
   // Do the records carry registers and stack (a stack table was installed
   // when sampling started)?
   bool takes_stacks() const;

@@ -188,6 +188,8 @@ int PerfSignalEngine::fork_child(uint64_t period_ns, std::string*) {
 }
 
 bool PerfSignalEngine::thread_attached(ThreadClock& c) {
+  // After the program's own seccomp filter: no new counter (sampler.h).
+  if (!late_system_calls_allowed()) return false;
   const int fd = open_perf_counter(c.tid, g_period_ns.load(std::memory_order_relaxed));
   if (fd < 0) return false;
   c.perf_fd = fd;

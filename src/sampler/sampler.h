@@ -117,10 +117,16 @@ void fork_child();
 // the creating thread, before the new one exists): deferred perf rings open
 // now (perf_ring.cc), as the new thread inherits only events that exist.
 void before_thread_creation();
-// ASYNC-SIGNAL-SAFE. The program is about to block the sampling signal in
-// the calling thread (the sigprocmask and pthread_sigmask wrappers):
-// deferred perf rings open now, which sample whatever the mask.
-void before_blocking_sampling_signal();
+// The program is about to install a seccomp filter (the prctl and syscall
+// wrappers, runtime/seccomp_hooks.cc): deferred perf rings open now, and
+// from then on the sampler issues no system call it did not issue before
+// (issue 20: a filter that kills on perf_event_open or timer_create killed
+// the program at the deferred opening, or at its next thread's timer).
+// New threads and fork children are then left unsampled (accounted).
+void before_seccomp_filter();
+// ASYNC-SIGNAL-SAFE. May the sampler still create timers and open perf
+// events (no filter of the program's since it started)?
+bool late_system_calls_allowed();
 // ASYNC-SIGNAL-SAFE. Does the sampler send itself SIGPROF now (any clock
 // running: timers, counters, the ring's drain)?
 bool sampling_signal_in_use();

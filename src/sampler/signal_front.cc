@@ -9,11 +9,14 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <ucontext.h>
 
 #include <atomic>
 #include <cerrno>
 
 #include "base/errno_saver.h"
+#include "base/signal_mask.h"
+#include "sampler/handler_stack.h"
 
 // glibc's own entry point (exported since GLIBC_2.2.5, and in libc.a):
 // sigaction is a weak alias of it, so the sigaction() libprofil.so exports
@@ -87,8 +90,12 @@ int install_in_kernel(int signo, const struct sigaction& program) {
   struct sigaction kernel{};
   kernel.sa_sigaction = front.ours;
   if (front.kind == FrontKind::shared) {
+    // Every asynchronous signal blocked while our handler runs (issue 20:
+    // a program's handler running on top of ours could jump out of it, a
+    // checkpoint half-written); front_dispatch gives the program's handler
+    // the mask the program asked for.
     kernel.sa_flags = front.shared_flags | SA_SIGINFO;
-    sigemptyset(&kernel.sa_mask);
+    kernel.sa_mask = base::asynchronous_signals();
   } else if (is_ignore(program)) {
     // Ignored in the kernel: an ignored signal must not interrupt system
     // calls, nor be seen at all.
@@ -100,7 +107,7 @@ int install_in_kernel(int signo, const struct sigaction& program) {
       // Only the profile is written here: on the alternate stack (a stack
       // overflow still gets there), not interrupted by other signals.
       kernel.sa_flags |= SA_ONSTACK;
-      sigfillset(&kernel.sa_mask);
+      kernel.sa_mask = base::asynchronous_signals();
     }
   }
   return real_sigaction(signo, &kernel, nullptr);
@@ -174,23 +181,40 @@ void front_dispatch(int signo, siginfo_t* info, void* context) {
     sigset_t saved;
     const bool apply_mask = front.kind == FrontKind::shared;
     if (apply_mask) {
-      // The kernel ran our handler with our (empty) mask: block what the
-      // program asked to have blocked while its handler runs.
-      sigset_t mask = program.sa_mask;
+      // The kernel ran our handler with the asynchronous signals blocked:
+      // the program's handler gets the mask the kernel would have given
+      // it, the interrupted mask plus its sa_mask and the signal itself
+      // (sigaction(2)), set rather than added to.
+      sigset_t mask;
+      sigemptyset(&mask);
+      if (context != nullptr)
+        __builtin_memcpy(&mask, &static_cast<const ucontext_t*>(context)->uc_sigmask, sizeof(unsigned long));
+      sigorset(&mask, &mask, &program.sa_mask);
       if (!(program.sa_flags & SA_NODEFER)) sigaddset(&mask, signo);
-      pthread_sigmask(SIG_BLOCK, &mask, &saved);
+      base::raw_sigprocmask(SIG_SETMASK, &mask, &saved);
     }
     if (program.sa_flags & SA_SIGINFO)
       program.sa_sigaction(signo, info, context);
     else
       program.sa_handler(signo);
-    if (apply_mask) pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    if (apply_mask) base::raw_sigprocmask(SIG_SETMASK, &saved, nullptr);
     return;
   }
   if (is_ignore(program)) return;
   // The default action, as if libprofil had never been here.
   base::ErrnoSaver errno_saver;
-  if (DefaultActionHook hook = g_default_hook.load(std::memory_order_acquire)) hook(signo);
+  if (DefaultActionHook hook = g_default_hook.load(std::memory_order_acquire)) {
+    // The profile is written on our stack: the program's alternate stack
+    // may be a few KiB (handler_stack.h).
+    struct HookCall {
+      DefaultActionHook hook;
+      int signo;
+    } call{hook, signo};
+    run_on_handler_stack([](void* opaque) {
+      const auto* c = static_cast<const HookCall*>(opaque);
+      c->hook(c->signo);
+    }, &call);
+  }
   struct sigaction default_action{};
   default_action.sa_handler = SIG_DFL;
   sigemptyset(&default_action.sa_mask);

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/signal_mask.h"
 #include "base/unique_fd.h"
 #include "sampler/sampler.h"
 #include "sampler/sinks.h"
@@ -69,9 +70,12 @@ void* watch(void* opaque) {
   // Not itself sampled, and no home for the program's process-directed
   // signals (they go to the program's own threads).
   thread_not_sampled();
+  // Started blocking every signal (launch); the pthread_create wrapper's
+  // start may have unblocked SIGPROF for a program thread (program_mask.h):
+  // blocked again, raw, so none of the program's signals comes here.
   sigset_t all;
   sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  base::raw_sigprocmask(SIG_SETMASK, &all, nullptr);
   const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
 
   uint64_t last = monotonic_ns();
@@ -106,7 +110,17 @@ void launch() {
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 64 * 1024);
   pthread_t thread;
-  if (pthread_create(&thread, &attr, watch, reinterpret_cast<void*>(static_cast<uintptr_t>(generation))) == 0) {
+  // Born with every signal blocked (issue 20): blocked only once it ran,
+  // the watcher could take a program's signal first and run its handler —
+  // a SIGALRM handler's siglongjmp then jumped into the main thread's
+  // context on the watcher's stack. The creating thread's own mask is put
+  // back at once (the raw system call: libprofil interposes sigprocmask).
+  sigset_t all, saved;
+  sigfillset(&all);
+  base::raw_sigprocmask(SIG_SETMASK, &all, &saved);
+  const int created = pthread_create(&thread, &attr, watch, reinterpret_cast<void*>(static_cast<uintptr_t>(generation)));
+  base::raw_sigprocmask(SIG_SETMASK, &saved, nullptr);
+  if (created == 0) {
     pthread_setname_np(thread, "profil-wall");
   } else {
     std::fprintf(stderr, "profil: the wall clock's watcher thread could not start; blocked time is not sampled\n");
