@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -201,6 +202,8 @@ const char* run_token() {
 // descendant of the program, nothing else would tell. Runs at start and in
 // the fork child handler when there is no ledger (begin_image), else at the
 // image's first dump. ASYNC-SIGNAL-SAFE.
+bool kept_directory_intact();
+
 void choose_name() {
   const char* progname = program_invocation_short_name;
   if (progname == nullptr || *progname == '\0') progname = "program";
@@ -216,6 +219,11 @@ void choose_name() {
   }
   base::ErrnoSaver errno_saver;  // the fork child's errno is the program's
   g_placeholder_empty = false;   // a fork child's is its parent's until it has its own
+  // The kept descriptor only while it is still the output directory (issue
+  // 20: a program that dup2'd its own directory over 500..1023 got our
+  // placeholder in it); else the directory by its path, for this call.
+  const bool kept = kept_directory_intact();
+  const int dirfd = kept ? g_dirfd : ::open(g_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   for (unsigned n = 0;; ++n) {
     size_t at = length;
     std::memcpy(g_name, base, length);
@@ -224,8 +232,8 @@ void choose_name() {
       at += base::format_decimal(n, g_name + at);
     }
     std::memcpy(g_name + at, ".profraw", sizeof(".profraw"));
-    if (g_dirfd < 0) break;  // no directory to create it in: the dump says why
-    if (::faccessat(g_dirfd, g_name, F_OK, 0) == 0) {
+    if (dirfd < 0) break;  // no directory to create it in: the dump says why
+    if (::faccessat(dirfd, g_name, F_OK, 0) == 0) {
       if (n < 1000) continue;
       break;
     }
@@ -234,7 +242,7 @@ void choose_name() {
     size_t end = at + sizeof(".profraw") - 1;
     std::memcpy(placeholder + end, ".tmp.", 5);
     base::format_decimal(static_cast<unsigned long long>(::getpid()), placeholder + end + 5);
-    const int fd = ::openat(g_dirfd, placeholder, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const int fd = ::openat(dirfd, placeholder, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ::close(fd);
       g_placeholder_empty = true;
@@ -242,6 +250,7 @@ void choose_name() {
     }
     if (errno != EEXIST || n >= 1000) break;  // the dump will report a directory it cannot write
   }
+  if (!kept && dirfd >= 0) ::close(dirfd);
 }
 
 // "profil: DIR/NAME: could not write the profile (ERROR)" on stderr, with
@@ -397,17 +406,64 @@ void remove_alternate_stack(void* memory) {
 
 namespace {
 
+// ASYNC-SIGNAL-SAFE (getrlimit, setrlimit). Raises the soft descriptor
+// limit by `more` for the scope (the hard one too where it is the soft one
+// and the process may: CAP_SYS_RESOURCE), then puts both back; raised()
+// says whether it could.
+class RaisedFileLimit {
+ public:
+  explicit RaisedFileLimit(rlim_t more) {
+    base::ErrnoSaver errno_saver;  // the caller's error stands if it cannot
+    if (::getrlimit(RLIMIT_NOFILE, &saved_) != 0 || saved_.rlim_cur == RLIM_INFINITY) return;
+    rlimit raised = saved_;
+    raised.rlim_cur = saved_.rlim_cur + more;
+    if (raised.rlim_cur > raised.rlim_max) {
+      if (saved_.rlim_max == RLIM_INFINITY) return;
+      raised.rlim_max = raised.rlim_cur;
+    }
+    raised_ = ::setrlimit(RLIMIT_NOFILE, &raised) == 0;
+  }
+  ~RaisedFileLimit() {
+    if (!raised_) return;
+    base::ErrnoSaver errno_saver;
+    ::setrlimit(RLIMIT_NOFILE, &saved_);
+  }
+  RaisedFileLimit(const RaisedFileLimit&) = delete;
+  RaisedFileLimit& operator=(const RaisedFileLimit&) = delete;
+  bool raised() const { return raised_; }
+  rlim_t soft() const { return saved_.rlim_cur; }
+
+ private:
+  rlimit saved_{};
+  bool raised_ = false;
+};
+
+// The output directory kept open, at a number the program is unlikely to
+// use (500 and up) and, where the soft descriptor limit is below the hard
+// one, at or above the soft limit, where it takes none of the descriptors
+// the program may open (issue 20: at `ulimit -n` a program got one fewer
+// than plainly). Where neither is possible (a soft limit of a few dozen
+// that is also the hard one) nothing is kept: the dumps open the directory
+// by its path, so the program still gets all of its descriptors.
 void keep_directory() {
   int fd = ::open(g_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return;
-  int high = ::fcntl(fd, F_DUPFD_CLOEXEC, 500);
-  if (high >= 0) {
+  rlimit files{};
+  int floor = 500;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur <= 500) {
+    // F_DUPFD honours the soft limit: raised for the one call.
+    floor = static_cast<int>(files.rlim_cur);
+    RaisedFileLimit raised(1);
+    const int high = raised.raised() ? ::fcntl(fd, F_DUPFD_CLOEXEC, floor) : -1;
+    ::close(fd);
+    fd = high;
+  } else if (const int high = ::fcntl(fd, F_DUPFD_CLOEXEC, floor); high >= 0) {
     ::close(fd);
     fd = high;
   }
   struct stat st{};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
+  if (fd < floor || ::fstat(fd, &st) != 0) {
+    if (fd >= 0) ::close(fd);
     return;
   }
   g_dirfd = fd;
@@ -417,14 +473,16 @@ void keep_directory() {
   base::format_decimal(static_cast<unsigned long long>(fd), g_dirfd_path + 14);
 }
 
-// ASYNC-SIGNAL-SAFE.
-const char* output_directory() {
+// ASYNC-SIGNAL-SAFE. Is the kept descriptor still the output directory
+// (a program may dup2 its own files over any number)?
+bool kept_directory_intact() {
   struct stat st{};
-  if (g_dirfd >= 0 && ::fstat(g_dirfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev &&
-      st.st_ino == g_dir_ino)
-    return g_dirfd_path;
-  return g_dir;
+  return g_dirfd >= 0 && ::fstat(g_dirfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev &&
+         st.st_ino == g_dir_ino;
 }
+
+// ASYNC-SIGNAL-SAFE.
+const char* output_directory() { return kept_directory_intact() ? g_dirfd_path : g_dir; }
 
 size_t table_capacity() {
   if (const char* text = ::secure_getenv("PROFIL_TABLE_SIZE")) {
@@ -691,7 +749,13 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
     info.stacks = &stacks;
     info.max_depth = g_max_depth;
   }
-  const bool ok = write_profraw(output_directory(), g_name, info, *g_table, g_placeholder_empty);
+  bool ok = write_profraw(output_directory(), g_name, info, *g_table, g_placeholder_empty);
+  if (!ok && errno == EMFILE) {
+    // The program is at its descriptor limit (issue 20: its final profile
+    // was lost): the limit is raised for the dump alone, then put back.
+    RaisedFileLimit raised(4);
+    if (raised.raised()) ok = write_profraw(output_directory(), g_name, info, *g_table, g_placeholder_empty);
+  }
   g_placeholder_empty = false;  // written, or left unfinished: a later dump renames over it
   if (ok) g_dumped_once = true;
   // A checkpoint that cannot be written says nothing: the final dump will
