@@ -57,3 +57,31 @@ if(TARGET profil_pprof AND TARGET profil_cli)
     add_dependencies(run_signals_test profil_cli libprofil run_signals)
   endif()
 endif()
+
+# Issue 20: the program must not feel profil (signals, jumps, descriptors,
+# children, alternate stacks, seccomp): tests/run_progs/run_invisible.c,
+# each mode plainly and under profil run on every clock.
+add_executable(run_invisible ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_invisible.c)
+target_link_libraries(run_invisible PRIVATE Threads::Threads)
+if(TARGET profil_pprof AND TARGET profil_cli)
+  profil_add_gtest(run_invisible_test SERIAL
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_invisible_test.cc
+    LIBS profil_pprof profil_format)
+  if(TARGET run_invisible_test)
+    add_dependencies(run_invisible_test profil_cli libprofil run_invisible)
+  endif()
+endif()
+
+# How the processes of a run end (issue 20): the status is the program's
+# (children killed by their parent, strace -f), no wait forever for a
+# process stopped under a trace, messages that say what happened, errnos
+# by name. tests/run_progs/run_status.c, each mode plainly first.
+add_executable(run_status ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_status.c)
+if(TARGET profil_cli)
+  profil_add_gtest(run_status_test SERIAL
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc)
+  if(TARGET run_status_test)
+    target_include_directories(run_status_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/profil)
+    add_dependencies(run_status_test profil_cli libprofil run_status)
+  endif()
+endif()

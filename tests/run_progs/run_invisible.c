@@ -1,0 +1,497 @@
+/* Issue 20 ("Invisible, again"): programs whose behaviour profil must not
+ * change. Not built for profiling; tests/run_invisible_test.cc runs each
+ * mode plainly (the oracle) and under `profil run` on every clock, and
+ * compares what each prints and its exit status. Every mode prints facts
+ * it measured on stdout, one "key value" pair after another, and exits
+ * non-zero when it saw something a plain run never sees. Every mode that
+ * returns from main prints "process_cpu S user S" on stderr: the whole
+ * process's CPU and user time, for comparison with its profile.
+ *
+ *   sleep         a thread burns CPU while the main thread sleeps 3 x
+ *                 300 ms (clock_nanosleep, nanosleep, usleep); prints
+ *                 "early E eintr I" and "slept S"; exits 1 when a sleep
+ *                 returned early (elapsed < 299 ms) or with EINTR
+ *   pause         a worker burns 0.3 s of CPU, then exit(5); main is in
+ *                 pause() with no handler installed: returns 0 (after
+ *                 saying so on stderr) only if pause returns. Plain: 5
+ *   eintr [N]     N workers (default 8) alternate 1-2 ms CPU bursts with
+ *                 1 ms waits in poll, epoll_wait, nanosleep, a raw futex
+ *                 wait and pthread_cond_timedwait, for 1 s of wall time;
+ *                 main blocks in read() on a pipe each worker writes a
+ *                 byte into at its end. No handler is installed. Prints
+ *                 "eintr E (poll .. epoll .. ...)" and "waits W"; exits 1
+ *                 when any call returned EINTR (or a cond wait anything
+ *                 but ETIMEDOUT)
+ *   longjmp       a SIGALRM handler that siglongjmp()s back into the burn
+ *                 loop of burn_with_jumps, ITIMER_REAL every 1 ms, for
+ *                 0.6 s of process CPU time; prints "cpu S" (process CPU
+ *                 in burn_with_jumps) and "jumps J"
+ *   altstack [B]  2 threads each install a B-byte (default 8192)
+ *                 sigaltstack from malloc, with 64 KiB of guard bytes
+ *                 below and 4 KiB above it, and burn 0.3 s of CPU in
+ *                 recursions 50 deep (~300 bytes a frame); exits 3 when a
+ *                 guard was written (something ran past the stack the
+ *                 program gave), 2 when sigaltstack refused; prints
+ *                 "altstack B threads 2"
+ *   killer        forks 20 children one after another; each burns 20 ms
+ *                 of CPU, tells the parent, then sleeps; the parent
+ *                 SIGKILLs and reaps each; prints "killed K"; exits 1
+ *                 when a child ended otherwise
+ *   dupdir DIR    opens DIR and dup2()s it over descriptors 500..1023
+ *                 (EBADF past the limit ignored), burns 0.3 s; prints
+ *                 "dup2 N"
+ *   nofile        opens /dev/null until EMFILE, keeping every descriptor,
+ *                 burns 0.3 s; prints "opened N" (run it under a low
+ *                 `ulimit -n`)
+ *   seccomp perf|timer  installs a seccomp filter (no_new_privs, BPF
+ *                 checking the arch is x86-64) that kills the process on
+ *                 perf_event_open or timer_create, burns 0.3 s, runs a
+ *                 thread that burns 0.05 s; prints "survived"; exits 0 */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/futex.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SECCOMP_RET_KILL_PROCESS
+#define SECCOMP_RET_KILL_PROCESS 0x80000000U
+#endif
+
+static double clock_seconds(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+static double process_cpu(void) { return clock_seconds(CLOCK_PROCESS_CPUTIME_ID); }
+static double thread_cpu(void) { return clock_seconds(CLOCK_THREAD_CPUTIME_ID); }
+static double monotonic(void) { return clock_seconds(CLOCK_MONOTONIC); }
+
+static volatile double sink;
+static void spin(void) {
+  for (int i = 0; i < 10000; ++i) sink += i * 0.5;
+}
+/* Burns `seconds` of the calling thread's CPU time. */
+__attribute__((noinline)) static void burn(double seconds) {
+  double start = thread_cpu();
+  while (thread_cpu() - start < seconds) spin();
+}
+
+__attribute__((noreturn)) static void usage(void) {
+  fprintf(stderr,
+          "usage: run_invisible sleep|pause|eintr [N]|longjmp|altstack [BYTES]|killer|dupdir DIR|nofile|"
+          "seccomp perf|timer\n");
+  exit(64);
+}
+
+/* ---- sleep ---- */
+
+static volatile int sleep_done;
+static void* sleep_burner(void* arg) {
+  (void)arg;
+  while (!sleep_done) spin();
+  return NULL;
+}
+
+static int mode_sleep(void) {
+  pthread_t burner;
+  if (pthread_create(&burner, NULL, sleep_burner, NULL) != 0) return 2;
+  const struct timespec request = {0, 300 * 1000 * 1000};
+  int early = 0, eintr = 0;
+  double slept = 0;
+  for (int which = 0; which < 3; ++which) {
+    const double start = monotonic();
+    int interrupted = 0;
+    if (which == 0) {
+      interrupted = clock_nanosleep(CLOCK_MONOTONIC, 0, &request, NULL) == EINTR;
+    } else if (which == 1) {
+      interrupted = nanosleep(&request, NULL) != 0 && errno == EINTR;
+    } else {
+      interrupted = usleep(300 * 1000) != 0 && errno == EINTR;
+    }
+    const double elapsed = monotonic() - start;
+    slept += elapsed;
+    eintr += interrupted;
+    if (elapsed < 0.299) {
+      ++early;
+      fprintf(stderr, "sleep %d returned after %.6f s of 0.3\n", which, elapsed);
+    }
+  }
+  sleep_done = 1;
+  pthread_join(burner, NULL);
+  printf("early %d eintr %d\nslept %.3f\n", early, eintr, slept);
+  return early || eintr ? 1 : 0;
+}
+
+/* ---- pause ---- */
+
+static void* pause_worker(void* arg) {
+  (void)arg;
+  burn(0.3);
+  exit(5);
+}
+
+static int mode_pause(void) {
+  pthread_t worker;
+  if (pthread_create(&worker, NULL, pause_worker, NULL) != 0) return 2;
+  pause();
+  fprintf(stderr, "pause() returned: %s\n", strerror(errno));
+  return 0;
+}
+
+/* ---- eintr ---- */
+
+enum { kPoll, kEpoll, kNanosleep, kFutex, kCond, kRead, kCalls };
+static const char* const call_names[kCalls] = {"poll", "epoll", "nanosleep", "futex", "cond", "read"};
+static int eintr_counts[kCalls];
+static long waits;
+static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
+static int done_pipe[2];
+static double eintr_deadline;
+
+static void count_call(int call, int interrupted) {
+  pthread_mutex_lock(&count_lock);
+  ++waits;
+  if (interrupted) ++eintr_counts[call];
+  pthread_mutex_unlock(&count_lock);
+}
+
+static void* eintr_worker(void* arg) {
+  const long index = (long)arg;
+  const int epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  pthread_cond_t cond;
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&cond, &attr);
+  uint32_t futex_word = 0;
+  const struct timespec one_ms = {0, 1000 * 1000};
+  for (long round = index; monotonic() < eintr_deadline; ++round) {
+    burn(round % 2 ? 0.002 : 0.001);
+    switch (round % 5) {
+      case 0:
+        count_call(kPoll, poll(NULL, 0, 1) < 0 && errno == EINTR);
+        break;
+      case 1: {
+        struct epoll_event event;
+        count_call(kEpoll, epoll_fd >= 0 && epoll_wait(epoll_fd, &event, 1, 1) < 0 && errno == EINTR);
+        break;
+      }
+      case 2:
+        count_call(kNanosleep, nanosleep(&one_ms, NULL) != 0 && errno == EINTR);
+        break;
+      case 3:
+        count_call(kFutex, syscall(SYS_futex, &futex_word, FUTEX_WAIT_PRIVATE, 0, &one_ms, NULL, 0) != 0 &&
+                               errno == EINTR);
+        break;
+      default: {
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += 1000 * 1000;
+        if (until.tv_nsec >= 1000 * 1000 * 1000) {
+          until.tv_nsec -= 1000 * 1000 * 1000;
+          ++until.tv_sec;
+        }
+        pthread_mutex_lock(&mutex);
+        const int rc = pthread_cond_timedwait(&cond, &mutex, &until);
+        pthread_mutex_unlock(&mutex);
+        /* Nobody signals the condition: only ETIMEDOUT is an honest end. */
+        count_call(kCond, rc != ETIMEDOUT);
+        break;
+      }
+    }
+  }
+  if (epoll_fd >= 0) close(epoll_fd);
+  const char byte = 'x';
+  while (write(done_pipe[1], &byte, 1) < 0 && errno == EINTR) count_call(kRead, 1);
+  return NULL;
+}
+
+static int mode_eintr(int workers) {
+  if (workers < 1 || workers > 256) usage();
+  if (pipe2(done_pipe, O_CLOEXEC) != 0) return 2;
+  eintr_deadline = monotonic() + 1.0;
+  pthread_t threads[256];
+  for (long i = 0; i < workers; ++i)
+    if (pthread_create(&threads[i], NULL, eintr_worker, (void*)i) != 0) return 2;
+  int got = 0;
+  while (got < workers) {
+    char buffer[256];
+    const ssize_t n = read(done_pipe[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) {
+      count_call(kRead, 1);
+      continue;
+    }
+    if (n <= 0) return 2;
+    got += (int)n;
+  }
+  for (int i = 0; i < workers; ++i) pthread_join(threads[i], NULL);
+  int total = 0;
+  for (int c = 0; c < kCalls; ++c) total += eintr_counts[c];
+  printf("eintr %d (", total);
+  for (int c = 0; c < kCalls; ++c) printf("%s%s %d", c ? " " : "", call_names[c], eintr_counts[c]);
+  printf(")\n");
+  fprintf(stderr, "waits %ld\n", waits);
+  return total ? 1 : 0;
+}
+
+/* ---- longjmp ---- */
+
+static sigjmp_buf jump_back;
+static volatile sig_atomic_t jumps;
+static void jump_out(int signo) {
+  (void)signo;
+  siglongjmp(jump_back, 1);
+}
+
+__attribute__((noinline)) static double burn_with_jumps(double seconds) {
+  struct sigaction action;
+  memset(&action, 0, sizeof action);
+  action.sa_handler = jump_out;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGALRM, &action, NULL);
+  const struct itimerval every_ms = {{0, 1000}, {0, 1000}};
+  volatile double start = process_cpu();
+  setitimer(ITIMER_REAL, &every_ms, NULL);
+  if (sigsetjmp(jump_back, 1)) ++jumps;
+  while (process_cpu() - start < seconds) spin();
+  const struct itimerval off = {{0, 0}, {0, 0}};
+  setitimer(ITIMER_REAL, &off, NULL);
+  return process_cpu() - start;
+}
+
+static int mode_longjmp(void) {
+  const double cpu = burn_with_jumps(0.6);
+  printf("cpu %.6f\njumps %d\n", cpu, (int)jumps);
+  return 0;
+}
+
+/* ---- altstack ---- */
+
+enum { kGuardBelow = 64 * 1024, kGuardAbove = 4 * 1024 };
+static const unsigned char kGuardByte = 0xa5;
+
+__attribute__((noinline)) static double recurse(int depth) {
+  volatile char frame[300];
+  for (size_t i = 0; i < sizeof frame; i += 64) frame[i] = (char)(depth + i);
+  double result = frame[depth % sizeof frame] * 0.5;
+  if (depth > 0) {
+    result += recurse(depth - 1);
+  } else {
+    for (int i = 0; i < 2000; ++i) result += i * 0.25;
+  }
+  return result + frame[0];
+}
+
+static void* altstack_thread(void* arg) {
+  const size_t size = *(const size_t*)arg;
+  unsigned char* block = malloc(kGuardBelow + size + kGuardAbove);
+  if (!block) return (void*)2;
+  memset(block, kGuardByte, kGuardBelow + size + kGuardAbove);
+  stack_t stack = {.ss_sp = block + kGuardBelow, .ss_flags = 0, .ss_size = size};
+  if (sigaltstack(&stack, NULL) != 0) {
+    fprintf(stderr, "sigaltstack(%zu bytes): %s\n", size, strerror(errno));
+    return (void*)2;
+  }
+  const double start = thread_cpu();
+  while (thread_cpu() - start < 0.3) sink += recurse(50);
+  const stack_t off = {.ss_flags = SS_DISABLE};
+  sigaltstack(&off, NULL);
+  size_t below = 0, above = 0;
+  for (size_t i = 0; i < kGuardBelow; ++i)
+    if (block[i] != kGuardByte) {
+      below = kGuardBelow - i;
+      break;
+    }
+  for (size_t i = 0; i < kGuardAbove; ++i)
+    if (block[kGuardBelow + size + i] != kGuardByte) above = i + 1;
+  if (below || above) {
+    fprintf(stderr, "the %zu-byte alternate signal stack overflowed: %zu bytes written below it, %zu above\n", size,
+            below, above);
+    return (void*)3;
+  }
+  free(block);
+  return NULL;
+}
+
+static int mode_altstack(size_t size) {
+  pthread_t threads[2];
+  for (int i = 0; i < 2; ++i)
+    if (pthread_create(&threads[i], NULL, altstack_thread, &size) != 0) return 2;
+  int status = 0;
+  for (int i = 0; i < 2; ++i) {
+    void* result = NULL;
+    pthread_join(threads[i], &result);
+    if ((long)result > status) status = (int)(long)result;
+  }
+  printf("altstack %zu threads 2\n", size);
+  return status;
+}
+
+/* ---- killer ---- */
+
+static int mode_killer(void) {
+  int killed = 0;
+  for (int i = 0; i < 20; ++i) {
+    int ready[2];
+    if (pipe(ready) != 0) return 2;
+    const pid_t pid = fork();
+    if (pid < 0) return 2;
+    if (pid == 0) {
+      close(ready[0]);
+      burn(0.02);
+      const char byte = 'r';
+      while (write(ready[1], &byte, 1) < 0 && errno == EINTR) {
+      }
+      for (;;) pause();
+    }
+    close(ready[1]);
+    char byte;
+    while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    close(ready[0]);
+    kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+      ++killed;
+    } else {
+      fprintf(stderr, "child %d ended with status 0x%x, not SIGKILL\n", (int)pid, status);
+    }
+  }
+  printf("killed %d\n", killed);
+  return killed == 20 ? 0 : 1;
+}
+
+/* ---- dupdir ---- */
+
+static int mode_dupdir(const char* dir) {
+  const int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  if (fd < 0) {
+    fprintf(stderr, "%s: %s\n", dir, strerror(errno));
+    return 2;
+  }
+  int duplicated = 0;
+  for (int target = 500; target <= 1023; ++target) {
+    if (target == fd) {
+      ++duplicated;
+      continue;
+    }
+    if (dup2(fd, target) == target) {
+      ++duplicated;
+    } else if (errno != EBADF) {
+      fprintf(stderr, "dup2(%d, %d): %s\n", fd, target, strerror(errno));
+      return 2;
+    }
+  }
+  burn(0.3);
+  printf("dup2 %d\n", duplicated);
+  return 0;
+}
+
+/* ---- nofile ---- */
+
+static int mode_nofile(void) {
+  int opened = 0;
+  while (open("/dev/null", O_RDONLY) >= 0) ++opened;
+  if (errno != EMFILE) {
+    fprintf(stderr, "open stopped with %s, not EMFILE\n", strerror(errno));
+    return 2;
+  }
+  burn(0.3);
+  printf("opened %d\n", opened);
+  return 0;
+}
+
+/* ---- seccomp ---- */
+
+static void* seccomp_thread(void* arg) {
+  (void)arg;
+  burn(0.05);
+  return NULL;
+}
+
+static int mode_seccomp(const char* what) {
+  long forbidden;
+  if (strcmp(what, "perf") == 0) {
+    forbidden = __NR_perf_event_open;
+  } else if (strcmp(what, "timer") == 0) {
+    forbidden = __NR_timer_create;
+  } else {
+    usage();
+  }
+  struct sock_filter filter[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)forbidden, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog program = {.len = sizeof filter / sizeof filter[0], .filter = filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+      prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+    fprintf(stderr, "seccomp: %s\n", strerror(errno));
+    return 2;
+  }
+  burn(0.3);
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, seccomp_thread, NULL) != 0) return 2;
+  pthread_join(thread, NULL);
+  printf("survived\n");
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) usage();
+  const char* mode = argv[1];
+  int status;
+  if (strcmp(mode, "sleep") == 0) {
+    status = mode_sleep();
+  } else if (strcmp(mode, "pause") == 0) {
+    status = mode_pause();
+  } else if (strcmp(mode, "eintr") == 0) {
+    status = mode_eintr(argc > 2 ? atoi(argv[2]) : 8);
+  } else if (strcmp(mode, "longjmp") == 0) {
+    status = mode_longjmp();
+  } else if (strcmp(mode, "altstack") == 0) {
+    status = mode_altstack(argc > 2 ? (size_t)strtoul(argv[2], NULL, 0) : 8192);
+  } else if (strcmp(mode, "killer") == 0) {
+    status = mode_killer();
+  } else if (strcmp(mode, "dupdir") == 0 && argc > 2) {
+    status = mode_dupdir(argv[2]);
+  } else if (strcmp(mode, "nofile") == 0) {
+    status = mode_nofile();
+  } else if (strcmp(mode, "seccomp") == 0 && argc > 2) {
+    status = mode_seccomp(argv[2]);
+  } else {
+    usage();
+  }
+  fflush(stdout);
+  /* The whole process's CPU time, for the tests' accounting. */
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  fprintf(stderr, "process_cpu %.6f user %.6f\n", process_cpu(), usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6);
+  return status;
+}
