@@ -39,8 +39,8 @@
 //   - deferred rings: a process that is single-threaded at start (and has
 //     the pthread_create wrapper) opens one event to check that perf is
 //     allowed, then maps nothing until its first period of CPU time, its
-//     first pthread_create or its first blocking of the sampling signal,
-//     whichever comes first; until then the drain timer, armed for one
+//     first pthread_create or its first seccomp filter, whichever comes
+//     first; until then the drain timer, armed for one
 //     period, stands in (its signal samples the thread it interrupts).
 //     Most short processes never map a ring (perf_ring.cc, "Deferred
 //     rings"). A deferred opening the kernel refuses (locked memory) moves
