@@ -232,8 +232,8 @@ TEST_P(RunInvisible, PauseWithoutAHandlerNeverReturns) {
 }
 
 // Eight workers alternating CPU bursts with 1 ms waits in poll, epoll_wait,
-// nanosleep, futex and a condition variable, main blocked in read(): no
-// call ends with EINTR.
+// nanosleep, futex and a condition variable, main blocked in poll() and
+// read(): no call ends with EINTR.
 TEST_P(RunInvisible, BlockingCallsNeverEndWithEintr) {
   const Result with = expect_same(program({"eintr", "8"}), 0);
   EXPECT_EQ(fact(with.out, "eintr"), 0.0) << with.out << with.err;
@@ -310,6 +310,16 @@ TEST_P(RunInvisible, SeccompFilterKillingPerfEventOpenDoesNotKill) {
 TEST_P(RunInvisible, SeccompFilterKillingTimerCreateDoesNotKill) {
   const Result with = expect_same(program({"seccomp", "timer"}), 0);
   expect_profile(with);
+}
+// The filter stays across exec: the new image's start must not issue
+// what it forbids either.
+TEST_P(RunInvisible, SeccompFilterKillingPerfEventOpenThenExecDoesNotKill) {
+  const Result with = expect_same(program({"seccomp", "perf", "exec"}), 0);
+  EXPECT_EQ(with.out, "burned\n") << with.err;
+}
+TEST_P(RunInvisible, SeccompFilterKillingTimerCreateThenExecDoesNotKill) {
+  const Result with = expect_same(program({"seccomp", "timer", "exec"}), 0);
+  EXPECT_EQ(with.out, "burned\n") << with.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Clocks, RunInvisible,

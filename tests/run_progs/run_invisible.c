@@ -17,8 +17,9 @@
  *   eintr [N]     N workers (default 8) alternate 1-2 ms CPU bursts with
  *                 1 ms waits in poll, epoll_wait, nanosleep, a raw futex
  *                 wait and pthread_cond_timedwait, for 1 s of wall time;
- *                 main blocks in read() on a pipe each worker writes a
- *                 byte into at its end. No handler is installed. Prints
+ *                 main blocks in poll() (which no SA_RESTART restarts),
+ *                 then read(), on a pipe each worker writes a byte into
+ *                 at its end. No handler is installed. Prints
  *                 "eintr E (poll .. epoll .. ...)" and "waits W"; exits 1
  *                 when any call returned EINTR (or a cond wait anything
  *                 but ETIMEDOUT)
@@ -43,10 +44,13 @@
  *   nofile        opens /dev/null until EMFILE, keeping every descriptor,
  *                 burns 0.3 s; prints "opened N" (run it under a low
  *                 `ulimit -n`)
- *   seccomp perf|timer  installs a seccomp filter (no_new_privs, BPF
- *                 checking the arch is x86-64) that kills the process on
- *                 perf_event_open or timer_create, burns 0.3 s, runs a
- *                 thread that burns 0.05 s; prints "survived"; exits 0 */
+ *   seccomp perf|timer [exec]  installs a seccomp filter (no_new_privs,
+ *                 BPF checking the arch is x86-64) that kills the process
+ *                 on perf_event_open or timer_create, burns 0.3 s, runs a
+ *                 thread that burns 0.05 s; prints "survived"; exits 0.
+ *                 With exec: after the filter, burns 0.05 s and execs
+ *                 itself as "burn 0.3" (the filter stays across exec)
+ *   burn [S]      burns S seconds (default 0.3) of CPU; prints "burned" */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -98,7 +102,7 @@ __attribute__((noinline)) static void burn(double seconds) {
 __attribute__((noreturn)) static void usage(void) {
   fprintf(stderr,
           "usage: run_invisible sleep|pause|eintr [N]|longjmp|altstack [BYTES]|killer|dupdir DIR|nofile|"
-          "seccomp perf|timer\n");
+          "seccomp perf|timer [exec]|burn [S]\n");
   exit(64);
 }
 
@@ -159,8 +163,8 @@ static int mode_pause(void) {
 
 /* ---- eintr ---- */
 
-enum { kPoll, kEpoll, kNanosleep, kFutex, kCond, kRead, kCalls };
-static const char* const call_names[kCalls] = {"poll", "epoll", "nanosleep", "futex", "cond", "read"};
+enum { kPoll, kEpoll, kNanosleep, kFutex, kCond, kMainPoll, kRead, kCalls };
+static const char* const call_names[kCalls] = {"poll", "epoll", "nanosleep", "futex", "cond", "main_poll", "read"};
 static int eintr_counts[kCalls];
 static long waits;
 static pthread_mutex_t count_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -233,6 +237,18 @@ static int mode_eintr(int workers) {
   pthread_t threads[256];
   for (long i = 0; i < workers; ++i)
     if (pthread_create(&threads[i], NULL, eintr_worker, (void*)i) != 0) return 2;
+  /* Main waits in poll() first: the kernel gives a process-directed signal
+   * to the main thread first, and poll ends with EINTR whatever SA_RESTART
+   * says (read() would restart unseen). */
+  for (;;) {
+    struct pollfd ready = {.fd = done_pipe[0], .events = POLLIN};
+    const int rc = poll(&ready, 1, -1);
+    if (rc < 0 && errno == EINTR) {
+      count_call(kMainPoll, 1);
+      continue;
+    }
+    break;
+  }
   int got = 0;
   while (got < workers) {
     char buffer[256];
@@ -431,7 +447,7 @@ static void* seccomp_thread(void* arg) {
   return NULL;
 }
 
-static int mode_seccomp(const char* what) {
+static int mode_seccomp(const char* what, int then_exec) {
   long forbidden;
   if (strcmp(what, "perf") == 0) {
     forbidden = __NR_perf_event_open;
@@ -453,6 +469,13 @@ static int mode_seccomp(const char* what) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
     fprintf(stderr, "seccomp: %s\n", strerror(errno));
+    return 2;
+  }
+  if (then_exec) {
+    burn(0.05);
+    fflush(stdout);
+    execl("/proc/self/exe", "run_invisible", "burn", "0.3", (char*)NULL);
+    fprintf(stderr, "exec: %s\n", strerror(errno));
     return 2;
   }
   burn(0.3);
@@ -484,7 +507,11 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "nofile") == 0) {
     status = mode_nofile();
   } else if (strcmp(mode, "seccomp") == 0 && argc > 2) {
-    status = mode_seccomp(argv[2]);
+    status = mode_seccomp(argv[2], argc > 3 && strcmp(argv[3], "exec") == 0);
+  } else if (strcmp(mode, "burn") == 0) {
+    burn(argc > 2 ? atof(argv[2]) : 0.3);
+    printf("burned\n");
+    status = 0;
   } else {
     usage();
   }
