@@ -57,8 +57,8 @@ constexpr unsigned kDefaultDataPages = 8;  // 32 KiB: 1024 records of 32 bytes
 // With stacks, a record carries the top of the thread's stack, and the
 // ring is larger: 512 KiB a CPU, perf record's default. The copy is at
 // most 32 KiB less a record's other fields, and smaller so that a ring
-// holds 32 records and 4 drain intervals' records (a drain every >= 10 ms
-// of CPU time, arm_drain_timer): 16 KiB at 500 Hz, 3.2 KiB at 4000 Hz.
+// holds 32 records and 4 kernel ticks' records (stack_bytes_for): 16 KiB
+// at 500 and 1000 Hz, 8 KiB at 4000 Hz.
 // (16 KiB reached _start in 99.5 % of python3's, xz's and sort's samples
 // and 93 % of cc1's; 32 KiB, with a 1 MiB ring, in 95 % of cc1's; 6.4 KiB
 // in 22 % of sort's: bench/unwind.sh.) The kernel allocates a ring's pages
@@ -197,10 +197,18 @@ uint32_t stack_bytes_setting() {
 }
 
 // The stack a record carries in a ring of data_size bytes at period_ns
-// (above, kMaxStackBytes).
+// (above, kMaxStackBytes): room for 32 records, and for four times what
+// one CPU writes in a kernel tick (4 ms with Debian's CONFIG_HZ=250): each
+// thread's drain timer fires every quarter ring of its CPU time, and the
+// kernel sees a CPU-time timer expire at its tick, so a drain comes at
+// most a tick late. (Before issue 20 the drains came from a process timer
+// checked late beside busy loops, and the ring had to hold four 10 ms
+// drain intervals: 3.2 KiB copies at 4 kHz, which cut python3's stacks;
+// now 8 KiB there, as perf record --call-graph dwarf takes.)
 uint32_t stack_bytes_for(size_t data_size, uint64_t period_ns) {
-  const uint64_t per_drain = (10'000'000 + period_ns - 1) / period_ns;
-  uint64_t records = 4 * per_drain;
+  constexpr uint64_t kKernelTickNs = 4'000'000;
+  const uint64_t per_tick = (kKernelTickNs + period_ns - 1) / period_ns;
+  uint64_t records = 4 * per_tick;
   if (records < kStackRecordsPerRing) records = kStackRecordsPerRing;
   uint64_t bytes = data_size / records;
   bytes = bytes > 128 ? bytes - 128 : 0;  // the record's other fields
@@ -780,12 +788,12 @@ int open_rings(uint64_t period_ns, unsigned data_pages, OpenFailure* failure) {
   if (every < 10'000'000) every = 10'000'000;
   g_drain_every_ns = every;
   // Each thread's drain: with stacks, a quarter ring of its time (several
-  // threads sharing a CPU fill its ring in turn), at least a millisecond
-  // (the kernel checks CPU-time timers at its tick anyway); never more
-  // than 25 ms of it, so the preload runtime's checkpoints (run at the
-  // drains, at their own cadence: max(50 ms, 1/32 of the CPU time)) are
-  // never late by much.
-  uint64_t per_thread = g_stack_bytes != 0 ? every / 2 : every;
+  // threads sharing a CPU fill its ring in turn; stack_bytes_for sized the
+  // ring for it), at least a millisecond (the kernel checks CPU-time timers
+  // at its tick anyway); never more than 25 ms of it, so the preload
+  // runtime's checkpoints (run at the drains, at their own cadence:
+  // max(50 ms, 1/32 of the CPU time)) are never late by much.
+  uint64_t per_thread = g_stack_bytes != 0 ? period_ns * (records / 4) : every;
   if (per_thread < 1'000'000) per_thread = 1'000'000;
   if (per_thread > 25'000'000) per_thread = 25'000'000;
   g_thread_drain_ns = per_thread;
