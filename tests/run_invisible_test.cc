@@ -174,7 +174,9 @@ class RunInvisible : public ::testing::TestWithParam<Config> {
     EXPECT_EQ(without.status, plain_status) << "the plain run (the oracle) misbehaves:\n" << without.out << without.err;
     const Result with = profiled(argv);
     EXPECT_EQ(with.status, without.status) << "stdout:\n" << with.out << "stderr:\n" << with.err;
-    if (same_stdout) EXPECT_EQ(with.out, without.out) << with.err;
+    if (same_stdout) {
+      EXPECT_EQ(with.out, without.out) << with.err;
+    }
     return with;
   }
   // The program's processes left a profile with samples.
@@ -206,6 +208,9 @@ class RunInvisible : public ::testing::TestWithParam<Config> {
                                    << " s of CPU at " << hz << " Hz: at most " << high + tolerance
                                    << " expected\n"
                                    << with.err;
+  }
+  void clear_out() {
+    for (const auto& entry : fs::directory_iterator(out_.path())) fs::remove_all(entry.path());
   }
   TempDir logs_, out_;
 };
@@ -244,27 +249,43 @@ TEST_P(RunInvisible, BlockingCallsNeverEndWithEintr) {
 // the profile holds the CPU time the program measured, within the
 // sampling error (on main, a jump out of a checkpoint written inside
 // profil's handler lost the profile, or all but 0.004-0.33 s of 1 s).
+// A jump lands in a checkpoint only when the timer fires during one, so
+// the run is made kAttempts times (bd681ea: lost 1 run of 2 on auto
+// --no-stacks, every run with stacks).
+constexpr int kAttempts = 3;
 TEST_P(RunInvisible, JumpingOutOfItsOwnHandlerKeepsTheWholeProfile) {
-  const Result with = expect_same(program({"longjmp"}), 0, false);
-  const auto cpu = fact(with.out, "cpu"), jumps = fact(with.out, "jumps");
-  ASSERT_TRUE(cpu && jumps) << with.out << with.err;
-  EXPECT_GE(*cpu, 0.6);
-  EXPECT_GT(*jumps, 0.0) << "the program's own timer never fired";
-  EXPECT_EQ(with.err.find("unfinished dump"), std::string::npos) << with.err;
-  expect_accounts_for_cpu(with);
+  for (int attempt = 1; attempt <= kAttempts && !HasFailure(); ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    clear_out();
+    const Result with = expect_same(program({"longjmp"}), 0, false);
+    const auto cpu = fact(with.out, "cpu"), jumps = fact(with.out, "jumps");
+    ASSERT_TRUE(cpu && jumps) << with.out << with.err;
+    EXPECT_GE(*cpu, 0.6);
+    EXPECT_GT(*jumps, 0.0) << "the program's own timer never fired";
+    EXPECT_EQ(with.err.find("unfinished dump"), std::string::npos) << with.err;
+    expect_accounts_for_cpu(with);
+  }
 }
 
 // Two threads with an 8 KiB alternate signal stack of their own, as Rust's
 // runtime installs: profil's handler must not run past it (SIGSEGV, or a
 // guard below it written).
+// Where the handler runs seldom (the perf ring's drains), an overrun is a
+// matter of chance: kAttempts runs.
 TEST_P(RunInvisible, SmallAlternateSignalStackIsNotOverrun8K) {
-  const Result with = expect_same(program({"altstack", "8192"}), 0);
-  expect_profile(with);
+  for (int attempt = 1; attempt <= kAttempts && !HasFailure(); ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    clear_out();
+    expect_profile(expect_same(program({"altstack", "8192"}), 0));
+  }
 }
 // The same with 16 KiB (Ruby's size; a heap-corruption abort on main).
 TEST_P(RunInvisible, SmallAlternateSignalStackIsNotOverrun16K) {
-  const Result with = expect_same(program({"altstack", "16384"}), 0);
-  expect_profile(with);
+  for (int attempt = 1; attempt <= kAttempts && !HasFailure(); ++attempt) {
+    SCOPED_TRACE("attempt " + std::to_string(attempt));
+    clear_out();
+    expect_profile(expect_same(program({"altstack", "16384"}), 0));
+  }
 }
 
 // A program that SIGKILLs its 20 children on purpose succeeds: a child
