@@ -36,6 +36,7 @@
 
 #include "command.h"
 #include "common.h"
+#include "errno_text.h"
 #include "base/settings.h"
 #include "format/file_io.h"
 #include "format/format_error.h"
@@ -77,8 +78,6 @@ struct RunOptions {
   bool gmon = false;
   std::vector<std::string> command;
 };
-
-std::string errno_text(int error) { return std::strerror(error); }
 
 int usage_error(const std::string& what, const std::string& why) {
   fail(what, why);
@@ -1035,9 +1034,9 @@ int run_command(RunOptions options) {
   }
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);
-  if (ec) return usage_error(options.output_dir, ec.message());
+  if (ec) return usage_error(options.output_dir, error_text(ec));
   const fs::path dir = fs::canonical(options.output_dir, ec);
-  if (ec) return usage_error(options.output_dir, ec.message());
+  if (ec) return usage_error(options.output_dir, error_text(ec));
   if (::access(dir.c_str(), W_OK) != 0) return usage_error(dir.string(), errno_text(errno));
   const std::string library = find_preload_library();
   if (library.empty()) return usage_error("libprofil.so", "not found next to the profil tool (set PROFIL_LIBRARY)");
