@@ -14,6 +14,7 @@
 #include <libelf.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -78,6 +79,11 @@ struct RunOptions {
   bool gmon = false;
   std::vector<std::string> command;
 };
+
+std::string signal_name(int signo) {
+  const char* name = sigabbrev_np(signo);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(signo);
+}
 
 int usage_error(const std::string& what, const std::string& why) {
   fail(what, why);
@@ -240,6 +246,9 @@ struct RunOutcome {
   // signal (SIGINT or SIGTERM; 0 when it waited to the end), and for whom.
   int stopped_by = 0;
   std::vector<std::string> left_running;
+  // The run stopped waiting because every process left was stopped (job
+  // control, or a trace whose tracer is stopped too): "name (pid N)" each.
+  std::vector<std::string> left_stopped;
 };
 
 std::string process_name(pid_t pid) {
@@ -252,18 +261,60 @@ std::string process_name(pid_t pid) {
   return name.empty() ? "?" : name;
 }
 
-// Waits for one process (WNOWAIT first, so that its name can still be read
-// from /proc). Returns its pid, 0 when none has ended and !block, -1 when
-// there is none left (ECHILD).
+// A child in a ptrace stop with profil run as its tracer: a process of the
+// run whose parent had ended (it was then the subreaper's child) called
+// PTRACE_TRACEME — gdb's forked child, when gdb died before it — and
+// stopped at its exec's SIGTRAP or at a signal. No one else can resume it,
+// and waiting for it would be forever (issue 20): it is detached, the
+// signal it stopped at passed on unless it was the SIGTRAP the kernel
+// sends a traced process after its exec (ptrace(2): si_code SI_USER, from
+// itself), so it runs on as it would untraced; a SIGSTOP passed on leaves
+// it in a job-control stop (wait_for_the_rest). `stop` is the waitid
+// report's si_status: the signal, a PTRACE_EVENT above its low 8 bits.
+void release_tracee(pid_t pid, int stop) {
+  int pass = 0;
+  siginfo_t info{};
+  // A signal-delivery-stop (a group-stop has no siginfo): its signal is
+  // the process's own.
+  if ((stop >> 8) == 0 && ::ptrace(PTRACE_GETSIGINFO, pid, nullptr, &info) == 0) {
+    const bool exec_trap = stop == SIGTRAP && info.si_code == SI_USER && info.si_pid == pid;
+    if (!exec_trap) pass = stop & 0xff;
+  }
+  if (::ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(pass))) != 0) {
+    // Not ours to detach after all: take the stop's report (WSTOPPED
+    // alone, never its exit's), so that it is not reported again.
+    siginfo_t report{};
+    ::waitid(P_PID, static_cast<id_t>(pid), &report, WSTOPPED | WNOHANG);
+    return;
+  }
+  std::fprintf(stderr,
+               "profil: %s (pid %d): was stopped in a trace with profil run as its tracer (it called "
+               "PTRACE_TRACEME once its parent had ended); detached%s\n",
+               process_name(pid).c_str(), static_cast<int>(pid),
+               pass != 0 ? (", " + signal_name(pass) + " passed on").c_str() : " to run on");
+}
+
+// Waits for one process to end (WNOWAIT first, so that its name can still
+// be read from /proc). Returns its pid, 0 when none has ended and !block,
+// -1 when there is none left (ECHILD). A stop reported on the way (only a
+// tracee's stop reaches a waitid without WSTOPPED: ours) releases the
+// tracee and the wait goes on.
 pid_t reap_one(bool block, std::map<pid_t, Reaped>* reaped) {
   siginfo_t info{};
   for (;;) {
     info.si_pid = 0;
-    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) == 0) break;
-    if (errno != EINTR) return -1;
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | (block ? 0 : WNOHANG)) != 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    if (info.si_pid == 0) return 0;
+    if (info.si_code == CLD_TRAPPED || info.si_code == CLD_STOPPED) {
+      release_tracee(info.si_pid, info.si_status);
+      continue;
+    }
+    break;
   }
   const pid_t pid = info.si_pid;
-  if (pid == 0) return 0;
   Reaped& r = (*reaped)[pid];
   r.name = process_name(pid);
   while (::waitpid(pid, &r.status, 0) < 0 && errno == EINTR) {
@@ -303,6 +354,71 @@ std::vector<std::string> processes_left() {
   return left;
 }
 
+// The processes of the run that are left, when every one of them is
+// stopped and nothing inside the run can resume them: each in a job-control
+// stop (state T), or in a trace stop (t) whose tracer is one of them (its
+// debugger is stopped too). "name (pid N)" each; empty when any of them
+// still runs or sleeps, or is traced from outside the run (a debugger the
+// user attached resumes it). Read from /proc/PID/stat (proc(5)); zombies
+// are ended processes whose parent has not reaped them yet.
+std::vector<std::string> stuck_processes() {
+  struct Process {
+    pid_t ppid = 0;
+    char state = 0;
+    std::string name;
+  };
+  std::map<pid_t, Process> all;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return {};
+  while (dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    std::string stat;
+    try {
+      stat = format::read_file(std::string("/proc/") + entry->d_name + "/stat");
+    } catch (const std::exception&) {
+      continue;  // ended meanwhile
+    }
+    const size_t open = stat.find('('), paren = stat.rfind(')');
+    if (open == std::string::npos || paren == std::string::npos || paren + 4 >= stat.size()) continue;
+    Process& p = all[static_cast<pid_t>(pid)];
+    p.state = stat[paren + 2];
+    p.ppid = static_cast<pid_t>(std::strtol(stat.c_str() + paren + 4, nullptr, 10));
+    p.name = stat.substr(open + 1, paren - open - 1);
+  }
+  ::closedir(proc);
+  // profil run's descendants.
+  std::set<pid_t> run;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [pid, p] : all)
+      if ((p.ppid == ::getpid() || run.count(p.ppid)) && run.insert(pid).second) grew = true;
+  }
+  std::vector<std::string> stuck;
+  for (const pid_t pid : run) {
+    const Process& p = all[pid];
+    if (p.state == 'Z' || p.state == 'X') continue;
+    if (p.state == 't') {
+      // Traced: by whom (proc(5), TracerPid in /proc/PID/status).
+      pid_t tracer = 0;
+      try {
+        const std::string status = format::read_file("/proc/" + std::to_string(pid) + "/status");
+        const size_t at = status.find("\nTracerPid:");
+        if (at != std::string::npos) tracer = static_cast<pid_t>(std::strtol(status.c_str() + at + 11, nullptr, 10));
+      } catch (const std::exception&) {
+        return {};
+      }
+      if (tracer != ::getpid() && !run.count(tracer)) return {};
+    } else if (p.state != 'T') {
+      return {};
+    }
+    stuck.push_back(p.name + " (pid " + std::to_string(pid) + ")");
+  }
+  std::sort(stuck.begin(), stuck.end());
+  return stuck;
+}
+
 // What the program left running is waited for until it has all ended, or
 // until SIGINT or SIGTERM reaches the tool: a daemonized descendant must
 // not keep it waiting beyond a ^C (issue 11, case 12). While the program
@@ -310,7 +426,14 @@ std::vector<std::string> processes_left() {
 // the first one that reaches the tool after that stops the wait. The
 // signals are blocked and taken with sigtimedwait, so one that arrives
 // between two waits is not missed. Returns the signal, or 0.
-int wait_for_the_rest(std::map<pid_t, Reaped>* reaped) {
+//
+// Nor is a process waited for that only a signal from outside could
+// resume (issue 20): when every process left has been stopped
+// (stuck_processes) for a second, the wait ends, and *left_stopped names
+// them. Those stay as they are, as they would without profil (nothing in
+// the run can continue them); whatever ends them later writes its dump
+// then, for profil run --convert.
+int wait_for_the_rest(std::map<pid_t, Reaped>* reaped, std::vector<std::string>* left_stopped) {
   sigset_t wanted, old_mask;
   sigemptyset(&wanted);
   for (int signo : {SIGCHLD, SIGINT, SIGTERM}) sigaddset(&wanted, signo);
@@ -322,16 +445,37 @@ int wait_for_the_rest(std::map<pid_t, Reaped>* reaped) {
   ::sigaction(SIGCHLD, &note, &old_chld);
   ::sigprocmask(SIG_BLOCK, &wanted, &old_mask);
   int stopped_by = 0;
+  // Since when the same processes, all of them stopped, are all that is left.
+  // (/proc is read at most every 250 ms: a build the program left running
+  // sends a SIGCHLD per process.)
+  std::vector<std::string> stuck;
+  timespec stuck_since{}, last_look{};
+  auto since = [](const timespec& then, const timespec& now) {
+    return static_cast<double>(now.tv_sec - then.tv_sec) + static_cast<double>(now.tv_nsec - then.tv_nsec) * 1e-9;
+  };
   for (;;) {
     pid_t pid;
     while ((pid = reap_one(false, reaped)) > 0) {
     }
     if (pid < 0) break;  // none left
+    timespec now{};
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    if (last_look.tv_sec == 0 || since(last_look, now) >= 0.25) {
+      last_look = now;
+      std::vector<std::string> now_stuck = stuck_processes();
+      if (now_stuck.empty() || now_stuck != stuck) {
+        stuck = std::move(now_stuck);
+        stuck_since = now;
+      } else if (since(stuck_since, now) >= 1.0) {
+        *left_stopped = stuck;
+        break;
+      }
+    }
     // SIGCHLD wakes it when one ends; the timeout only bounds a wait whose
-    // SIGCHLD was taken by the reap above.
+    // SIGCHLD was taken by the reap above, and a stop's second.
     siginfo_t info{};
-    const timespec second{1, 0};
-    const int signo = ::sigtimedwait(&wanted, &info, &second);
+    const timespec wait{0, stuck.empty() ? 999'999'999 : 250'000'000};
+    const int signo = ::sigtimedwait(&wanted, &info, &wait);
     if (signo == SIGINT || signo == SIGTERM) {
       stopped_by = signo;
       break;
@@ -418,8 +562,14 @@ RunOutcome run_program(const Resolved& program, const std::vector<std::string>& 
                  "waiting)\n",
                  fs::path(program.path).filename().c_str(), static_cast<int>(child), left.size(),
                  left.size() == 1 ? "" : "es", list_processes(left).c_str());
-    outcome.stopped_by = wait_for_the_rest(&outcome.reaped);
+    outcome.stopped_by = wait_for_the_rest(&outcome.reaped, &outcome.left_stopped);
     if (outcome.stopped_by != 0) outcome.left_running = processes_left();
+    if (!outcome.left_stopped.empty())
+      std::fprintf(stderr,
+                   "profil: not waiting for the %zu process%s left stopped, which nothing in the run can "
+                   "continue (a job-control stop, or a trace whose tracer is stopped): %s\n",
+                   outcome.left_stopped.size(), outcome.left_stopped.size() == 1 ? "" : "es",
+                   list_processes(outcome.left_stopped).c_str());
     break;
   }
   ::sigaction(SIGINT, &old_int, nullptr);
@@ -570,11 +720,6 @@ struct ProcessSummary {
   uint64_t cpu_ns() const { return (samples + unsampled_counts) * period_ns; }
   double cpu_seconds() const { return static_cast<double>(samples) * static_cast<double>(period_ns) * 1e-9; }
 };
-
-std::string signal_name(int signo) {
-  const char* name = sigabbrev_np(signo);
-  return name ? std::string("SIG") + name : "signal " + std::to_string(signo);
-}
 
 // The runtime names a dump "<prog>.<pid>[.run-<token>][.<n>].profraw"
 // (preload.cc, choose_name) and writes it as "<that>.tmp.<pid>" first.
@@ -1085,10 +1230,13 @@ int run_command(RunOptions options) {
   // Such a process left an empty placeholder, or a start in the ledger
   // with neither an end record nor a dump.
   std::map<int64_t, std::string> unwritten;  // pid -> its program's name
+  // Still alive: the run stopped waiting for it (a signal to the tool, or
+  // it was left stopped); it writes its dump when it ends.
+  const bool left_some = outcome.stopped_by != 0 || !outcome.left_stopped.empty();
   for (const auto& [pid, paths] : files.placeholders) {
     // Every descendant has ended unless the run stopped waiting; those
-    // still running will replace theirs.
-    if (outcome.stopped_by != 0 && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
+    // still alive will replace theirs.
+    if (left_some && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
     for (const fs::path& path : paths) fs::remove(path, ec);
     const std::string stem = dump_stem(paths.front().filename().string());
     unwritten[pid] = stem.substr(0, stem.rfind('.' + std::to_string(pid)));
@@ -1096,7 +1244,7 @@ int run_command(RunOptions options) {
   for (const format::profraw::LedgerRecord& record : files.records)
     if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::start) &&
         !c.images.count({record.pid, record.start_ns}) &&
-        !(outcome.stopped_by != 0 && ::kill(static_cast<pid_t>(record.pid), 0) == 0))
+        !(left_some && ::kill(static_cast<pid_t>(record.pid), 0) == 0))
       unwritten.emplace(record.pid, program_of(record));
   fs::remove(files.ledger, ec);
   for (const auto& [pid, program_name] : unwritten) {
