@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <atomic>
 #include <cstring>
 
 #include "base/errno_saver.h"
@@ -94,8 +95,15 @@ class StackWriter final : public StackVisitor {
   bool ok_ = true;
 };
 
-// Copies /proc/self/maps as it is now (dlopen'ed objects included).
-// Returns the bytes copied, or -1 (errno set).
+// Executable mappings the process had and unmapped (dlclose), appended to
+// by retire_mapping_lines; published by the length (append-only).
+constexpr size_t kRetiredBytes = 32 * 1024;
+char g_retired[kRetiredBytes];
+std::atomic<size_t> g_retired_length{0};
+
+// Copies /proc/self/maps as it is now (dlopen'ed objects included), then
+// the lines of executable mappings that dlclose removed since the start
+// (retire_mapping_lines). Returns the bytes copied, or -1 (errno set).
 int64_t copy_maps(base::AtomicFile& file) {
   int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
@@ -118,10 +126,23 @@ int64_t copy_maps(base::AtomicFile& file) {
     total += n;
   }
   ::close(fd);
+  const size_t retired = g_retired_length.load(std::memory_order_acquire);
+  if (retired != 0) {
+    if (!file.write(g_retired, retired)) return -1;
+    total += static_cast<int64_t>(retired);
+  }
   return total;
 }
 
 }  // namespace
+
+void retire_mapping_lines(const char* lines, size_t length) {
+  // Callers are serialized (dlopen_hooks.cc: under a lock).
+  const size_t used = g_retired_length.load(std::memory_order_relaxed);
+  if (length > kRetiredBytes - used) return;  // full: later ones stay unnamed
+  std::memcpy(g_retired + used, lines, length);
+  g_retired_length.store(used + length, std::memory_order_release);
+}
 
 bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
                    const sampler::PcTable& table, bool in_place) {

@@ -8,7 +8,8 @@
  *   range <name> <pid> <low> <high>
  *   cpu <name> <pid> <seconds>
  * Modes (argv[1]): all, segv, overflow, thread_overflow, term, handler,
- * ignore, oneshot, abort, quick, exec, dlopen. */
+ * ignore, oneshot, abort, quick, exec, dlopen, dlclose (dlopen, then
+ * the plugin unloaded before the process ends). */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -155,7 +156,7 @@ int main(int argc, char** argv) {
       abort();
     } else if (strcmp(mode, "quick") == 0) {
       _exit(3);
-    } else if (strcmp(mode, "dlopen") == 0) {
+    } else if (strcmp(mode, "dlopen") == 0 || strcmp(mode, "dlclose") == 0) {
       char plugin[4096];
       ssize_t n = readlink("/proc/self/exe", plugin, sizeof plugin - 64);
       if (n < 0) return 30;
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
       void *low, *high;
       range(&low, &high);
       report("plugin_work", burn(0.3, work), low, high);
+      if (strcmp(mode, "dlclose") == 0 && dlclose(handle) != 0) return 33;
     } else if (strcmp(mode, "exec") == 0) {
       char target[4096];
       ssize_t n = readlink("/proc/self/exe", target, sizeof target - 32);
