@@ -236,18 +236,25 @@ TEST_P(RunSignals, ProfileLostToAPrivilegeDropChangesTheStatus) {
   EXPECT_NE(with.err.find("wrote no profile"), std::string::npos) << with.err;
 }
 
-// The same in a descendant, the program (sh) exiting 0: only the empty
-// placeholder the descendant created at start tells the run it wrote
-// nothing (before: status 0, the loss unmentioned by profil run).
-TEST_P(RunSignals, ProfileLostByADescendantChangesTheStatus) {
+// The same in a descendant, the program (sh) exiting 0: only its start in
+// the ledger tells the run it wrote nothing, and its own line says why.
+// profil run says so, but a start alone is also what a process killed by
+// its parent leaves (strace's probe child), which is a normal end (issue
+// 20), so the status is the program's: telling the two apart needs the
+// runtime to record the failed dump where the run can read it.
+TEST_P(RunSignals, ProfileLostByADescendantIsSaid) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   const Result with = run({bin("profil"), "run", "-o", out_.path().string(), "--clock", GetParam(), "--hz", "500",
                            "--", "/bin/sh", "-c", "\"$0\" drop-privileges; true", bin("run_signals")},
                           logs_.path());
   EXPECT_EQ(with.out, "done\n");
-  EXPECT_EQ(with.status, 1) << with.err;
-  EXPECT_NE(with.err.find("run_signals (pid "), std::string::npos) << with.err;
-  EXPECT_NE(with.err.find("started profiling and wrote no profile"), std::string::npos) << with.err;
+  EXPECT_EQ(with.status, 0) << with.err;
+  EXPECT_NE(with.err.find("could not write the profile"), std::string::npos) << with.err;  // its own line
+  EXPECT_NE(with.err.find("1 process ended before a checkpoint with nothing written: killed by a signal or a raw "
+                          "exit_group system call, or unable to write into " + out_.path().string()),
+            std::string::npos)
+      << with.err;
+  EXPECT_EQ(with.err.find("no process ran for a whole sampling period"), std::string::npos) << with.err;
   for (const auto& entry : fs::directory_iterator(out_.path()))
     EXPECT_FALSE(entry.path().extension() == ".profraw") << entry.path() << " left behind";
 }

@@ -714,6 +714,9 @@ struct ProcessSummary {
   std::vector<format::profraw::Unsampled> unsampled;
   uint64_t unsampled_counts = 0;
   std::string start_clock;  // differs from clock when sampling switched clocks
+  // Its wait status, when profil run waited for it itself (the program, an
+  // orphan); -1 when its parent did.
+  int reaped_status = -1;
 
   bool empty() const { return samples == 0 && unsampled.empty(); }
   // What its profile stands for, unsampled rows included.
@@ -767,9 +770,22 @@ std::string ending(const ProcessSummary& p) {
     case EndReason::quick: return ", ended by _exit";
     case EndReason::exec: return ", then exec'd";
     case EndReason::signal: return ", ended by " + signal_name(static_cast<int>(p.signal));
-    case EndReason::checkpoint:
-      return ", ended without a final dump (a raw exit_group, as Go programs end, or SIGKILL): sampled up to its "
-             "last checkpoint";
+    case EndReason::checkpoint: {
+      // No final dump: what ended it is known only for a process profil run
+      // waited for itself; a dump that could not be written says so on the
+      // process's own stderr (the runtime's line, above ours).
+      const int status = p.reaped_status;
+      if (status != -1 && WIFSIGNALED(status))
+        return ", killed by " + signal_name(WTERMSIG(status)) + ": sampled up to its last checkpoint";
+      if (status != -1)
+        return ", exited (status " + std::to_string(WEXITSTATUS(status)) +
+               ") without its final dump (it could not be written, and its own line above says why, or the "
+               "process ended with a raw exit_group system call, as Go programs do): sampled up to its last "
+               "checkpoint";
+      return ", ended without its final dump (it could not be written, and its own line above says why, or the "
+             "process was killed by SIGKILL or ended with a raw exit_group system call, as Go programs do): "
+             "sampled up to its last checkpoint";
+    }
   }
   return "";
 }
@@ -778,6 +794,13 @@ std::string join(const std::vector<std::string>& items, const char* separator = 
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
   return out;
+}
+
+// Milliseconds as %g prints them: "2", "0.5".
+std::string fmt_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", ms);
+  return text;
 }
 
 std::string seconds(double s) {
@@ -824,23 +847,25 @@ void print_unsampled(const ProcessSummary& p) {
                  p.label.c_str(), p.start_clock.c_str(), p.clock.c_str());
 }
 
-void print_process(const ProcessSummary& p) {
+// `more`: what the line adds about the rest of the run ("; 3 more ...")
+// when it is the run's only line.
+void print_process(const ProcessSummary& p, const std::string& more = "") {
   if (p.samples == 0 && p.unsampled.empty()) {
-    std::fprintf(stderr, "profil: %s: no samples (less than one sampling period of CPU%s)\n", p.label.c_str(),
-                 ending(p).c_str());
+    std::fprintf(stderr, "profil: %s: no samples (less than one sampling period of CPU%s)%s\n", p.label.c_str(),
+                 ending(p).c_str(), more.c_str());
     return;
   }
   if (p.samples == 0) {
     // Only CPU time that ran unsampled (its lines follow): no "0 samples"
     // line pointing at a file that holds none of this process's samples.
-    std::fprintf(stderr, "profil: %s: no samples (%s clock at %u Hz%s); its unsampled time -> %s\n", p.label.c_str(),
-                 p.clock.c_str(), p.hz, ending(p).c_str(), join(p.files).c_str());
+    std::fprintf(stderr, "profil: %s: no samples (%s clock at %u Hz%s); its unsampled time -> %s%s\n",
+                 p.label.c_str(), p.clock.c_str(), p.hz, ending(p).c_str(), join(p.files).c_str(), more.c_str());
     return;
   }
-  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n", p.label.c_str(),
+  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s%s\n", p.label.c_str(),
                static_cast<unsigned long long>(p.samples), seconds(p.cpu_seconds()).c_str(), p.clock.c_str(), p.hz,
                p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "", ending(p).c_str(),
-               join(p.files).c_str());
+               join(p.files).c_str(), more.c_str());
 }
 
 // What the conversion of a run found and wrote.
@@ -1002,7 +1027,22 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
 }
 
 // The default account of a run: one line (processes, samples, CPU, files).
-void print_summary(const Conversion& c, const fs::path& dir) {
+// The processes of the run that left nothing, beyond their start (the
+// ledger's start record, or an empty placeholder): killed by a signal, or
+// ended by a raw exit_group system call, before their first checkpoint (a
+// dump every max(50 ms, 1/32 of the CPU so far) while a process runs).
+// Mostly processes that never ran a whole sampling period — strace's probe
+// child, which strace SIGKILLs, children a program kills — and never a
+// loss (issue 20): a process killed by a signal ended normally, and one
+// that could not write says so on its own stderr. "name (pid N)" each.
+std::string unwritten_clause(const std::vector<std::string>& unwritten) {
+  if (unwritten.empty()) return "";
+  return std::to_string(unwritten.size()) + (unwritten.size() == 1 ? " more process" : " more processes") +
+         " ended before a checkpoint with nothing written (killed by a signal, or a raw exit_group system call)";
+}
+
+// The default account of a run: one line (processes, samples, CPU, files).
+void print_summary(const Conversion& c, const fs::path& dir, const std::vector<std::string>& unwritten) {
   std::vector<const ProcessSummary*> sampled;
   uint64_t samples = 0, dropped = 0;
   double cpu = 0;
@@ -1015,7 +1055,7 @@ void print_summary(const Conversion& c, const fs::path& dir) {
   }
   if (sampled.empty()) return;
   if (sampled.size() == 1) {
-    print_process(*sampled.front());
+    print_process(*sampled.front(), unwritten.empty() ? "" : "; " + unwritten_clause(unwritten));
     return;
   }
   const std::string shared = std::to_string(c.shared_processes) + " processes of under " +
@@ -1029,16 +1069,18 @@ void print_summary(const Conversion& c, const fs::path& dir) {
     if (!c.shared_file.empty()) files += " (" + shared + " in " + fs::path(c.shared_file).filename().string() + ")";
   }
   const size_t unsampled = c.processes.size() - sampled.size();
+  std::string more;
+  if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
+  if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
   std::fprintf(stderr, "profil: %zu processes sampled%s: %llu samples (%s s, %s clock at %u Hz%s) -> %s\n",
-               sampled.size(),
-               unsampled ? (", " + std::to_string(unsampled) + " more under one sampling period").c_str() : "",
-               static_cast<unsigned long long>(samples), seconds(cpu).c_str(), sampled.front()->clock.c_str(),
-               sampled.front()->hz, dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "",
-               files.c_str());
+               sampled.size(), more.c_str(), static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
+               sampled.front()->clock.c_str(), sampled.front()->hz,
+               dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", files.c_str());
 }
 
-void print_conversion(const Conversion& c, const fs::path& dir, bool verbose) {
-  if (!verbose) print_summary(c, dir);
+void print_conversion(const Conversion& c, const fs::path& dir, bool verbose,
+                      const std::vector<std::string>& unwritten = {}) {
+  if (!verbose) print_summary(c, dir, unwritten);
   size_t empty = 0;
   for (const ProcessSummary& p : c.processes) {
     if (p.empty()) {
@@ -1050,18 +1092,28 @@ void print_conversion(const Conversion& c, const fs::path& dir, bool verbose) {
   }
   if (verbose && empty > 0)
     std::fprintf(stderr, "profil: %zu process%s without samples skipped\n", empty, empty == 1 ? "" : "es");
+  if (verbose && !unwritten.empty())
+    std::fprintf(stderr,
+                 "profil: %zu process%s ended before a checkpoint with nothing written (killed by a signal, or a "
+                 "raw exit_group system call; one that could not write says so in its own line): %s\n",
+                 unwritten.size(), unwritten.size() == 1 ? "" : "es", list_processes(unwritten).c_str());
 }
 
 // Dumps of this run left under their temporary name: a process killed
 // (SIGKILL, or its exit_group while another thread wrote) while writing.
 // Their header, written first, names the run; one too short to say is taken
 // as ours when it is newer than the run's start. They are removed (the
-// samples cannot be read back). A loss only where the process has no
-// complete dump: the runtime writes a provisional dump before exit
-// handlers run, and a final one that dies half-way leaves that one intact.
-std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, const std::string& run_id,
-                                          fs::file_time_type run_start) {
-  std::set<int64_t> lost;
+// samples cannot be read back), except those of a process still alive
+// (`alive`: the run stopped waiting for it). Returns, by pid, those of the
+// processes with no complete dump (the runtime writes a provisional dump
+// before exit handlers run, and a final one that dies half-way leaves that
+// one intact): what they sampled is lost — by a kill, which is not a loss
+// of profil's (issue 20), so the caller says so without changing the status.
+template <typename Alive>
+std::map<int64_t, std::string> remove_unfinished_dumps(const Conversion& c, const fs::path& dir,
+                                                       const std::string& run_id, fs::file_time_type run_start,
+                                                       Alive alive) {
+  std::map<int64_t, std::string> lost;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
@@ -1082,13 +1134,12 @@ std::set<int64_t> remove_unfinished_dumps(Conversion* c, const fs::path& dir, co
       ours = fs::last_write_time(entry.path(), ec) >= run_start && !ec;
     }
     if (!ours) continue;
-    fs::remove(entry.path(), ec);
     const int64_t pid = std::strtoll(name.c_str() + at + 13, nullptr, 10);
-    auto dumped = c->dumped.find(pid);
-    if (dumped != c->dumped.end() && dumped->second) continue;
-    lost.insert(pid);
-    lose(c, entry.path().string(),
-         "an unfinished dump: pid " + std::to_string(pid) + " was killed while writing its profile; removed");
+    if (alive(pid)) continue;
+    fs::remove(entry.path(), ec);
+    auto dumped = c.dumped.find(pid);
+    if (dumped != c.dumped.end() && dumped->second) continue;
+    lost[pid] = entry.path().string();
   }
   return lost;
 }
@@ -1201,10 +1252,42 @@ int run_command(RunOptions options) {
 
   const RunFiles files = list_run_files(dir, run_token(run_id));
   Conversion c = convert_dumps(files.dumps, run_id, options, dir, true, files.ledger, files.records);
-  print_conversion(c, dir, options.verbose);
+  // How the processes profil run waited for itself ended (the others'
+  // parents took their statuses).
+  auto reaped_of = [&outcome](int64_t pid) -> const Reaped* {
+    auto it = outcome.reaped.find(static_cast<pid_t>(pid));
+    return it != outcome.reaped.end() ? &it->second : nullptr;
+  };
+  for (ProcessSummary& p : c.processes)
+    if (const Reaped* r = reaped_of(p.pid)) p.reaped_status = r->status;
+  // Still alive: the run stopped waiting for it (a signal to the tool, or
+  // it was left stopped); it writes its dump when it ends.
+  const bool left_some = outcome.stopped_by != 0 || !outcome.left_stopped.empty();
+  auto alive = [left_some](int64_t pid) { return left_some && ::kill(static_cast<pid_t>(pid), 0) == 0; };
 
-  // What was not written, and why.
-  const std::set<int64_t> unfinished = remove_unfinished_dumps(&c, dir, run_id, run_start);
+  // What was not written, and why (docs/run.md, "Errors"). A process that
+  // was killed by a signal ended normally (issue 20: strace SIGKILLs its
+  // probe child, a program its workers), and one that started profiling
+  // and left nothing else (a start in the ledger) is counted, never a
+  // loss; a loss is a profile with samples that could not be written
+  // where profil run can tell (the program, an orphan it waited for, a
+  // dump begun and left empty), or a dump it cannot read.
+  struct Note {
+    std::string what, why;
+    bool loss;
+  };
+  std::vector<Note> notes;
+  const std::map<int64_t, std::string> unfinished = remove_unfinished_dumps(c, dir, run_id, run_start, alive);
+  for (const auto& [pid, path] : unfinished) {
+    const Reaped* r = reaped_of(pid);
+    const std::string how = r != nullptr && WIFSIGNALED(r->status)
+                                ? "was killed by " + signal_name(WTERMSIG(r->status))
+                                : "ended (killed by a signal, or another of its threads ended the process)";
+    notes.push_back({path,
+                     "an unfinished dump: pid " + std::to_string(pid) + " " + how +
+                         " while writing its profile, so what it sampled is lost; removed",
+                     false});
+  }
   const std::string name = fs::path(program.path).filename().string();
   const std::string main_label = name + " (pid " + std::to_string(outcome.pid) + ")";
   auto dumped_at_end = [&c](int64_t pid) {
@@ -1214,66 +1297,129 @@ int run_command(RunOptions options) {
   // The program never preloaded at all (nothing of its pid): its file may say why.
   const bool main_silent = !c.dumped.count(outcome.pid);
   const std::string why = main_silent ? why_not_preloaded(program.path) : "";
+  // Those that ended before a checkpoint with nothing written, counted:
+  // killed by a signal (profil run waited for them), or what ended them is
+  // not known (their parents took their statuses).
+  std::vector<std::string> killed, unrecorded;
+  std::set<int64_t> said;
   for (const auto& [pid, reaped] : outcome.reaped) {
     if (!WIFSIGNALED(reaped.status) || dumped_at_end(pid) || unfinished.count(pid)) continue;
-    if (pid == outcome.pid && !why.empty()) continue;  // said below
-    const std::string label = (pid == outcome.pid ? name : reaped.name) + " (pid " + std::to_string(pid) + ")";
+    said.insert(pid);
     const int signo = WTERMSIG(reaped.status);
-    if (signo == SIGKILL)
-      lose(&c, label, "killed by SIGKILL, which no process can catch: its profile could not be written");
-    else
-      lose(&c, label, "killed by " + signal_name(signo) + " and left no profile");
+    if (pid != outcome.pid) {
+      killed.push_back(reaped.name + " (pid " + std::to_string(pid) + ", " + signal_name(signo) + ")");
+    } else if (why.empty() && signo == SIGKILL) {  // else said below
+      notes.push_back({main_label,
+                       "killed by SIGKILL, which no process can catch, before its first checkpoint: what it "
+                       "sampled could not be written",
+                       false});
+    } else if (why.empty()) {
+      // The runtime writes the dump before most signals take their
+      // default action: this one it could not, or does not catch.
+      notes.push_back({main_label,
+                       "killed by " + signal_name(signo) +
+                           " and left no profile (if it could not write, its own line above says why)",
+                       false});
+    }
   }
-  // A finished descendant that started profiling and wrote nothing: it
-  // could not (its own line above says why) or was given no chance. The
-  // program itself is judged below.
-  // Such a process left an empty placeholder, or a start in the ledger
-  // with neither an end record nor a dump.
-  std::map<int64_t, std::string> unwritten;  // pid -> its program's name
-  // Still alive: the run stopped waiting for it (a signal to the tool, or
-  // it was left stopped); it writes its dump when it ends.
-  const bool left_some = outcome.stopped_by != 0 || !outcome.left_stopped.empty();
+  // A process that started profiling and left nothing else: a start in the
+  // ledger with neither an end record nor a dump, or an empty placeholder
+  // (the dump's file, created empty: at start by a process that could not
+  // append to the ledger, else at its first dump, which then failed).
+  std::map<int64_t, std::string> started;  // pid -> its program's name
+  std::set<int64_t> in_ledger;
+  for (const format::profraw::LedgerRecord& record : files.records) {
+    if (record.kind != static_cast<uint32_t>(format::profraw::LedgerKind::start)) continue;
+    if (c.images.count({record.pid, record.start_ns}) || alive(record.pid)) continue;
+    started.emplace(record.pid, program_of(record));
+    in_ledger.insert(record.pid);
+  }
+  std::set<int64_t> dump_failed;  // began its first dump and could not write it
   for (const auto& [pid, paths] : files.placeholders) {
-    // Every descendant has ended unless the run stopped waiting; those
-    // still alive will replace theirs.
-    if (left_some && ::kill(static_cast<pid_t>(pid), 0) == 0) continue;
+    if (alive(pid)) continue;  // it will replace its own
     for (const fs::path& path : paths) fs::remove(path, ec);
     const std::string stem = dump_stem(paths.front().filename().string());
-    unwritten[pid] = stem.substr(0, stem.rfind('.' + std::to_string(pid)));
+    started.emplace(pid, stem.substr(0, stem.rfind('.' + std::to_string(pid))));
+    if (in_ledger.count(pid)) dump_failed.insert(pid);
   }
-  for (const format::profraw::LedgerRecord& record : files.records)
-    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::start) &&
-        !c.images.count({record.pid, record.start_ns}) &&
-        !(left_some && ::kill(static_cast<pid_t>(record.pid), 0) == 0))
-      unwritten.emplace(record.pid, program_of(record));
   fs::remove(files.ledger, ec);
-  for (const auto& [pid, program_name] : unwritten) {
-    const auto reaped = outcome.reaped.find(static_cast<pid_t>(pid));
-    const bool killed = reaped != outcome.reaped.end() && WIFSIGNALED(reaped->second.status);  // said above
-    if (pid == outcome.pid || dumped_at_end(pid) || unfinished.count(pid) || killed) continue;
-    lose(&c, program_name + " (pid " + std::to_string(pid) + ")",
-         "started profiling and wrote no profile (if it could not write, its own line above says why; a "
-         "process that ends with a raw exit_group system call, as Go programs do, writes none before its "
-         "first checkpoint)");
+  for (const auto& [pid, program_name] : started) {
+    if (pid == outcome.pid || dumped_at_end(pid) || unfinished.count(pid) || said.count(pid)) continue;
+    const std::string label = program_name + " (pid " + std::to_string(pid) + ")";
+    const Reaped* r = reaped_of(pid);
+    if (dump_failed.count(pid))
+      notes.push_back({label,
+                       "its profile could not be written: it created its dump's file and could not write into it "
+                       "(its own line above says why)",
+                       true});
+    else if (r != nullptr && WIFEXITED(r->status))
+      // An orphan profil run waited for: it exited, and its exit writes
+      // the dump, unless it was a raw exit_group.
+      notes.push_back({label,
+                       "exited (status " + std::to_string(WEXITSTATUS(r->status)) +
+                           ") and wrote no profile: it could not be written (its own line above says why), or "
+                           "the process ended with a raw exit_group system call before its first checkpoint",
+                       true});
+    else
+      unrecorded.push_back(label);
   }
   if (main_silent && !why.empty()) {
-    fail(main_label, "no profile: " + why);
+    notes.push_back({main_label, "no profile: " + why, false});
   } else if (main_silent && !WIFSIGNALED(outcome.status)) {
-    lose(&c, main_label,
-         "wrote no profile (if it could not, its own message above says why; a process that ends with a raw "
-         "exit_group system call writes none)");
+    notes.push_back({main_label,
+                     "wrote no profile: it could not be written (its own line above says why), or the program "
+                     "ended with a raw exit_group system call before its first checkpoint",
+                     true});
   } else if (!dumped_at_end(outcome.pid) && !WIFSIGNALED(outcome.status)) {
-    fail(main_label,
-         "exec'd a program that wrote no profile (a statically linked or set-user-ID program cannot be "
-         "preloaded; if it could not write, its own message above says why)");
+    notes.push_back({main_label,
+                     "exec'd a program that wrote no profile (a statically linked or set-user-ID program cannot "
+                     "be preloaded; if it could not write, its own line above says why)",
+                     false});
+  }
+
+  std::vector<std::string> unwritten = killed;
+  unwritten.insert(unwritten.end(), unrecorded.begin(), unrecorded.end());
+  print_conversion(c, dir, options.verbose, unwritten);
+  for (const Note& note : notes) {
+    if (note.loss)
+      lose(&c, note.what, note.why);
+    else
+      fail(note.what, note.why);
   }
   bool any_sampled = false;
   for (const ProcessSummary& p : c.processes) any_sampled = any_sampled || !p.empty();
-  if (!any_sampled && !c.processes.empty())
-    std::fprintf(stderr,
-                 "profil: no profile was written: no process ran for a whole sampling period (%zu process%s, "
-                 "each under %g ms of CPU at %u Hz)\n",
-                 c.processes.size(), c.processes.size() == 1 ? "" : "es", 1e3 / options.hz, options.hz);
+  const std::string under_a_period = "each under " + fmt_ms(1e3 / options.hz) + " ms of CPU at " +
+                                     std::to_string(options.hz) + " Hz";
+  const size_t under = c.processes.size();
+  if (!any_sampled && under > 0 && unwritten.empty() && unfinished.empty() && c.losses.empty()) {
+    std::fprintf(stderr, "profil: no profile was written: no process ran for a whole sampling period (%zu process%s, %s)\n",
+                 under, under == 1 ? "" : "es", under_a_period.c_str());
+  } else if (!any_sampled && !unwritten.empty()) {
+    // Not "no process ran for a whole sampling period": one may have, and
+    // been killed, or been unable to write (su, a privilege drop).
+    std::vector<std::string> parts;
+    if (under > 0)
+      parts.push_back(std::to_string(under) + (under == 1 ? " process" : " processes") +
+                      " under one sampling period (" + under_a_period + ")");
+    if (!killed.empty())
+      parts.push_back(std::to_string(killed.size()) + " killed by a signal before " +
+                      (killed.size() == 1 ? "its" : "their") + " first checkpoint: " + list_processes(killed));
+    if (!unrecorded.empty()) {
+      std::string hint;
+      struct stat st{};
+      if (::geteuid() == 0 && ::stat(dir.c_str(), &st) == 0 && !(st.st_mode & S_IWOTH)) {
+        char mode[16];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        hint = "; " + dir.string() + " (mode " + mode +
+               ") is not writable by a process that gave up root's privileges (su, sudo -u, a server's workers)";
+      }
+      parts.push_back(std::to_string(unrecorded.size()) + (unrecorded.size() == 1 ? " process" : " processes") +
+                      " ended before a checkpoint with nothing written: killed by a signal or a raw exit_group "
+                      "system call, or unable to write into " + dir.string() +
+                      " (then a line of its own above says why)" + hint);
+    }
+    std::fprintf(stderr, "profil: no profile was written: %s\n", join(parts, "; ").c_str());
+  }
 
   if (outcome.stopped_by != 0) {
     // Their dumps appear when they end; --convert turns them into profiles.
