@@ -72,3 +72,16 @@ if(TARGET profil_pprof AND TARGET profil_cli)
   endif()
 endif()
 
+# How the processes of a run end (issue 20): the status is the program's
+# (children killed by their parent, strace -f), no wait forever for a
+# process stopped under a trace, messages that say what happened, errnos
+# by name. tests/run_progs/run_status.c, each mode plainly first.
+add_executable(run_status ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_status.c)
+if(TARGET profil_cli)
+  profil_add_gtest(run_status_test SERIAL
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc)
+  if(TARGET run_status_test)
+    target_include_directories(run_status_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/profil)
+    add_dependencies(run_status_test profil_cli libprofil run_status)
+  endif()
+endif()
