@@ -13,6 +13,8 @@ packages=(
   chromium
   # the real-program corpus (tests/corpus): programs run under profil run
   coreutils bash xz-utils sqlite3 python3 make golang-go
+  # issue 20: programs with their own timers, tracers, signal stacks
+  strace gdb ruby
 )
 missing=()
 for p in "${packages[@]}"; do

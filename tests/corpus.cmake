@@ -15,5 +15,6 @@ foreach(case ${CORPUS_CASES})
   set_tests_properties(corpus_${case_name} PROPERTIES
     LABELS corpus
     TIMEOUT 300
+    SKIP_RETURN_CODE 77
     ENVIRONMENT "PROFIL=$<TARGET_FILE:profil_cli>;CORPUS_TRACE=$<TARGET_FILE:corpus_trace>;CORPUS_ROWS=${CMAKE_BINARY_DIR}/tests/corpus/rows")
 endforeach()

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# gdb running a program (issue 20): gdb installs its own 13,504-byte
+# alternate signal stack and ptraces a forked child. Under profil run gdb
+# died of SIGSEGV (3 of 4), and profil run then waited forever for gdb's
+# child, left in a tracing stop; with --no-stacks gdb's crash handler
+# looped writing hundreds of MB. Both runs under `timeout 60`: a hang is a
+# failure (status 124, or 137 after the KILL), never a stuck test. gdb
+# traces its child itself, so the plain run is not under corpus_trace.
+source "$(dirname "$0")/../lib.sh"
+skip_without gdb
+need /bin/true
+# The pid in "[Inferior 1 (process N) exited normally]" differs per run.
+pids='s/process [0-9]*/process N/g'
+while read -r clock; do
+  suffix=$(clock_label "$clock")
+  compare_untraced "gdb_run_true_$suffix" --filter "$pids" --run-args "--clock $clock" -- \
+    gdb -nx -batch -ex run --args /bin/true
+  compare_untraced "gdb_run_status_$suffix" --filter "$pids" --run-args "--clock $clock" -- \
+    gdb -nx -batch -ex run -ex 'info program' --args /bin/sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo counted $i; exit 3'
+done < <(clock_runs)
+finish
