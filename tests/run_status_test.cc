@@ -40,11 +40,20 @@ pid_t child_of(const std::string& out) {
 }
 
 // A child a traceme mode left (stopped, or traced by whoever adopted it
-// in the plain run) is killed, if it is still ours.
+// in the plain run) is killed, if it is still ours. Its command line reads
+// empty while it execs: then it is read again.
 void kill_leftover(pid_t pid) {
   if (pid <= 0) return;
-  const std::string cmdline = slurp("/proc/" + std::to_string(pid) + "/cmdline");
-  if (cmdline.find("run_status") != std::string::npos) kill(pid, SIGKILL);
+  const std::string path = "/proc/" + std::to_string(pid) + "/cmdline";
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    if (!fs::exists(path)) return;
+    const std::string cmdline = slurp(path);
+    if (!cmdline.empty()) {
+      if (cmdline.find("run_status") != std::string::npos) kill(pid, SIGKILL);
+      return;
+    }
+    usleep(10'000);
+  }
 }
 
 TEST(ErrnoText, NameAndText) {
