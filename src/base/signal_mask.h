@@ -36,21 +36,52 @@ inline int raw_sigprocmask(int how, const sigset_t* set, sigset_t* old) {
   return static_cast<int>(::syscall(SYS_rt_sigprocmask, how, set, old, sizeof(unsigned long)));
 }
 
+// ASYNC-SIGNAL-SAFE. The calling thread's mask from before profil's own
+// code blocked signals (an AsyncSignalsBlocked scope; a handler of ours,
+// which sets it from the interrupted context), or null outside them: what
+// "does this thread block SIGPROF" means to the accounting, which would
+// otherwise see only profil's own block (a dump said "signals blocked" of
+// the thread that wrote it).
+inline const sigset_t*& interrupted_mask() {
+  static __thread const sigset_t* mask __attribute__((tls_model("initial-exec")));
+  return mask;
+}
+
+// ASYNC-SIGNAL-SAFE. Sets interrupted_mask() for its scope, unless an outer
+// scope did.
+class InterruptedMaskScope {
+ public:
+  explicit InterruptedMaskScope(const sigset_t* mask) : outer_(interrupted_mask()) {
+    if (outer_ == nullptr) interrupted_mask() = mask;
+  }
+  ~InterruptedMaskScope() { interrupted_mask() = outer_; }
+  InterruptedMaskScope(const InterruptedMaskScope&) = delete;
+  InterruptedMaskScope& operator=(const InterruptedMaskScope&) = delete;
+
+ private:
+  const sigset_t* outer_;
+};
+
 // ASYNC-SIGNAL-SAFE. Blocks the asynchronous signals for its scope, then
 // puts the thread's mask back as it was (inside a handler of ours, which
 // runs with them blocked already, it changes nothing).
 class AsyncSignalsBlocked {
  public:
-  AsyncSignalsBlocked() {
+  AsyncSignalsBlocked() : outer_(interrupted_mask()) {
     const sigset_t block = asynchronous_signals();
     raw_sigprocmask(SIG_BLOCK, &block, &saved_);
+    if (outer_ == nullptr) interrupted_mask() = &saved_;
   }
-  ~AsyncSignalsBlocked() { raw_sigprocmask(SIG_SETMASK, &saved_, nullptr); }
+  ~AsyncSignalsBlocked() {
+    interrupted_mask() = outer_;
+    raw_sigprocmask(SIG_SETMASK, &saved_, nullptr);
+  }
   AsyncSignalsBlocked(const AsyncSignalsBlocked&) = delete;
   AsyncSignalsBlocked& operator=(const AsyncSignalsBlocked&) = delete;
 
  private:
   sigset_t saved_;
+  const sigset_t* outer_;
 };
 
 }  // namespace profiling::base

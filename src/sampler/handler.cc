@@ -16,6 +16,7 @@
 #include <cerrno>
 
 #include "base/errno_saver.h"
+#include "base/signal_mask.h"
 #include "sampler/cpu_timer_engine.h"
 #include "sampler/handler_stack.h"
 #include "sampler/program_mask.h"
@@ -68,15 +69,17 @@ inline void run_periodic_hook_after_drain() {
 inline bool is_our_signal(const siginfo_t* info) {
   if (info->si_code == SI_TIMER)
     return is_drain_timer_value(info->si_value.sival_ptr) || is_our_timer_value(info->si_value.sival_ptr);
-  return info->si_code > 0 && info->si_code <= POLL_HUP && is_our_perf_fd(info->si_fd);
+  return info->si_code > 0 && info->si_code <= POLL_HUP &&
+         (is_drain_trigger_fd(info->si_fd) || is_our_perf_fd(info->si_fd));
 }
 
 // ASYNC-SIGNAL-SAFE. Our tick, on the thread's handler stack.
 void take_sample(siginfo_t* info, void* context) {
   uint32_t weight;
-  if (info->si_code == SI_TIMER && is_drain_timer_value(info->si_value.sival_ptr)) {
-    // The perf ring's drain timer (perf_ring.h): the kernel wrote the
-    // samples; they are delivered from its rings.
+  if ((info->si_code == SI_TIMER && is_drain_timer_value(info->si_value.sival_ptr)) ||
+      (info->si_code != SI_TIMER && is_drain_trigger_fd(info->si_fd))) {
+    // The perf ring's drain timer or trigger (perf_ring.h): the kernel
+    // wrote the samples; they are delivered from its rings.
     if (g_perf_ring.on_drain_timer(context) != 0) run_periodic_hook_after_drain();
     return;
   }
@@ -124,6 +127,9 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
     if (!from_descriptor || front_program_has_handler(signo)) dispatch_program_sampling_signal(signo, info, context);
     return;
   }
+  // The accounting asks what the thread's mask was before ours (the
+  // kernel's frame holds it).
+  base::InterruptedMaskScope interrupted(&static_cast<const ucontext_t*>(context)->uc_sigmask);
   struct Call {
     siginfo_t* info;
     void* context;

@@ -40,6 +40,7 @@
 namespace profiling::sampler {
 namespace internal {
 char g_ring_drain_marker;
+constinit std::atomic<bool> g_trigger_fd[kMaxTriggerFd];
 }  // namespace internal
 
 PerfRingEngine g_perf_ring;
@@ -154,6 +155,20 @@ constinit uint64_t g_drain_every_ns = 0;
 // (program_mask.h). It is also on time where the process timer came up to
 // 250 ms of CPU late beside a busy loop (why the triggers existed).
 constinit uint64_t g_thread_drain_ns = 0;
+// ...and, beside it, the thread's drain trigger: a task-clock event of
+// that thread alone (not inherited), every g_thread_drain_ns of its CPU
+// time, that signals the thread itself (F_SETOWN_EX F_OWNER_TID, F_SETSIG
+// SIGPROF). Why both: under load the kernel reported CPU-time timers late
+// (rings of 32 stack records filled: "ring buffer full" beside busy
+// loops), while an event's hrtimer fires on time; the timer stays for a
+// thread whose event could not be opened (descriptor limit, a seccomp
+// filter). Like the timer, the event counts only while its thread runs,
+// and signals only that thread: it never ends a wait. Each is held by a
+// mapping of its first page, not a descriptor a program could close
+// (closefrom); the number its descriptor had, taken high (64 below the
+// descriptor limit) and kept in internal::g_trigger_fd, is what the kernel
+// puts in si_fd. The mapping is dropped to stop it (exec, the thread's end).
+constinit void* g_trigger_page[internal::kMaxThreads];
 constinit bool g_sample_read = false;  // records carry the counter value
 // Bytes of stack each record carries (PERF_SAMPLE_STACK_USER); 0: records
 // carry neither registers nor stack (no stack table was installed at start).
@@ -343,9 +358,59 @@ void unmap_rings(bool mapped_here) {
   }
 }
 
+// ASYNC-SIGNAL-SAFE (perf_event_open, fcntl, mmap, close, getrlimit).
+// Thread c's drain trigger (above), started.
+void open_trigger(ThreadClock& c) {
+  const size_t slot = slot_index(c);
+  if (g_trigger_page[slot] != nullptr || g_thread_drain_ns == 0 || !late_system_calls_allowed()) return;
+  perf_event_attr attr{};
+  attr.size = sizeof attr;
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_TASK_CLOCK;
+  attr.sample_period = g_thread_drain_ns;
+  attr.exclude_kernel = 1;
+  attr.exclude_hv = 1;
+  attr.remove_on_exec = 1;
+  const long opened = ::syscall(SYS_perf_event_open, &attr, c.tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  if (opened < 0) return;
+  int fd = static_cast<int>(opened);
+  rlimit files{};
+  int high = 1024;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY && files.rlim_cur > 64)
+    high = static_cast<int>(files.rlim_cur > 65536 ? 65536 : files.rlim_cur) - 64;
+  if (const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, high); moved >= 0) {
+    ::close(fd);
+    fd = moved;
+  }
+  void* page = MAP_FAILED;
+  if (fd < internal::kMaxTriggerFd) {
+    internal::g_trigger_fd[fd].store(true, std::memory_order_release);  // before it can signal
+    f_owner_ex owner{F_OWNER_TID, c.tid};
+    if (::fcntl(fd, F_SETOWN_EX, &owner) == 0 && ::fcntl(fd, F_SETSIG, kSamplingSignal) == 0 &&
+        ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_ASYNC) == 0)
+      page = ::mmap(nullptr, kPage, PROT_READ, MAP_SHARED, fd, 0);
+  }
+  ::close(fd);
+  if (page != MAP_FAILED) g_trigger_page[slot] = page;
+}
+
+// ASYNC-SIGNAL-SAFE (munmap). Thread c's drain trigger, gone. (Its number
+// stays marked: a signal already queued for it must still be recognized.)
+void close_trigger(ThreadClock& c) {
+  const size_t slot = slot_index(c);
+  if (void* page = g_trigger_page[slot]) {
+    g_trigger_page[slot] = nullptr;
+    ::munmap(page, kPage);
+  }
+}
+
 // ASYNC-SIGNAL-SAFE (timer_settime). Thread c's drain timer (above):
 // every g_thread_drain_ns of its CPU time while the rings are open, or off.
 void arm_thread_drain(ThreadClock& c, bool on) {
+  if (on)
+    open_trigger(c);
+  else
+    close_trigger(c);
   if (!c.has_timer) return;
   itimerspec spec{};
   if (on) {
@@ -616,8 +681,15 @@ bool PerfRingEngine::thread_attached(ThreadClock& c) {
 }
 
 void PerfRingEngine::thread_released(ThreadClock& c) {
+  close_trigger(c);
   if (c.has_timer) ::timer_delete(c.timer);
   c.has_timer = false;
+}
+
+void PerfRingEngine::forget_in_child(ThreadClock& c) {
+  // The parent's triggers: the child's copies of their mappings (a
+  // private mapping of a perf event is not copied: VM_DONTCOPY) are gone.
+  g_trigger_page[slot_index(c)] = nullptr;
 }
 
 namespace {

@@ -54,6 +54,7 @@
 #ifndef PROFIL_SAMPLER_PERF_RING_H
 #define PROFIL_SAMPLER_PERF_RING_H
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -64,10 +65,19 @@ namespace profiling::sampler {
 namespace internal {
 // The drain timer's sigev_value points here.
 extern char g_ring_drain_marker;
+// Per descriptor number: was it a drain trigger's (perf_ring.cc)?
+inline constexpr int kMaxTriggerFd = 1 << 16;
+extern std::atomic<bool> g_trigger_fd[kMaxTriggerFd];
 }  // namespace internal
 
 // ASYNC-SIGNAL-SAFE: is this the sigev_value of the ring's drain timer?
 inline bool is_drain_timer_value(const void* value) { return value == &internal::g_ring_drain_marker; }
+// ASYNC-SIGNAL-SAFE: is a SIGPROF with this si_fd a thread's drain trigger
+// (perf_ring.cc: a task-clock event of that thread alone, owned by it)?
+inline bool is_drain_trigger_fd(int fd) {
+  return static_cast<unsigned>(fd) < static_cast<unsigned>(internal::kMaxTriggerFd) &&
+         internal::g_trigger_fd[fd].load(std::memory_order_acquire);
+}
 
 class PerfRingEngine final : public Engine {
  public:
@@ -84,6 +94,7 @@ class PerfRingEngine final : public Engine {
   void arm_thread(ThreadClock& c, bool on) override;
   void thread_detaching(ThreadClock& c) override;
   void thread_released(ThreadClock& c) override;
+  void forget_in_child(ThreadClock& c) override;
   int fork_child(uint64_t period_ns, std::string* why) override;
   void suspend_for_exec() override;
   void resume_after_exec() override;

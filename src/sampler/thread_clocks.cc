@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "base/io.h"
+#include "base/signal_mask.h"
 #include "sampler/cpu_timer_engine.h"
 #include "sampler/engine.h"
 #include "sampler/handler.h"
@@ -432,8 +433,12 @@ int64_t read_clock_ns(clockid_t clock) {
 // line of /proc/self/task/TID/status (proc(5)), read with open/read.
 bool sampling_signal_blocked(pid_t tid, bool self) {
   if (self) {
+    // The kernel's mask from before profil's own block (a dump, a handler
+    // of ours), not the program's view (program_mask.h): a thread whose
+    // program "blocks" SIGPROF is sampled.
+    if (const sigset_t* before = base::interrupted_mask()) return sigismember(before, kSamplingSignal) == 1;
     sigset_t mask;
-    return ::pthread_sigmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, kSamplingSignal) == 1;
+    return base::raw_sigprocmask(SIG_BLOCK, nullptr, &mask) == 0 && sigismember(&mask, kSamplingSignal) == 1;
   }
   char path[64] = "/proc/self/task/";
   size_t n = std::strlen(path);

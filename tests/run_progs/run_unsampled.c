@@ -5,7 +5,10 @@
  *   cpu <name> <tid> <seconds>     a thread's CPU time
  *   process <seconds>              the process's CPU time at the end
  * Modes (argv[1]):
- *   blocked    a worker thread blocks every signal (as xz's workers do)
+ *   blocked    a worker thread blocks every signal (as xz's workers do,
+ *              with pthread_sigmask: the sampler still reaches it)
+ *   rawblocked the same with the raw rt_sigprocmask system call, which
+ *              the signal clocks cannot see past
  *              and burns 0.5 s while main burns 0.5 s;
  *   closefrom  burns 0.2 s, calls closefrom(3) (as daemons do), burns 0.6 s;
  *   dup2       the same, pointing descriptors 3..63 at /dev/null with dup2
@@ -69,7 +72,19 @@ static void raw_setmask(const sigset_t* set, sigset_t* old) {
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, set, old, sizeof(unsigned long));
 }
 
+/* pthread_sigmask, as xz's workers block every signal: the ring still
+ * samples and drains them. */
 static void* blocked_worker(void* seconds) {
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, NULL);
+  burn(seconds ? *(double*)seconds : 0.5);
+  report(seconds ? "child_worker" : "worker");
+  return NULL;
+}
+
+/* The raw system call: a thread the signal clocks cannot sample. */
+static void* raw_blocked_worker(void* seconds) {
   sigset_t all;
   sigfillset(&all);
   raw_setmask(&all, NULL);
@@ -110,9 +125,10 @@ __attribute__((noipa)) static void masked_burn(double seconds) { burn(seconds); 
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "blocked";
-  if (strcmp(mode, "blocked") == 0) {
+  if (strcmp(mode, "blocked") == 0 || strcmp(mode, "rawblocked") == 0) {
     pthread_t worker;
-    if (pthread_create(&worker, NULL, blocked_worker, NULL) != 0) return 2;
+    if (pthread_create(&worker, NULL, strcmp(mode, "blocked") == 0 ? blocked_worker : raw_blocked_worker, NULL) != 0)
+      return 2;
     burn(0.5);
     pthread_join(worker, NULL);
   } else if (strcmp(mode, "closefrom") == 0 || strcmp(mode, "dup2") == 0 || strcmp(mode, "rawclose") == 0) {
