@@ -182,10 +182,15 @@ std::vector<profraw::LedgerRecord> read_ledger(std::string_view bytes) {
     std::memcpy(&record, bytes.data() + at, sizeof record);
     if (std::memcmp(record.magic, profraw::kLedgerMagic, sizeof record.magic) != 0) continue;
     if (record.kind != static_cast<uint32_t>(profraw::LedgerKind::start) &&
-        record.kind != static_cast<uint32_t>(profraw::LedgerKind::end))
+        record.kind != static_cast<uint32_t>(profraw::LedgerKind::end) &&
+        record.kind != static_cast<uint32_t>(profraw::LedgerKind::not_entered))
       continue;
     if (record.kind == static_cast<uint32_t>(profraw::LedgerKind::end) &&
         !profraw::is_end_reason(record.end_reason))
+      continue;
+    if (record.kind == static_cast<uint32_t>(profraw::LedgerKind::not_entered) &&
+        (record.end_reason < static_cast<uint32_t>(profraw::NotEntered::static_program) ||
+         record.end_reason > static_cast<uint32_t>(profraw::NotEntered::seccomp_filter)))
       continue;
     if (record.pid <= 0) continue;
     record.name[sizeof record.name - 1] = '\0';

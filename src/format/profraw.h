@@ -153,6 +153,18 @@ inline constexpr char kLedgerSuffix[] = ".ledger";
 enum class LedgerKind : uint32_t {
   start = 1,  // sampling started (a program's start, a fork child, an exec'd image)
   end = 2,    // ended with nothing sampled: no profraw follows
+  // The process is about to exec a program the preload cannot enter
+  // (end_reason: NotEntered; name: the program's file name).
+  not_entered = 3,
+};
+
+// Why an exec'd program will not be profiled from inside (issue 20).
+enum class NotEntered : uint32_t {
+  static_program = 1,  // no PT_INTERP: no dynamic loader to preload into
+  set_id = 2,          // set-user-ID or set-group-ID: secure execution ignores LD_PRELOAD
+  capabilities = 3,    // file capabilities: secure execution too
+  no_preload = 4,      // the environment it is given has no LD_PRELOAD of libprofil (sudo, env -i)
+  seccomp_filter = 5,  // the program installed a seccomp filter, which the new image inherits
 };
 
 struct LedgerRecord {

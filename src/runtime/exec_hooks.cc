@@ -4,9 +4,17 @@
 // static link these strong definitions would replace the C library's (or
 // clash with them) and dlsym(RTLD_NEXT) finds nothing to call (issue 9).
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/export.h"
@@ -22,12 +30,96 @@ Fn next_symbol(const char* name) {
   return reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, name));
 }
 
-// Stops sampling around an exec; resumes it if the exec failed.
+using format::profraw::NotEntered;
+
+// The file execvp would run for `file` (PATH searched when it has no '/').
+std::string resolve(const char* file, bool search) {
+  if (file == nullptr) return {};
+  if (!search || std::strchr(file, '/') != nullptr) return file;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/bin:/usr/bin";
+  for (size_t at = 0; at <= dirs.size();) {
+    size_t end = dirs.find(':', at);
+    if (end == std::string::npos) end = dirs.size();
+    std::string candidate = dirs.substr(at, end - at);
+    candidate = (candidate.empty() ? std::string(".") : candidate) + "/" + file;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    at = end + 1;
+  }
+  return {};
+}
+
+bool environment_preloads_us(char* const envp[]) {
+  for (char* const* e = envp; e != nullptr && *e != nullptr; ++e)
+    if (std::strncmp(*e, "LD_PRELOAD=", 11) == 0 && std::strstr(*e, "libprofil") != nullptr) return true;
+  return false;
+}
+
+// Will the preload enter the program at `path`, given `envp`? Issue 20:
+// a static child, a set-ID program (sudo), one with file capabilities or
+// an environment without our LD_PRELOAD went unprofiled without a word.
+std::optional<NotEntered> why_not_entered(const std::string& path, char* const envp[]) {
+  if (envp != nullptr && envp != environ && !environment_preloads_us(envp)) return NotEntered::no_preload;
+  if (path.empty()) return std::nullopt;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // the exec itself will say
+  std::optional<NotEntered> why;
+  struct stat st{};
+  Elf64_Ehdr header{};
+  if (::fstat(fd, &st) == 0 && (((st.st_mode & S_ISUID) && st.st_uid != ::geteuid()) ||
+                                ((st.st_mode & S_ISGID) && st.st_gid != ::getegid()))) {
+    why = NotEntered::set_id;
+  } else if (::fgetxattr(fd, "security.capability", nullptr, 0) > 0) {
+    why = NotEntered::capabilities;
+  } else if (::pread(fd, &header, sizeof header, 0) == static_cast<ssize_t>(sizeof header) &&
+             std::memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_ident[EI_CLASS] == ELFCLASS64 &&
+             header.e_phentsize == sizeof(Elf64_Phdr) && header.e_phnum < 256) {
+    bool interpreter = false;
+    for (unsigned i = 0; i < header.e_phnum && !interpreter; ++i) {
+      Elf64_Phdr program{};
+      if (::pread(fd, &program, sizeof program, static_cast<off_t>(header.e_phoff + i * sizeof program)) !=
+          static_cast<ssize_t>(sizeof program))
+        break;
+      interpreter = program.p_type == PT_INTERP;
+    }
+    if (!interpreter) why = NotEntered::static_program;
+  }
+  ::close(fd);
+  return why;
+}
+
+// Under a seccomp filter the program installed (sampler.h,
+// before_seccomp_filter), the new image must not start sampling: its start
+// issues system calls the filter may kill. The exec'd image is told so in
+// its environment (the preload reads PROFIL_SECCOMP_FILTERED at start);
+// envp with the variable added, in storage, or envp itself.
+char* const* environment_for_exec(char* const envp[], std::vector<char*>& storage) {
+  if (sampler::late_system_calls_allowed() || !preload_active()) return envp;
+  static char kFiltered[] = "PROFIL_SECCOMP_FILTERED=1";
+  for (char* const* e = envp; e != nullptr && *e != nullptr; ++e) {
+    if (std::strcmp(*e, kFiltered) == 0) return envp;
+    storage.push_back(*e);
+  }
+  storage.push_back(kFiltered);
+  storage.push_back(nullptr);
+  return storage.data();
+}
+
+// Stops sampling around an exec; resumes it if the exec failed. With the
+// program to run, says in the run's ledger when the preload cannot enter
+// it.
 class ExecGuard {
  public:
-  ExecGuard() : owner_(process_owns_sampler()) {
+  ExecGuard(const char* file = nullptr, char* const envp[] = nullptr, bool search = false)
+      : owner_(process_owns_sampler()) {
     if (owner_) sampler::before_exec();
     preload_before_exec();  // profil run: the old image's samples (preload.h)
+    if (preload_active() && !sampler::late_system_calls_allowed()) {
+      preload_note_not_entered(file != nullptr ? file : "?", NotEntered::seccomp_filter);
+    } else if (preload_active() && (file != nullptr || envp != nullptr)) {
+      if (const auto why = why_not_entered(resolve(file, search), envp))
+        preload_note_not_entered(file != nullptr ? file : "?", *why);
+    }
   }
   ~ExecGuard() {
     preload_after_failed_exec();
@@ -62,26 +154,36 @@ using execveat_fn = int (*)(int, const char*, char* const[], char* const[], int)
 
 PROFIL_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   static auto real = next_symbol<execve_fn>("execve");
-  ExecGuard guard;
-  return real(path, argv, envp);
+  ExecGuard guard(path, envp);
+  std::vector<char*> storage;
+  return real(path, argv, profiling::runtime::environment_for_exec(envp, storage));
 }
 
 PROFIL_EXPORT int execv(const char* path, char* const argv[]) {
   static auto real = next_symbol<execv_fn>("execv");
-  ExecGuard guard;
+  static auto real_execve = next_symbol<execve_fn>("execve");
+  ExecGuard guard(path);
+  std::vector<char*> storage;
+  char* const* env = profiling::runtime::environment_for_exec(environ, storage);
+  if (env != environ) return real_execve(path, argv, env);
   return real(path, argv);
 }
 
 PROFIL_EXPORT int execvp(const char* file, char* const argv[]) {
   static auto real = next_symbol<execv_fn>("execvp");
-  ExecGuard guard;
+  static auto real_execvpe = next_symbol<execve_fn>("execvpe");
+  ExecGuard guard(file, nullptr, true);
+  std::vector<char*> storage;
+  char* const* env = profiling::runtime::environment_for_exec(environ, storage);
+  if (env != environ) return real_execvpe(file, argv, env);
   return real(file, argv);
 }
 
 PROFIL_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   static auto real = next_symbol<execve_fn>("execvpe");
-  ExecGuard guard;
-  return real(file, argv, envp);
+  ExecGuard guard(file, envp, true);
+  std::vector<char*> storage;
+  return real(file, argv, profiling::runtime::environment_for_exec(envp, storage));
 }
 
 PROFIL_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {

@@ -42,6 +42,10 @@ bool process_has_other_threads();
 // discard them. If the exec fails, the next dump writes the file again with
 // everything sampled up to then.
 void preload_before_exec();
+// The exec about to happen starts a program the preload cannot enter
+// (exec_hooks.cc): a ledger record says which and why, for profil run's
+// summary. ASYNC-SIGNAL-SAFE.
+void preload_note_not_entered(const char* program, format::profraw::NotEntered why);
 void preload_after_failed_exec();
 
 // The calling thread's handler stack (sampler/handler_stack.h; the main

@@ -7,6 +7,8 @@
 // control lock.
 #include "sampler/perf_signal_engine.h"
 
+#include "base/file_limit.h"
+
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
@@ -78,6 +80,8 @@ int open_perf_counter(pid_t tid, uint64_t period_ns) {
   attr.exclude_hv = 1;
   int fd = static_cast<int>(perf_event_open(&attr, tid));
   if (fd < 0) return -errno;
+  // Out of the program's range where the limits allow (base/file_limit.h).
+  fd = base::move_above_file_limit(fd);
   // Owner before O_ASYNC, so no overflow can signal anyone else.
   f_owner_ex owner{F_OWNER_TID, tid};
   if (::fcntl(fd, F_SETOWN_EX, &owner) != 0 || ::fcntl(fd, F_SETSIG, kSamplingSignal) != 0 ||

@@ -1042,6 +1042,33 @@ std::string unwritten_clause(const std::vector<std::string>& unwritten) {
 }
 
 // The default account of a run: one line (processes, samples, CPU, files).
+// The programs the preload could not enter (issue 20: a static child, a
+// set-ID program such as sudo, file capabilities, an environment without
+// LD_PRELOAD): one line for each program and reason, instead of silence.
+void print_not_entered(const std::vector<format::profraw::LedgerRecord>& records) {
+  using format::profraw::NotEntered;
+  std::map<std::pair<std::string, uint32_t>, std::vector<int64_t>> seen;
+  for (const format::profraw::LedgerRecord& record : records)
+    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::not_entered))
+      seen[{std::string(record.name), record.end_reason}].push_back(record.pid);
+  for (const auto& [key, pids] : seen) {
+    const char* why = "";
+    switch (static_cast<NotEntered>(key.second)) {
+      case NotEntered::static_program: why = "it is statically linked: no dynamic loader runs to preload libprofil.so"; break;
+      case NotEntered::set_id: why = "it is set-user-ID or set-group-ID: secure execution ignores LD_PRELOAD"; break;
+      case NotEntered::capabilities: why = "it has file capabilities: secure execution ignores LD_PRELOAD"; break;
+      case NotEntered::no_preload: why = "it was given an environment without LD_PRELOAD (sudo and env -i clear it)"; break;
+      case NotEntered::seccomp_filter:
+        why = "its process installed a seccomp filter, which the new image keeps: profil issues no new system call under it";
+        break;
+    }
+    std::string which = "pid " + std::to_string(pids.front());
+    if (pids.size() > 1) which = std::to_string(pids.size()) + " times, first as pid " + std::to_string(pids.front());
+    std::fprintf(stderr, "profil: %s (exec'd, %s) was not profiled: %s; a sampler outside the process can (perf record)\n",
+                 key.first.c_str(), which.c_str(), why);
+  }
+}
+
 void print_summary(const Conversion& c, const fs::path& dir, const std::vector<std::string>& unwritten) {
   std::vector<const ProcessSummary*> sampled;
   uint64_t samples = 0, dropped = 0;
@@ -1380,6 +1407,7 @@ int run_command(RunOptions options) {
   std::vector<std::string> unwritten = killed;
   unwritten.insert(unwritten.end(), unrecorded.begin(), unrecorded.end());
   print_conversion(c, dir, options.verbose, unwritten);
+  print_not_entered(files.records);
   for (const Note& note : notes) {
     if (note.loss)
       lose(&c, note.what, note.why);
