@@ -1145,6 +1145,22 @@ TEST(RunMessages, StaticProgramIsNamedAsTheCause) {
   EXPECT_EQ(d.err.find("statically"), std::string::npos) << d.err;
 }
 
+// A descendant the preload cannot enter is named with why (issue 20):
+// before, a static child or one run with a cleared environment (sudo,
+// env -i) went unprofiled without a word.
+TEST(RunMessages, DescendantsItCannotEnterAreNamed) {
+  TempDir dir;
+  const std::string script = bin("run_argv_static") + " a >/dev/null; env -i " + bin("run_argv") + " b >/dev/null";
+  Result r = run(profil_run(dir.path(), {"/bin/sh", "-c", script}), dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("profil: run_argv_static \\(exec'd, pid [0-9]+\\) was not profiled: "
+                                                  "it is statically linked")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("profil: run_argv \\(exec'd, pid [0-9]+\\) was not profiled: it was "
+                                                  "given an environment without LD_PRELOAD")))
+      << r.err;
+}
+
 TEST(RunMessages, SetUserIdProgramIsNamedAsTheCause) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to make a set-user-ID program of another user";
   TempDir dir;

@@ -59,7 +59,7 @@ bool environment_preloads_us(char* const envp[]) {
 // a static child, a set-ID program (sudo), one with file capabilities or
 // an environment without our LD_PRELOAD went unprofiled without a word.
 std::optional<NotEntered> why_not_entered(const std::string& path, char* const envp[]) {
-  if (envp != nullptr && envp != environ && !environment_preloads_us(envp)) return NotEntered::no_preload;
+  if (!environment_preloads_us(envp != nullptr ? envp : environ)) return NotEntered::no_preload;
   if (path.empty()) return std::nullopt;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;  // the exec itself will say
@@ -116,7 +116,7 @@ class ExecGuard {
     preload_before_exec();  // profil run: the old image's samples (preload.h)
     if (preload_active() && !sampler::late_system_calls_allowed()) {
       preload_note_not_entered(file != nullptr ? file : "?", NotEntered::seccomp_filter);
-    } else if (preload_active() && (file != nullptr || envp != nullptr)) {
+    } else if (preload_active()) {
       if (const auto why = why_not_entered(resolve(file, search), envp))
         preload_note_not_entered(file != nullptr ? file : "?", *why);
     }

@@ -754,7 +754,9 @@ void preload_before_exec() {
 }
 
 void preload_note_not_entered(const char* program, format::profraw::NotEntered why) {
-  if (!g_active || g_ledger[0] == '\0' || ::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return;
+  // Also from a vfork child (dash execs its commands that way), under its
+  // own pid: a record appended, nothing of ours changed.
+  if (!g_active || g_ledger[0] == '\0') return;
   base::ErrnoSaver errno_saver;
   format::profraw::LedgerRecord record{};
   std::memcpy(record.magic, format::profraw::kLedgerMagic, sizeof record.magic);
