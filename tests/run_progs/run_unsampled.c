@@ -10,6 +10,7 @@
  *   rawblocked the same with the raw rt_sigprocmask system call, which
  *              the signal clocks cannot see past
  *              and burns 0.5 s while main burns 0.5 s;
+ *   deep       burns 0.3 s under 64 frames of 1 KiB each
  *   closefrom  burns 0.2 s, calls closefrom(3) (as daemons do), burns 0.6 s;
  *   dup2       the same, pointing descriptors 3..63 at /dev/null with dup2
  *              (which closes each target first);
@@ -123,6 +124,18 @@ static int perf_mappings(void) {
 
 __attribute__((noipa)) static void masked_burn(double seconds) { burn(seconds); }
 
+/* 64 frames of 1 KiB each between main and burn: 64 KiB of stack, more
+ * than any perf ring record carries (mode deep). */
+__attribute__((noipa)) static double deep_frame(int depth, double seconds) {
+  volatile char pad[1024];
+  pad[0] = (char)depth;
+  if (depth == 0) {
+    burn(seconds);
+    return pad[0];
+  }
+  return deep_frame(depth - 1, seconds) + pad[0];
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "blocked";
   if (strcmp(mode, "blocked") == 0 || strcmp(mode, "rawblocked") == 0) {
@@ -183,6 +196,8 @@ int main(int argc, char** argv) {
     while ((rings = perf_mappings()) == 0 && clock_seconds(CLOCK_PROCESS_CPUTIME_ID) - start < 2.0) burn(0.005);
     fprintf(stderr, "rings_after %d\n", rings);
     burn(0.3);
+  } else if (strcmp(mode, "deep") == 0) {
+    deep_frame(64, 0.3);
   } else if (strcmp(mode, "blockfirst") == 0) {
     sigset_t profiling, old;
     sigemptyset(&profiling);
