@@ -5,12 +5,14 @@
 // stack overflow writes the profile as the main thread's does.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 
 #include <new>
 
 #include "runtime/export.h"
 #include "runtime/preload.h"
 #include "sampler/program_mask.h"
+#include "sampler/signal_front.h"
 #include "sampler/sampler.h"
 
 // Tells the sampler that this wrapper is linked, so no thread finder is
@@ -45,7 +47,19 @@ void create_key() { pthread_key_create(&g_exit_key, on_thread_exit); }
 void* thread_trampoline(void* opaque) {
   ThreadStart start = *static_cast<ThreadStart*>(opaque);
   delete static_cast<ThreadStart*>(opaque);
-  sampler::set_program_blocks_sampling_signal(start.blocks_sampling_signal);
+  if (start.blocks_sampling_signal) {
+    // A program with a SIGPROF handler of its own gets the block for real:
+    // it may lift it with the raw system call, which no wrapper sees (cgo
+    // creates threads from pthread_sigmask's full mask, then the Go runtime
+    // unblocks with rt_sigprocmask; kept apart, Go's own profiler lost
+    // half its samples). Without one, nothing of the program's needs
+    // SIGPROF, and the block stays the program's view only, so the
+    // thread's drains still reach it (xz's workers).
+    if (sampler::front_program_has_handler(SIGPROF))
+      sampler::set_kernel_blocks_sampling_signal(true);
+    else
+      sampler::set_program_blocks_sampling_signal(true);
+  }
   void* stack = preload_active() ? install_alternate_stack() : nullptr;
   pthread_setspecific(g_exit_key, stack != nullptr ? stack : &g_exit_key);
   sampler::thread_started();

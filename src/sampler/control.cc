@@ -324,7 +324,6 @@ bool late_system_calls_allowed() { return !g_program_filtered.load(std::memory_o
 ClockKind clock_at_start() { return start_clock(); }
 
 void thread_started() {
-  adopt_kernel_sampling_mask();
   ControlLock lock;
   start_current_thread();
 }

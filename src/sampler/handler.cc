@@ -180,9 +180,6 @@ int install_sampling_handler() {
       error != 0)
     return error;
   g_handler_installed = true;
-  // The program's SIGPROF is kept apart from the kernel's mask from now on
-  // (program_mask.h): the calling thread's, inherited through exec, too.
-  adopt_kernel_sampling_mask();
   return 0;
 }
 

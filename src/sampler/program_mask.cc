@@ -57,12 +57,5 @@ void set_kernel_blocks_sampling_signal(bool blocked) {
   base::raw_sigprocmask(blocked ? SIG_BLOCK : SIG_UNBLOCK, &sampling, nullptr);
 }
 
-void adopt_kernel_sampling_mask() {
-  if (!program_mask_kept_apart()) return;
-  sigset_t current;
-  if (base::raw_sigprocmask(SIG_BLOCK, nullptr, &current) != 0 || sigismember(&current, kSamplingSignal) != 1) return;
-  t_blocks = true;
-  set_kernel_blocks_sampling_signal(false);
-}
 
 }  // namespace profiling::sampler

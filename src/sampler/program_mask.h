@@ -20,7 +20,13 @@
 // What still sees the kernel's mask: the raw rt_sigprocmask system call
 // (the Go runtime, seccomp-minded code) and glibc's internal masking
 // (posix_spawn, its pthread_create): those block SIGPROF for real, and
-// profil's drain signals for that thread wait, as they did before.
+// profil's drain signals for that thread wait, as they did before. A mask
+// the kernel has when a thread or an image starts is left as it is, never
+// taken over: the Go runtime creates its threads with every signal blocked
+// and unblocks them with the raw system call, and a SIGPROF of its own
+// profiler held for a block that was no longer there lost half its
+// samples. So across exec a program's "blocked" SIGPROF becomes the
+// kernel's, as execve(2) keeps the mask.
 //
 // ASYNC-SIGNAL-SAFE: everything here (thread-local flags, the
 // rt_tgsigqueueinfo system call).
@@ -43,11 +49,6 @@ bool program_sampling_signal_held();
 // A SIGPROF that is not ours (handler.cc): to the program's action, or
 // held while the program blocks it in this thread.
 void dispatch_program_sampling_signal(int signo, siginfo_t* info, void* context);
-// At a thread's start (and the process's): a SIGPROF the kernel has
-// blocked for it (inherited through exec, or set with a raw system call
-// before libprofil was there) becomes the program's, and the kernel's is
-// unblocked.
-void adopt_kernel_sampling_mask();
 // The kernel's mask for SIGPROF in the calling thread (around an exec).
 void set_kernel_blocks_sampling_signal(bool blocked);
 
