@@ -763,8 +763,17 @@ ProcessSummary summarize(const fs::path& raw, const format::ProfrawData& data) {
   p.signal = data.signal;
   p.unsampled = data.unsampled;
   p.start_clock = data.start_clock;
+  // Samples taken in libprofil's own code (its handler on its own stack,
+  // the dump) are profil's, not the program's stacks: left out.
+  auto in_profil = [&data](uint64_t address) {
+    const format::Mapping* mapping = data.profile.mapping_for(address);
+    return mapping != nullptr && fs::path(mapping->path).filename().string().starts_with("libprofil.so");
+  };
   for (const format::Sample& sample : data.profile.samples) {
     if (sample.stack == format::StackTable::kNoCallers) continue;
+    bool ours = in_profil(sample.address);
+    for (const uint64_t frame : data.profile.stacks.callers(sample.stack)) ours = ours || in_profil(frame);
+    if (ours) continue;
     p.with_stacks += sample.count;
     if (data.profile.stacks.truncated(sample.stack)) p.cut_stacks += sample.count;
   }
