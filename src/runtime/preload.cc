@@ -284,7 +284,18 @@ void report_write_error(int error) {
     case ENOENT: append("no such directory"); break;
     case EMFILE: case ENFILE: append("too many open files"); break;
     case EIO: append("input/output error"); break;
+    case EFBIG: append("file too large"); break;
+    // Issue 20: man's seccomp sandbox refused the writes and the line said
+    // "errno 38", a number with no name and no hint.
+    case ENOSYS: append("ENOSYS: function not implemented; a seccomp sandbox (man's) refuses such calls"); break;
+    case EPERM: append("EPERM: operation not permitted; a seccomp sandbox or a security module refuses it"); break;
     default: {
+      // strerrorname_np (glibc 2.32) reads a static table: no locale, no
+      // allocation. The number too, for an error it does not know.
+      if (const char* name = ::strerrorname_np(error)) {
+        append(name);
+        append(", ");
+      }
       char number[24];
       base::format_decimal(static_cast<unsigned long long>(error), number);
       append("errno ");
