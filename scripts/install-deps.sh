@@ -12,7 +12,7 @@ packages=(
   groff-base man-db mandoc
   chromium
   # the real-program corpus (tests/corpus): programs run under profil run
-  coreutils bash xz-utils sqlite3 python3 make golang-go
+  coreutils bash xz-utils sqlite3 python3 make golang-go imagemagick
   # issue 20: programs with their own timers, tracers, signal stacks
   strace gdb ruby
 )
