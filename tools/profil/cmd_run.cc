@@ -322,54 +322,18 @@ pid_t reap_one(bool block, std::map<pid_t, Reaped>* reaped) {
   return pid;
 }
 
-// The processes of the run still running with this one as their parent
-// (orphans given back to the subreaper), "name (pid N)" each, from the
-// PPid field of /proc/PID/stat (proc(5)); zombies left out.
-std::vector<std::string> processes_left() {
-  std::vector<std::string> left;
-  const pid_t self = ::getpid();
+// Every process of the system, from /proc/PID/stat (proc(5)): its parent,
+// its state and its name. "pid (comm) state ppid ...": comm may hold spaces
+// and parentheses. A process that ends meanwhile is left out.
+struct ProcStat {
+  pid_t ppid = 0;
+  char state = 0;
+  std::string name;
+};
+std::map<pid_t, ProcStat> read_proc_stats() {
+  std::map<pid_t, ProcStat> all;
   DIR* proc = ::opendir("/proc");
-  if (!proc) return left;
-  while (dirent* entry = ::readdir(proc)) {
-    char* end = nullptr;
-    const long pid = std::strtol(entry->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    std::string stat;
-    try {
-      stat = format::read_file(std::string("/proc/") + entry->d_name + "/stat");
-    } catch (const std::exception&) {
-      continue;  // ended meanwhile
-    }
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-    const size_t paren = stat.rfind(')');
-    if (paren == std::string::npos || paren + 4 >= stat.size()) continue;
-    const char state = stat[paren + 2];
-    const long ppid = std::strtol(stat.c_str() + paren + 4, nullptr, 10);
-    if (ppid != self || state == 'Z' || state == 'X') continue;
-    const size_t open = stat.find('(');
-    left.push_back(stat.substr(open + 1, paren - open - 1) + " (pid " + std::to_string(pid) + ")");
-  }
-  ::closedir(proc);
-  std::sort(left.begin(), left.end());
-  return left;
-}
-
-// The processes of the run that are left, when every one of them is
-// stopped and nothing inside the run can resume them: each in a job-control
-// stop (state T), or in a trace stop (t) whose tracer is one of them (its
-// debugger is stopped too). "name (pid N)" each; empty when any of them
-// still runs or sleeps, or is traced from outside the run (a debugger the
-// user attached resumes it). Read from /proc/PID/stat (proc(5)); zombies
-// are ended processes whose parent has not reaped them yet.
-std::vector<std::string> stuck_processes() {
-  struct Process {
-    pid_t ppid = 0;
-    char state = 0;
-    std::string name;
-  };
-  std::map<pid_t, Process> all;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return {};
+  if (!proc) return all;
   while (dirent* entry = ::readdir(proc)) {
     char* end = nullptr;
     const long pid = std::strtol(entry->d_name, &end, 10);
@@ -382,12 +346,37 @@ std::vector<std::string> stuck_processes() {
     }
     const size_t open = stat.find('('), paren = stat.rfind(')');
     if (open == std::string::npos || paren == std::string::npos || paren + 4 >= stat.size()) continue;
-    Process& p = all[static_cast<pid_t>(pid)];
+    ProcStat& p = all[static_cast<pid_t>(pid)];
     p.state = stat[paren + 2];
     p.ppid = static_cast<pid_t>(std::strtol(stat.c_str() + paren + 4, nullptr, 10));
     p.name = stat.substr(open + 1, paren - open - 1);
   }
   ::closedir(proc);
+  return all;
+}
+
+// The processes of the run still running with this one as their parent
+// (orphans given back to the subreaper), "name (pid N)" each; zombies left
+// out.
+std::vector<std::string> processes_left() {
+  std::vector<std::string> left;
+  const pid_t self = ::getpid();
+  for (const auto& [pid, p] : read_proc_stats())
+    if (p.ppid == self && p.state != 'Z' && p.state != 'X')
+      left.push_back(p.name + " (pid " + std::to_string(pid) + ")");
+  std::sort(left.begin(), left.end());
+  return left;
+}
+
+// The processes of the run that are left, when every one of them is
+// stopped and nothing inside the run can resume them: each in a job-control
+// stop (state T), or in a trace stop (t) whose tracer is one of them (its
+// debugger is stopped too). "name (pid N)" each; empty when any of them
+// still runs or sleeps, or is traced from outside the run (a debugger the
+// user attached resumes it). Zombies are ended processes whose parent has
+// not reaped them yet.
+std::vector<std::string> stuck_processes() {
+  std::map<pid_t, ProcStat> all = read_proc_stats();
   // profil run's descendants.
   std::set<pid_t> run;
   for (bool grew = true; grew;) {
@@ -397,7 +386,7 @@ std::vector<std::string> stuck_processes() {
   }
   std::vector<std::string> stuck;
   for (const pid_t pid : run) {
-    const Process& p = all[pid];
+    const ProcStat& p = all[pid];
     if (p.state == 'Z' || p.state == 'X') continue;
     if (p.state == 't') {
       // Traced: by whom (proc(5), TracerPid in /proc/PID/status).
