@@ -33,9 +33,12 @@
 //
 // Two kinds of front:
 //   - shared (SIGPROF, SIGSEGV, SIGBUS): the kernel action is ours, with
-//     fixed flags, whatever the program asks; front_dispatch applies the
-//     program's mask around its handler. SIGPROF keeps SA_RESTART, so our
-//     ticks never make a system call fail with EINTR.
+//     fixed flags and every asynchronous signal blocked (base/signal_mask.h,
+//     issue 20: no handler of the program's may run, jump or exit inside
+//     ours), whatever the program asks; front_dispatch gives the program's
+//     handler the mask the kernel would have (the interrupted mask, its
+//     sa_mask, the signal). SIGPROF keeps SA_RESTART; our ticks come only
+//     to a thread that runs (program_mask.h), so none ends a wait.
 //   - carried (the terminating signals of the preload runtime): the kernel
 //     action is our handler with the program's own flags and mask (a ^C
 //     handler installed without SA_RESTART still interrupts read()), and an
