@@ -98,6 +98,16 @@ skip_without() {
 # comes before the rows.
 json_number() { grep -o "\"$1\":[0-9.]*" | head -n 1 | cut -d: -f2; }
 
+# The directories of one comparison under RUN: the plain run's and the
+# profiled run's, each a fresh copy of $work/in, and the profiles'.
+prepare_run_dirs() {
+  plain_dir=$1/plain prof_dir=$1/prof profile_dir=$1/profile
+  plain_stderr=$1/plain.stderr prof_stderr=$1/prof.stderr
+  mkdir -p "$plain_dir" "$prof_dir"
+  cp -a "$work/in/." "$plain_dir/"
+  cp -a "$work/in/." "$prof_dir/"
+}
+
 compare() {
   label=$1
   shift
@@ -112,11 +122,7 @@ compare() {
     esac
   done
   local run=$work/$label
-  plain_dir=$run/plain prof_dir=$run/prof profile_dir=$run/profile
-  plain_stderr=$run/plain.stderr prof_stderr=$run/prof.stderr
-  mkdir -p "$plain_dir" "$prof_dir"
-  cp -a "$work/in/." "$plain_dir/"
-  cp -a "$work/in/." "$prof_dir/"
+  prepare_run_dirs "$run"
 
   local plain_status prof_status
   (cd "$plain_dir" && "$CORPUS_TRACE" "$run/plain.trace" "$@" < /dev/null > "$run/plain.stdout" 2> "$plain_stderr")
@@ -229,11 +235,7 @@ compare_untraced() {
     esac
   done
   local run=$work/$label
-  plain_dir=$run/plain prof_dir=$run/prof profile_dir=$run/profile
-  plain_stderr=$run/plain.stderr prof_stderr=$run/prof.stderr
-  mkdir -p "$plain_dir" "$prof_dir"
-  cp -a "$work/in/." "$plain_dir/"
-  cp -a "$work/in/." "$prof_dir/"
+  prepare_run_dirs "$run"
   local plain_status prof_status
   (cd "$plain_dir" && timeout -k 5 "$limit" "$@" < /dev/null > "$run/plain.stdout" 2> "$plain_stderr")
   plain_status=$?
