@@ -96,16 +96,23 @@ class RingReader {
   // Bytes written and not read yet.
   uint64_t pending() const { return __atomic_load_n(&page_->data_head, __ATOMIC_ACQUIRE) - page_->data_tail; }
 
+  // For a reader that walks one stretch more than once (the outside
+  // sampler reads every ring's task records before any ring's samples):
+  // the data, the kernel's head (acquire: before the data is read), the
+  // reader's tail, and handing [tail, to) back (release: after the reads).
+  const uint8_t* data() const { return reinterpret_cast<const uint8_t*>(page_) + data_offset_; }
+  uint64_t head() const { return __atomic_load_n(&page_->data_head, __ATOMIC_ACQUIRE); }
+  uint64_t tail() const { return page_->data_tail; }
+  void consume_to(uint64_t tail) { __atomic_store_n(&page_->data_tail, tail, __ATOMIC_RELEASE); }
+
   // Visits every record written since the last read, then hands their
   // space back to the kernel (data_tail, release: after the reads).
   template <typename Visit>
   WalkResult read(uint8_t* scratch, size_t scratch_size, Visit&& visit) {
     // perf_event_open(2): read data_head, then a read barrier before the data.
-    const uint64_t head = __atomic_load_n(&page_->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = page_->data_tail;
-    const auto* data = reinterpret_cast<const uint8_t*>(page_) + data_offset_;
-    const WalkResult result = walk_records(data, data_size_, head, &tail, scratch, scratch_size, visit);
-    __atomic_store_n(&page_->data_tail, tail, __ATOMIC_RELEASE);
+    uint64_t at = tail();
+    const WalkResult result = walk_records(data(), data_size_, head(), &at, scratch, scratch_size, visit);
+    consume_to(at);
     return result;
   }
 
