@@ -25,7 +25,7 @@ perf_event_attr EventSpec::attr() const {
   }
   if (a.sample_type & PERF_SAMPLE_READ) a.read_format = read_format;
   a.sample_id_all = 1;  // LOST, MMAP2, COMM, FORK and EXIT name their thread
-  a.exclude_kernel = 1;
+  a.exclude_kernel = user_only;
   a.exclude_hv = 1;
   a.inherit = inherit;
   a.inherit_thread = inherit_thread;

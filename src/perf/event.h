@@ -24,8 +24,7 @@ inline constexpr unsigned kUnwindRegisterBp = 0, kUnwindRegisterSp = 1, kUnwindR
 
 struct EventSpec {
   // The CPU time of the task (software task-clock), sampled every period_ns
-  // of it. Excludes kernel and hypervisor time: what perf_event_paranoid 2
-  // lets any user sample.
+  // of it. Never hypervisor time; kernel time as user_only says.
   uint64_t period_ns = 0;
   // PERF_SAMPLE_* bits beyond IP and TID, which every sample carries.
   uint64_t sample_type = 0;
@@ -44,6 +43,11 @@ struct EventSpec {
   // its exec flag), FORK and EXIT records: what an observer from outside
   // needs to follow a process tree's mappings.
   bool track_tasks = false;
+  // Count user mode only (perf_event_paranoid 2 allows no more to a user
+  // without CAP_PERFMON). Where kernel time may be sampled too, its samples
+  // still carry the user registers and stack (PERF_SAMPLE_REGS_USER): the
+  // system call's caller.
+  bool user_only = true;
   // Wake a reader polling the ring once this many bytes are pending; 0
   // never wakes one (the ring is drained on the reader's own schedule).
   uint32_t wakeup_bytes = 0;

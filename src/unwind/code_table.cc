@@ -144,7 +144,8 @@ bool CodeTable::find(uint64_t pc, Row* row) const {
   Row found{0, 0, 0, Rule::kNone, RbpRule::kUnchanged};
   internal::RowLookup result = internal::RowLookup::kNoFde;
   if (object->eh_frame_hdr != 0) {
-    const LiveMemory memory;
+    const LiveMemory live;
+    const MemoryReader& memory = object->image != nullptr ? *object->image : static_cast<const MemoryReader&>(live);
     result = internal::row_at(memory, object->eh_frame_hdr, object->eh_frame_limit, pc, &found);
   }
   if (result == internal::RowLookup::kNoFde) found = Row{0, 0, 0, Rule::kNone, RbpRule::kUnchanged};

@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "unwind/memory.h"
+
 namespace profiling::unwind {
 
 // How to find the caller's frame at a range of PCs.
@@ -71,6 +73,11 @@ struct ObjectTable {
   uint64_t eh_frame_hdr = 0;    // its PT_GNU_EH_FRAME, 0 when none
   uint64_t eh_frame_limit = 0;  // the end of the loaded bytes of the segment holding it (and the .eh_frame)
   std::string name;
+  // Where the CFI is read: null for an object of this process (its loaded
+  // bytes, through fault-safe loads); for another process's object (the
+  // outside sampler), the object's file mapped here, read at the target's
+  // addresses (outside/image.h).
+  std::shared_ptr<const MemoryReader> image;
 };
 
 class CodeTable {
