@@ -77,6 +77,12 @@ size_t sample_id_bytes(const RecordFormat& f) {
               (t & PERF_SAMPLE_IDENTIFIER ? 1 : 0));
 }
 
+bool parse_sample_id(const RecordFormat& f, const Record& r, SampleId* out) {
+  *out = SampleId{};
+  size_t body_end;
+  return r.header.type != PERF_RECORD_SAMPLE && read_trailer(f, r, out, &body_end);
+}
+
 bool parse_sample(const RecordFormat& f, const Record& r, Sample* out) {
   if (r.header.type != PERF_RECORD_SAMPLE) return false;
   // Fields this parser does not lay out (raw, branch stacks, and those

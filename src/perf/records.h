@@ -111,6 +111,10 @@ bool parse_task(const RecordFormat& format, const Record& record, Task* out);  /
 bool parse_lost(const RecordFormat& format, const Record& record, Lost* out);
 bool parse_throttle(const RecordFormat& format, const Record& record, Throttle* out);
 
+// The sample_id trailer of any record but a sample (whose own fields say
+// the same: parse_sample).
+bool parse_sample_id(const RecordFormat& format, const Record& record, SampleId* out);
+
 // Bytes of the sample_id trailer a non-sample record of this format ends with.
 size_t sample_id_bytes(const RecordFormat& format);
 

@@ -1,9 +1,10 @@
-// build() and from_objects() are NOT async-signal-safe; find() and
-// object_of() are ASYNC-SIGNAL-SAFE (a binary search over an immutable
-// array, the cache's atomics, internal::row_at's fault-safe reads).
+// from_objects() is NOT async-signal-safe; find() and object_of() are
+// ASYNC-SIGNAL-SAFE (a binary search over an immutable array, the cache's
+// atomics, internal::row_at's reads through the object's MemoryReader).
+// build(), over this process's own objects, is in code_table_live.cc: the
+// outside sampler links this file without the fault-safe loads.
 #include "unwind/code_table.h"
 
-#include <link.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -13,55 +14,6 @@
 
 namespace profiling::unwind {
 namespace {
-
-struct BuildContext {
-  const CodeTable* previous;
-  std::vector<std::shared_ptr<const ObjectTable>>* objects;
-};
-
-std::shared_ptr<const ObjectTable> reuse(const CodeTable* previous, const ObjectTable& now) {
-  if (previous == nullptr) return nullptr;
-  for (const auto& object : previous->objects())
-    if (object->start == now.start && object->end == now.end && object->eh_frame_hdr == now.eh_frame_hdr &&
-        object->eh_frame_limit == now.eh_frame_limit)
-      return object;
-  return nullptr;
-}
-
-// Called with the loader's lock held (dl_iterate_phdr(3)).
-int visit_object(dl_phdr_info* info, size_t, void* opaque) {
-  auto* context = static_cast<BuildContext*>(opaque);
-  ObjectTable object;
-  object.start = UINT64_MAX;
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
-      object.start = std::min<uint64_t>(object.start, info->dlpi_addr + ph.p_vaddr);
-      object.end = std::max<uint64_t>(object.end, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-    } else if (ph.p_type == PT_GNU_EH_FRAME) {
-      object.eh_frame_hdr = info->dlpi_addr + ph.p_vaddr;
-    }
-  }
-  if (object.start >= object.end) return 0;  // no code
-  if (object.eh_frame_hdr != 0) {
-    // The .eh_frame follows its header in a loaded segment; no CIE or FDE
-    // is read beyond that segment's file bytes.
-    for (int i = 0; i < info->dlpi_phnum; ++i) {
-      const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-      const uint64_t segment = info->dlpi_addr + ph.p_vaddr;
-      if (ph.p_type == PT_LOAD && object.eh_frame_hdr >= segment && object.eh_frame_hdr < segment + ph.p_memsz)
-        object.eh_frame_limit = segment + ph.p_filesz;
-    }
-    if (object.eh_frame_limit <= object.eh_frame_hdr) object.eh_frame_hdr = object.eh_frame_limit = 0;
-  }
-  if (auto same = reuse(context->previous, object)) {
-    context->objects->push_back(std::move(same));
-    return 0;
-  }
-  object.name = info->dlpi_name != nullptr ? info->dlpi_name : "";
-  context->objects->push_back(std::make_shared<const ObjectTable>(std::move(object)));
-  return 0;
-}
 
 uint64_t pack(const Row& row) {
   return static_cast<uint64_t>(static_cast<uint32_t>(row.cfa_offset)) |
@@ -79,13 +31,6 @@ Row unpack(uint64_t bits) {
 }
 
 }  // namespace
-
-std::unique_ptr<CodeTable> CodeTable::build(const CodeTable* previous) {
-  std::vector<std::shared_ptr<const ObjectTable>> objects;
-  BuildContext context{previous, &objects};
-  dl_iterate_phdr(visit_object, &context);
-  return from_objects(std::move(objects));
-}
 
 std::unique_ptr<CodeTable> CodeTable::from_objects(std::vector<std::shared_ptr<const ObjectTable>> objects) {
   std::sort(objects.begin(), objects.end(), [](const auto& a, const auto& b) { return a->start < b->start; });
@@ -143,11 +88,8 @@ bool CodeTable::find(uint64_t pc, Row* row) const {
   }
   Row found{0, 0, 0, Rule::kNone, RbpRule::kUnchanged};
   internal::RowLookup result = internal::RowLookup::kNoFde;
-  if (object->eh_frame_hdr != 0) {
-    const LiveMemory live;
-    const MemoryReader& memory = object->image != nullptr ? *object->image : static_cast<const MemoryReader&>(live);
-    result = internal::row_at(memory, object->eh_frame_hdr, object->eh_frame_limit, pc, &found);
-  }
+  if (object->eh_frame_hdr != 0 && object->image != nullptr)
+    result = internal::row_at(*object->image, object->eh_frame_hdr, object->eh_frame_limit, pc, &found);
   if (result == internal::RowLookup::kNoFde) found = Row{0, 0, 0, Rule::kNone, RbpRule::kUnchanged};
   if (result == internal::RowLookup::kUnreadable) {
     // Not cached: an object being unloaded, or memory that may read later.

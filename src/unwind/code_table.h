@@ -73,10 +73,11 @@ struct ObjectTable {
   uint64_t eh_frame_hdr = 0;    // its PT_GNU_EH_FRAME, 0 when none
   uint64_t eh_frame_limit = 0;  // the end of the loaded bytes of the segment holding it (and the .eh_frame)
   std::string name;
-  // Where the CFI is read: null for an object of this process (its loaded
-  // bytes, through fault-safe loads); for another process's object (the
-  // outside sampler), the object's file mapped here, read at the target's
-  // addresses (outside/image.h).
+  // Where the CFI is read: for an object of this process (build()), its
+  // loaded bytes through fault-safe loads (LiveMemory); for another
+  // process's object (the outside sampler), its file mapped here, read at
+  // that process's addresses (outside/image.h). Null: no CFI is read (the
+  // frame pointer is walked).
   std::shared_ptr<const MemoryReader> image;
 };
 

@@ -19,6 +19,14 @@ class MemoryReader {
   // Reads the 8 bytes at address into *value. false when they cannot be had
   // (unmapped, outside a copied window); *value is then untouched.
   virtual bool read(uint64_t address, uint64_t* value) const = 0;
+  // The bytes [address, address + size) to read where they are, or nullptr
+  // when they are not all in one place here (for an entry too large to
+  // copy: internal/cfi.cc). The caller has read every page they span.
+  virtual const uint8_t* in_place(uint64_t address, size_t size) const {
+    (void)address;
+    (void)size;
+    return nullptr;
+  }
 
  protected:
   ~MemoryReader() = default;
@@ -31,6 +39,10 @@ class MemoryReader {
 class LiveMemory final : public MemoryReader {
  public:
   bool read(uint64_t address, uint64_t* value) const override;
+  // This process's memory: the address itself.
+  const uint8_t* in_place(uint64_t address, size_t) const override {
+    return reinterpret_cast<const uint8_t*>(address);
+  }
 };
 
 // A copy of [base, base + size) of another moment's stack. Reads outside it

@@ -489,8 +489,9 @@ bool copy_in(const MemoryReader& memory, uint64_t address, size_t size, uint8_t*
 // buffer when it fits, else (cc1 has 30 FDEs of 1-20 KiB, its largest
 // functions, often on the stack) read in place once every page it spans has
 // answered a fault-safe read: its object was loaded a moment ago, and code
-// that is being unwound is not being unloaded. Bounded by limit; nullptr
-// when unreadable.
+// that is being unwound is not being unloaded (another process's object
+// is read where its file is mapped here: MemoryReader::in_place). Bounded
+// by limit; nullptr when unreadable.
 const uint8_t* entry_bytes(const MemoryReader& memory, uint64_t address, uint64_t limit, uint8_t* buffer,
                            size_t capacity, size_t* size) {
   uint32_t length = 0;
@@ -503,7 +504,7 @@ const uint8_t* entry_bytes(const MemoryReader& memory, uint64_t address, uint64_
   uint64_t word;
   for (uint64_t page = address & ~uint64_t{4095}; page < address + *size; page += 4096)
     if (!memory.read(page < address ? address & ~uint64_t{7} : page, &word)) return nullptr;
-  return reinterpret_cast<const uint8_t*>(address);
+  return memory.in_place(address, *size);
 }
 
 // The size of one search table field in an encoding (fixed sizes only: a

@@ -1,0 +1,393 @@
+#include "outside/process_table.h"
+
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "format/profile.h"
+#include "perf/event.h"
+#include "unwind/memory.h"
+#include "unwind/unwinder.h"
+
+namespace profiling::outside {
+
+// One image of one process: a pid from its start (or exec) to its next
+// exec or its end.
+struct ProcessTable::Image {
+  pid_t pid = 0, ppid = 0;
+  int generation = 0;
+  uint64_t start_time = 0;  // CLOCK_MONOTONIC ns
+  uint64_t end_time = 0;
+  bool ended = false;
+  format::profraw::EndReason end_reason = format::profraw::EndReason::exit;
+  std::string name, program;
+  bool awaiting_program = false;  // exec'd: its first file mapping is the program
+  std::vector<MappedCode> code;   // sorted by start, disjoint
+  std::unique_ptr<unwind::CodeTable> table;
+  bool table_stale = true;
+  // Since the last take.
+  uint64_t window_start = 0;
+  format::StackTable stacks;
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> counts;  // (leaf, stack) -> samples
+  uint64_t count = 0;
+  uint64_t lost = 0;
+};
+
+namespace {
+
+// The image's code read at the process's addresses: the bytes of a signal
+// trampoline (unwinder.cc) the kernel's stack copy does not hold.
+class CodeMemory final : public unwind::MemoryReader {
+ public:
+  explicit CodeMemory(const std::vector<MappedCode>& code) : code_(code) {}
+  bool read(uint64_t address, uint64_t* value) const override {
+    auto it = std::upper_bound(code_.begin(), code_.end(), address,
+                               [](uint64_t a, const MappedCode& m) { return a < m.start; });
+    if (it == code_.begin()) return false;
+    --it;
+    return address < it->end && it->memory != nullptr && it->memory->read(address, value);
+  }
+
+ private:
+  const std::vector<MappedCode>& code_;
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// argv[0]'s base name (the name the preload's dumps use), else comm.
+std::string process_name(pid_t pid) {
+  const std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+  const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
+  if (!argv0.empty()) return base_name(argv0);
+  std::string comm = read_text("/proc/" + std::to_string(pid) + "/comm");
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm.empty() ? "process" : comm;
+}
+
+std::string hex(const uint8_t* bytes, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < n; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
+}  // namespace
+
+ProcessTable::ProcessTable(Options options) : options_(options) {}
+ProcessTable::~ProcessTable() = default;
+
+ProcessTable::Image* ProcessTable::current(pid_t pid) {
+  auto it = images_.find(pid);
+  return it == images_.end() || it->second.empty() ? nullptr : it->second.back().get();
+}
+
+ProcessTable::Image* ProcessTable::image_at(pid_t pid, uint64_t time) {
+  auto it = images_.find(pid);
+  if (it == images_.end() || it->second.empty()) return nullptr;
+  Image* found = it->second.front().get();
+  for (auto& image : it->second)
+    if (image->start_time <= time) found = image.get();
+  return found;
+}
+
+ProcessTable::Image& ProcessTable::start_image(pid_t pid, uint64_t time, const Image* from) {
+  auto& list = images_[pid];
+  auto image = std::make_unique<Image>();
+  image->pid = pid;
+  image->start_time = image->window_start = time;
+  image->generation = list.empty() ? 0 : list.back()->generation + 1;
+  if (from != nullptr) {
+    image->ppid = from->pid;
+    image->name = from->name;
+    image->program = from->program;
+    image->code = from->code;
+  }
+  list.push_back(std::move(image));
+  return *list.back();
+}
+
+std::shared_ptr<const ImageMemory> ProcessTable::memory_for(pid_t pid, uint64_t start, uint64_t offset,
+                                                            uint64_t length, const std::string& path,
+                                                            const std::string& build_id) {
+  std::shared_ptr<const ElfImage> image;
+  if (path == "[vdso]") {
+    // The kernel maps one vdso into every process: ours has its bytes.
+    if (vdso_ == nullptr) {
+      const auto base = getauxval(AT_SYSINFO_EHDR);
+      if (base != 0) vdso_ = ElfImage::from_loaded(reinterpret_cast<const void*>(base), length);
+    }
+    image = vdso_;
+  } else if (!path.empty() && path[0] == '/') {
+    const std::string key = path + '\n' + build_id;
+    if (auto it = files_.find(key); it != files_.end()) image = it->second.lock();
+    if (image == nullptr) {
+      std::string why;
+      // Through the process's root first: a container's files.
+      image = ElfImage::open("/proc/" + std::to_string(pid) + "/root" + path, &why);
+      if (image == nullptr) image = ElfImage::open(path, &why);
+      // A file replaced since it was mapped is not the code that ran.
+      if (image != nullptr && !build_id.empty() && image->build_id() != build_id) image = nullptr;
+      if (image != nullptr) files_[key] = image;
+    }
+  }
+  uint64_t bias = 0;
+  if (image == nullptr || !image->bias_of(start, offset, &bias)) return nullptr;
+  return std::make_shared<const ImageMemory>(std::move(image), bias);
+}
+
+void ProcessTable::add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset,
+                               const std::string& path, const std::string& build_id) {
+  // What it covers was unmapped first (mmap over old mappings).
+  std::vector<MappedCode> kept;
+  for (MappedCode& m : image.code)
+    if (m.end <= start || m.start >= end) kept.push_back(std::move(m));
+  MappedCode m;
+  m.start = start;
+  m.end = end;
+  m.file_offset = offset;
+  m.path = path;
+  m.memory = memory_for(pid, start, offset, end - start, path, build_id);
+  m.build_id = !build_id.empty() ? build_id : m.memory != nullptr ? m.memory->image().build_id() : "";
+  kept.push_back(std::move(m));
+  std::sort(kept.begin(), kept.end(), [](const MappedCode& a, const MappedCode& b) { return a.start < b.start; });
+  image.code = std::move(kept);
+  image.table_stale = true;
+}
+
+void ProcessTable::add_running(pid_t pid, uint64_t now_ns) {
+  if (current(pid) != nullptr) return;
+  Image& image = start_image(pid, now_ns, nullptr);
+  image.name = process_name(pid);
+  char exe[4096];
+  const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
+  if (n > 0) image.program.assign(exe, static_cast<size_t>(n));
+  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
+  if (const size_t close = stat.rfind(')'); close != std::string::npos)
+    std::sscanf(stat.c_str() + close + 1, " %*c %d", &image.ppid);
+  std::istringstream maps(read_text("/proc/" + std::to_string(pid) + "/maps"));
+  for (std::string line; std::getline(maps, line);) {
+    unsigned long long start = 0, end = 0, offset = 0;
+    char perms[8] = {};
+    int path_at = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4)
+      continue;
+    if (perms[2] != 'x') continue;
+    std::string path = path_at > 0 ? line.substr(static_cast<size_t>(path_at)) : "";
+    add_mapping(image, pid, start, end, offset, path, "");
+  }
+}
+
+void ProcessTable::on_mmap(const perf::Mmap& m) {
+  const auto pid = static_cast<pid_t>(m.pid);
+  Image* image = image_at(pid, m.who.time);
+  if (image == nullptr) image = &start_image(pid, m.who.time, nullptr);
+  const std::string path = m.filename;
+  if (image->awaiting_program && !path.empty() && path[0] == '/') {
+    image->program = path;
+    image->awaiting_program = false;
+  }
+  if (!m.executable) return;
+  add_mapping(*image, pid, m.address, m.address + m.length, m.file_offset, path,
+              m.build_id_size != 0 ? hex(m.build_id, m.build_id_size) : "");
+}
+
+void ProcessTable::on_comm(const perf::Comm& c) {
+  if (!c.exec || c.pid != c.tid) return;
+  const auto pid = static_cast<pid_t>(c.pid);
+  Image* old = current(pid);
+  pid_t ppid = 0;
+  if (old != nullptr) {
+    ppid = old->ppid;
+    if (!old->ended) {
+      old->ended = true;
+      old->end_reason = format::profraw::EndReason::exec;
+      old->end_time = c.who.time;
+    }
+  }
+  Image& image = start_image(pid, c.who.time, nullptr);
+  image.ppid = ppid;
+  // argv[0]'s base name, as the preload names dumps, while the process
+  // still shows this image (its comm is the one the exec set); else the
+  // comm: the exec'd file's base name, cut at 15 bytes.
+  image.name = c.name;
+  std::string comm = read_text("/proc/" + std::to_string(pid) + "/comm");
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  if (comm == c.name) {
+    const std::string argv0_name = process_name(pid);
+    if (!argv0_name.empty()) image.name = argv0_name;
+  }
+  image.awaiting_program = true;
+}
+
+void ProcessTable::on_fork(const perf::Task& t) {
+  if (t.pid == t.ppid) return;  // a new thread
+  Image* parent = current(static_cast<pid_t>(t.ppid));
+  if (current(static_cast<pid_t>(t.pid)) != nullptr) return;
+  start_image(static_cast<pid_t>(t.pid), t.time, parent);
+}
+
+void ProcessTable::on_exit(const perf::Task& t) {
+  if (t.pid != t.tid) return;  // a thread
+  Image* image = current(static_cast<pid_t>(t.pid));
+  if (image == nullptr || image->ended) return;
+  image->ended = true;
+  image->end_reason = format::profraw::EndReason::exit;
+  image->end_time = t.time;
+}
+
+void ProcessTable::on_lost(const perf::Lost& l) {
+  lost_ += l.lost;
+  if (Image* image = image_at(static_cast<pid_t>(l.who.pid), l.who.time)) image->lost += l.lost;
+}
+
+void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
+  ++samples_;
+  const auto pid = static_cast<pid_t>(s.who.pid);
+  Image* image = image_at(pid, s.who.time);
+  if (image == nullptr) {
+    ++unknown_samples_;
+    return;
+  }
+  if (image->table_stale) {
+    std::vector<std::shared_ptr<const unwind::ObjectTable>> objects;
+    for (const MappedCode& m : image->code) {
+      auto object = std::make_shared<unwind::ObjectTable>();
+      object->start = m.start;
+      object->end = m.end;
+      object->name = m.path;
+      if (m.memory != nullptr && m.memory->image().eh_frame_hdr_vaddr() != 0) {
+        const uint64_t hdr = m.memory->image().eh_frame_hdr_vaddr();
+        for (const Segment& segment : m.memory->image().loads())
+          if (hdr >= segment.vaddr && hdr < segment.vaddr + segment.filesz) {
+            object->eh_frame_hdr = m.memory->bias() + hdr;
+            object->eh_frame_limit = m.memory->bias() + segment.vaddr + segment.filesz;
+          }
+        object->image = m.memory;
+      }
+      objects.push_back(std::move(object));
+    }
+    image->table = unwind::CodeTable::from_objects(std::move(objects));
+    image->table_stale = false;
+  }
+
+  uint64_t pcs[unwind::kDefaultMaxDepth * 4];
+  const uint32_t max_depth = std::min<uint32_t>(options_.max_depth, sizeof pcs / sizeof pcs[0]);
+  unwind::Stack stack;
+  if (s.reg_count >= 3) {
+    const CodeMemory code(image->code);
+    const unwind::StackWindow window(s.regs[perf::kUnwindRegisterSp], s.stack, s.stack_copied, &code);
+    unwind::Registers regs;
+    regs.pc = s.regs[perf::kUnwindRegisterIp];
+    regs.sp = s.regs[perf::kUnwindRegisterSp];
+    regs.fp = s.regs[perf::kUnwindRegisterBp];
+    stack = unwind::unwind(image->table.get(), window, regs, pcs, max_depth);
+  } else {
+    // No user registers (a kernel thread's sample, or none asked for).
+    pcs[0] = s.ip;
+    stack.depth = 1;
+    stack.truncated = true;
+  }
+  uint64_t leaf;
+  std::vector<uint64_t> callers;
+  uint32_t from = 0;
+  if (kernel) {
+    leaf = kKernelFrameAddress;  // the user PC below it is where the system call returns to
+  } else if (stack.depth == 0) {
+    leaf = s.ip;
+    stack.truncated = true;
+    from = 0;
+  } else {
+    leaf = pcs[0];
+    from = 1;
+  }
+  // Callers are call sites: a return address less one (format/profile.h).
+  for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
+  const uint32_t id = image->stacks.intern(callers, stack.truncated);
+  ++image->counts[{leaf, id}];
+  ++image->count;
+}
+
+std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
+  std::vector<ImageProfile> out;
+  for (auto& [pid, list] : images_) {
+    for (auto& image : list) {
+      if (image->count == 0 && image->lost == 0 && !final) continue;
+      ImageProfile p;
+      p.name = image->name.empty() ? base_name(image->program) : image->name;
+      p.generation = image->generation;
+      p.ended = image->ended;
+      format::ProfrawData& d = p.data;
+      format::Profile& profile = d.profile;
+      profile.program = image->program;
+      profile.pid = pid;
+      profile.clock = "perf";
+      profile.period_ns = options_.period_ns;
+      const uint64_t until = image->ended ? std::max(image->end_time, image->window_start) : now_ns;
+      profile.duration_ns = until > image->window_start ? until - image->window_start : 0;
+      profile.time_nanos = static_cast<int64_t>(image->window_start) + options_.realtime_offset_ns;
+      for (const MappedCode& m : image->code) {
+        if (m.path.empty() || m.path[0] == '[') continue;
+        format::Mapping mapping{m.start, m.end, m.file_offset, m.path, m.build_id};
+        if (m.path == image->program)
+          profile.mappings.insert(profile.mappings.begin(), std::move(mapping));
+        else
+          profile.mappings.push_back(std::move(mapping));
+      }
+      // The main executable first, as format/profile.h asks: its mappings
+      // went to the front in reverse.
+      auto main_end = std::find_if(profile.mappings.begin(), profile.mappings.end(),
+                                   [&](const format::Mapping& m) { return m.path != image->program; });
+      std::reverse(profile.mappings.begin(), main_end);
+      for (const auto& [key, count] : image->counts)
+        profile.samples.push_back({key.first, count, 0, key.second});
+      profile.stacks = std::move(image->stacks);
+      bool kernel = false;
+      for (const auto& [key, count] : image->counts) kernel = kernel || key.first == kKernelFrameAddress;
+      if (kernel) profile.frames[kKernelFrameAddress] = {format::Frame{"[kernel]", "[kernel]", "", 0}};
+      format::coalesce_samples(&profile.samples);
+      d.ppid = image->ppid;
+      d.hz = options_.hz;
+      d.end_reason = image->ended ? image->end_reason : format::profraw::EndReason::checkpoint;
+      d.cpu_ns = image->count * options_.period_ns;
+      d.stacks_captured = true;
+      d.max_depth = options_.max_depth;
+      d.start_clock = "perf";
+      if (image->lost != 0) {
+        format::profraw::Unsampled u{};
+        u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
+        u.cpu_ns = image->lost * options_.period_ns;
+        d.unsampled.push_back(u);
+      }
+      out.push_back(std::move(p));
+      image->stacks = format::StackTable();
+      image->counts.clear();
+      image->count = image->lost = 0;
+      image->window_start = now_ns;
+    }
+    // Ended images are done with, but the last of a pid stays: a sample
+    // of its last moments may still be read from another CPU's ring.
+    if (final) list.clear();
+    else
+      while (list.size() > 1 && list.front()->ended) list.erase(list.begin());
+  }
+  return out;
+}
+
+}  // namespace profiling::outside

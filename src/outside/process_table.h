@@ -1,0 +1,102 @@
+// What the outside sampler knows of the processes it samples: for each
+// process image (a pid between two execs), its executable mappings with
+// their objects read from files (image.h), the code table the unwinder
+// walks the kernel's stack copies with, and the samples gathered so far,
+// unwound at once and kept as distinct stacks (no stack copy is kept: the
+// cost perf record pays on disk for --call-graph dwarf).
+//
+// NOT async-signal-safe, not thread-safe: the sampler's reader thread
+// owns it, under the sampler's lock.
+#ifndef PROFIL_OUTSIDE_PROCESS_TABLE_H
+#define PROFIL_OUTSIDE_PROCESS_TABLE_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "format/profraw.h"
+#include "outside/image.h"
+#include "perf/records.h"
+#include "unwind/code_table.h"
+
+namespace profiling::outside {
+
+// One executable mapping of a process.
+struct MappedCode {
+  uint64_t start = 0, end = 0, file_offset = 0;
+  std::string path;
+  std::string build_id;
+  std::shared_ptr<const ImageMemory> memory;  // null: its file could not be read
+};
+
+// The frame a sample taken in the kernel gets above its user stack (a
+// non-canonical address, like the unsampled rows', named "[kernel]").
+inline constexpr uint64_t kKernelFrameAddress = format::kUnsampledAddressBase + 0x100;
+
+struct ImageProfile {
+  format::ProfrawData data;
+  std::string name;  // the program's short name (file stems)
+  int generation = 0;  // 0 for a pid's first image, 1.. after each exec
+  bool ended = false;
+};
+
+class ProcessTable {
+ public:
+  struct Options {
+    uint64_t period_ns = 0;
+    uint32_t hz = 0;
+    uint32_t max_depth = 128;
+    // Realtime minus monotonic at start: perf's timestamps (CLOCK_MONOTONIC)
+    // to the Unix epoch.
+    int64_t realtime_offset_ns = 0;
+  };
+  explicit ProcessTable(Options options);
+  ~ProcessTable();
+
+  // A process already running (attach), or the launched one's first image:
+  // its mappings from /proc/PID/maps, its name from /proc.
+  void add_running(pid_t pid, uint64_t now_ns);
+
+  void on_mmap(const perf::Mmap& m);
+  void on_comm(const perf::Comm& c);
+  void on_fork(const perf::Task& t);
+  void on_exit(const perf::Task& t);
+  void on_lost(const perf::Lost& l);
+  // kernel: the sample was taken in kernel mode (its user registers and
+  // stack are the system call's caller).
+  void on_sample(const perf::Sample& s, bool kernel);
+
+  // The profiles gathered since the last take: every image with samples
+  // (and, when final, every image), each holding only what came since;
+  // their accumulators start again. Images that ended are forgotten.
+  std::vector<ImageProfile> take(uint64_t now_ns, bool final);
+
+  uint64_t samples() const { return samples_; }
+  uint64_t unknown_samples() const { return unknown_samples_; }  // of no process we know
+  uint64_t lost() const { return lost_; }
+
+ private:
+  struct Image;
+  Image* current(pid_t pid);
+  Image* image_at(pid_t pid, uint64_t time);
+  Image& start_image(pid_t pid, uint64_t time, const Image* from);
+  void add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset, const std::string& path,
+                   const std::string& build_id);
+  std::shared_ptr<const ImageMemory> memory_for(pid_t pid, uint64_t start, uint64_t offset, uint64_t length,
+                                                const std::string& path, const std::string& build_id);
+
+  Options options_;
+  std::map<pid_t, std::vector<std::unique_ptr<Image>>> images_;  // by pid, oldest first
+  std::unordered_map<std::string, std::weak_ptr<const ElfImage>> files_;
+  std::shared_ptr<const ElfImage> vdso_;
+  uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_PROCESS_TABLE_H

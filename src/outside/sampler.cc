@@ -1,0 +1,289 @@
+#include "outside/sampler.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <set>
+
+#include "perf/event.h"
+
+namespace profiling::outside {
+namespace {
+
+std::string read_setting(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  std::getline(in, value);
+  return value.empty() ? "?" : value;
+}
+
+std::set<pid_t> threads_of(pid_t pid) {
+  std::set<pid_t> tids;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (const dirent* e = ::readdir(d))
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.insert(static_cast<pid_t>(std::atol(e->d_name)));
+    ::closedir(d);
+  }
+  return tids;
+}
+
+}  // namespace
+
+Sampler::Sampler(SamplerOptions options) : options_(options) {
+  int cpus[1024];
+  const unsigned n = perf::online_cpus(cpus, 1024);
+  cpus_.assign(cpus, cpus + n);
+  if (cpus_.empty()) cpus_.push_back(0);
+  scratch_.resize(65536);
+  timespec mono{}, real{};
+  ::clock_gettime(CLOCK_MONOTONIC, &mono);
+  ::clock_gettime(CLOCK_REALTIME, &real);
+  ProcessTable::Options table;
+  table.hz = options_.hz;
+  table.period_ns = options_.hz ? 1'000'000'000ull / options_.hz : 0;
+  table.max_depth = options_.max_depth;
+  table.realtime_offset_ns = (real.tv_sec - mono.tv_sec) * 1'000'000'000ll + (real.tv_nsec - mono.tv_nsec);
+  table_ = std::make_unique<ProcessTable>(table);
+  if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
+}
+
+Sampler::~Sampler() {
+  stop();
+  for (int fd : wake_)
+    if (fd >= 0) ::close(fd);
+}
+
+uint64_t Sampler::now_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+std::string Sampler::describe_refusal(long error, pid_t pid) const {
+  const std::string paranoid = read_setting("/proc/sys/kernel/perf_event_paranoid");
+  switch (error) {
+    case EACCES:
+    case EPERM:
+      return "the kernel refuses perf events on pid " + std::to_string(pid) + " (" + std::strerror(static_cast<int>(error)) +
+             "): kernel.perf_event_paranoid is " + paranoid +
+             "; sampling another user's process, or any process where it is above 2, needs CAP_PERFMON or "
+             "root (or sysctl kernel.perf_event_paranoid=2)";
+    case ESRCH: return "no process " + std::to_string(pid);
+    case EMFILE:
+    case ENFILE: return "out of file descriptors for the events (one per thread and CPU): raise ulimit -n";
+    case ENOENT:
+    case ENODEV:
+    case ENOSYS:
+    case EOPNOTSUPP: return "this kernel has no software task-clock perf events (" + std::string(std::strerror(static_cast<int>(error))) + ")";
+    default: return "perf_event_open on pid " + std::to_string(pid) + ": " + std::strerror(static_cast<int>(error));
+  }
+}
+
+std::string Sampler::open_on(pid_t tid, bool before_exec) {
+  perf::EventSpec spec;
+  spec.period_ns = options_.hz ? 1'000'000'000ull / options_.hz : 1'000'000;
+  spec.sample_type = PERF_SAMPLE_TIME;
+  spec.regs_user = perf::kUnwindRegisters;
+  spec.stack_bytes = options_.stack_bytes;
+  spec.inherit = true;
+  spec.disabled = before_exec;
+  spec.enable_on_exec = before_exec;
+  spec.track_tasks = true;
+  spec.user_only = user_only_;
+  spec.wakeup_bytes = static_cast<uint32_t>(options_.ring_pages * 4096 / 4);
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    perf_event_attr attr = spec.attr();
+    // Timestamps on CLOCK_MONOTONIC: comparable with ours.
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    long fd = perf::open_event(attr, tid, cpus_[i]);
+    if (fd == -EACCES && !user_only_ && fds_.empty()) {
+      // Kernel time is not ours to sample here: user time only.
+      user_only_ = true;
+      return open_on(tid, before_exec);
+    }
+    if (fd < 0) return describe_refusal(-fd, tid);
+    fds_.push_back(static_cast<int>(fd));
+    format_ = perf::RecordFormat::of(attr);
+    if (i < rings_.size()) {
+      // Another thread's event on this CPU writes into the CPU's ring.
+      if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, rings_[i].fd) != 0)
+        return "PERF_EVENT_IOC_SET_OUTPUT: " + std::string(std::strerror(errno));
+      continue;
+    }
+    const size_t bytes = (1 + options_.ring_pages) * 4096ull;
+    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+    if (map == MAP_FAILED) {
+      const int error = errno;
+      return "cannot map a " + std::to_string(bytes / 1024) + " KiB perf ring (" + std::strerror(error) +
+             "): kernel.perf_event_mlock_kb is " + read_setting("/proc/sys/kernel/perf_event_mlock_kb") +
+             " KiB per CPU for a user without CAP_IPC_LOCK";
+    }
+    rings_.push_back({cpus_[i], static_cast<int>(fd), map, bytes, perf::RingReader(map, bytes)});
+  }
+  return "";
+}
+
+std::string Sampler::open_before_exec(pid_t pid) { return open_on(pid, true); }
+
+std::string Sampler::attach(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return "no process " + std::to_string(pid);
+  std::set<pid_t> opened;
+  // Threads created while the events are being opened carry the events of
+  // their creator once it has them; the list is read again until it holds
+  // no thread without events.
+  for (int round = 0; round < 100; ++round) {
+    const std::set<pid_t> tids = threads_of(pid);
+    if (tids.empty()) return "no process " + std::to_string(pid);
+    bool added = false;
+    for (pid_t tid : tids) {
+      if (opened.count(tid)) continue;
+      std::string why = open_on(tid, false);
+      if (!why.empty()) {
+        if (!opened.empty() && ::kill(tid, 0) != 0) continue;  // a thread that ended meanwhile
+        return why;
+      }
+      opened.insert(tid);
+      added = true;
+    }
+    if (!added) break;
+  }
+  std::lock_guard<std::mutex> hold(lock_);
+  table_->add_running(pid, now_ns());
+  return "";
+}
+
+void Sampler::start() {
+  reader_ = std::thread([this] { reader_loop(); });
+}
+
+void Sampler::reader_loop() {
+  std::vector<pollfd> polls;
+  for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
+  if (wake_[0] >= 0) polls.push_back({wake_[0], POLLIN, 0});
+  while (!stopping_.load()) {
+    // Woken at a quarter ring; at least every 100 ms for the snapshots'
+    // sake and for rings that fill slowly.
+    ::poll(polls.data(), polls.size(), 100);
+    read_round();
+  }
+}
+
+void Sampler::read_round() {
+  std::lock_guard<std::mutex> hold(lock_);
+  // Every ring's records up to the head read now. Task records first, in
+  // time order across the rings (an exec on one CPU, its mappings on
+  // another), then the samples: each unwound with the mappings of its
+  // process image.
+  struct Pending {
+    uint64_t time;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Pending> tasks;
+  std::vector<uint64_t> heads(rings_.size());
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    Ring& ring = rings_[i];
+    heads[i] = ring.reader.head();
+    uint64_t tail = ring.reader.tail();
+    perf::walk_records(ring.reader.data(), ring.reader.data_size(), heads[i], &tail, scratch_.data(), scratch_.size(),
+                       [&](const perf::Record& r) {
+                         if (r.header.type == PERF_RECORD_SAMPLE) return;
+                         perf::SampleId who;
+                         if (!perf::parse_sample_id(format_, r, &who)) return;
+                         tasks.push_back({who.time, std::vector<uint8_t>(r.bytes, r.bytes + r.size)});
+                       });
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Pending& a, const Pending& b) { return a.time < b.time; });
+  for (const Pending& p : tasks) {
+    perf::Record r;
+    std::memcpy(&r.header, p.bytes.data(), sizeof r.header);
+    r.bytes = p.bytes.data();
+    r.size = p.bytes.size();
+    switch (r.header.type) {
+      case PERF_RECORD_MMAP:
+      case PERF_RECORD_MMAP2: {
+        perf::Mmap m;
+        if (perf::parse_mmap(format_, r, &m)) table_->on_mmap(m);
+        break;
+      }
+      case PERF_RECORD_COMM: {
+        perf::Comm c;
+        if (perf::parse_comm(format_, r, &c)) table_->on_comm(c);
+        break;
+      }
+      case PERF_RECORD_FORK: {
+        perf::Task t;
+        if (perf::parse_task(format_, r, &t)) table_->on_fork(t);
+        break;
+      }
+      case PERF_RECORD_EXIT: {
+        perf::Task t;
+        if (perf::parse_task(format_, r, &t)) table_->on_exit(t);
+        break;
+      }
+      case PERF_RECORD_LOST: {
+        perf::Lost l;
+        if (perf::parse_lost(format_, r, &l)) table_->on_lost(l);
+        break;
+      }
+      case PERF_RECORD_THROTTLE: throttled_.fetch_add(1); break;
+      default: break;
+    }
+  }
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    Ring& ring = rings_[i];
+    uint64_t tail = ring.reader.tail();
+    perf::walk_records(ring.reader.data(), ring.reader.data_size(), heads[i], &tail, scratch_.data(), scratch_.size(),
+                       [&](const perf::Record& r) {
+                         if (r.header.type != PERF_RECORD_SAMPLE) return;
+                         perf::Sample s;
+                         if (!perf::parse_sample(format_, r, &s)) return;
+                         const bool kernel = (r.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+                         table_->on_sample(s, kernel);
+                       });
+    ring.reader.consume_to(heads[i]);
+  }
+}
+
+void Sampler::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  stopping_.store(true);
+  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
+  if (reader_.joinable()) reader_.join();
+  // Sampling ends before the last read: nothing is written after it.
+  for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  read_round();
+  for (Ring& ring : rings_) ::munmap(ring.mapping, ring.bytes);
+  for (int fd : fds_) ::close(fd);
+  rings_.clear();
+  fds_.clear();
+}
+
+std::vector<ImageProfile> Sampler::take(bool final) {
+  std::lock_guard<std::mutex> hold(lock_);
+  return table_->take(now_ns(), final);
+}
+
+uint64_t Sampler::samples() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return table_->samples();
+}
+
+uint64_t Sampler::lost() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return table_->lost();
+}
+
+}  // namespace profiling::outside

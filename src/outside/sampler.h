@@ -1,0 +1,110 @@
+// Sampling a process tree from outside (issue 21): the kernel copies each
+// sample's user registers and the top of its stack into a ring buffer per
+// CPU that profil maps; a thread of profil reads the rings, follows the
+// tree's execs, forks, mappings and exits from the same rings' records
+// (MMAP2, COMM, FORK, EXIT), and unwinds each sample at once
+// (process_table.h). Nothing enters the profiled program: no library, no
+// signal, no descriptor, no thread, no system call it makes differently.
+// perf record and samply work this way; samply also unwinds while it
+// records instead of writing the stack copies to disk.
+//
+// Launching and attaching differ only in how the events are opened:
+// before the program's exec (disabled, enabled by the exec, inherited by
+// every thread and child it creates) or on every thread of a running
+// process (inherited by what it creates from then on).
+//
+// NOT async-signal-safe: host side. take() and the counters may be called
+// from any thread (the sampler's lock); the rest from the owner's.
+#ifndef PROFIL_OUTSIDE_SAMPLER_H
+#define PROFIL_OUTSIDE_SAMPLER_H
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "outside/process_table.h"
+#include "perf/records.h"
+#include "perf/ring.h"
+
+namespace profiling::outside {
+
+struct SamplerOptions {
+  uint32_t hz = 500;
+  // The stack each sample carries: perf record --call-graph dwarf's 8 KiB
+  // by default; up to 65528 (a record's size is 16 bits).
+  uint32_t stack_bytes = 16384;
+  uint32_t max_depth = 128;
+  // Data pages per CPU's ring (a power of two): 512 KiB, perf record's.
+  unsigned ring_pages = 128;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(SamplerOptions options);
+  ~Sampler();
+  Sampler(const Sampler&) = delete;
+  Sampler& operator=(const Sampler&) = delete;
+
+  // pid is a child that has not exec'd yet: events on it, counting from
+  // its exec on. "" or why not, one line naming the setting at fault.
+  std::string open_before_exec(pid_t pid);
+  // pid runs: events on each of its threads (listed until no new one
+  // appears), its mappings read from /proc. "" or why not.
+  std::string attach(pid_t pid);
+
+  // The reader thread.
+  void start();
+  // Reads what is left, closes the events (sampling ends: the program runs
+  // on unprofiled), joins the reader. Idempotent.
+  void stop();
+
+  // The profiles gathered since the last take (process_table.h).
+  std::vector<ImageProfile> take(bool final);
+
+  // Kernel time is sampled too (allowed here): its samples sit under a
+  // "[kernel]" frame on the user stack that made the system call.
+  bool samples_kernel() const { return !user_only_; }
+  uint64_t samples() const;
+  uint64_t lost() const;
+  uint64_t throttled() const { return throttled_.load(); }
+  unsigned rings() const { return static_cast<unsigned>(rings_.size()); }
+
+ private:
+  struct Ring {
+    int cpu;
+    int fd;  // the event that owns the mapping
+    void* mapping;
+    size_t bytes;
+    perf::RingReader reader;
+  };
+  std::string open_on(pid_t tid, bool before_exec);
+  std::string describe_refusal(long error, pid_t pid) const;
+  void read_round();
+  void reader_loop();
+  static uint64_t now_ns();
+
+  SamplerOptions options_;
+  std::vector<int> cpus_;
+  bool user_only_ = false;
+  perf::RecordFormat format_;
+  std::vector<Ring> rings_;
+  std::vector<int> fds_;  // every event, the rings' owners included
+  std::vector<uint8_t> scratch_;
+  mutable std::mutex lock_;
+  std::unique_ptr<ProcessTable> table_;
+  std::thread reader_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<uint64_t> throttled_{0};
+  bool stopped_ = false;
+  int wake_[2] = {-1, -1};  // stop() wakes the reader's poll
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_SAMPLER_H

@@ -1,0 +1,126 @@
+// The outside sampler on a real process: this test program exec'd again
+// with PROFIL_OUTSIDE_TEST_SPIN set burns CPU in spin_for_the_test() and
+// exits; the sampler opened its events before that exec.
+#include "outside/sampler.h"
+
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <cstring>
+
+namespace {
+
+double cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+__attribute__((noinline)) uint64_t spin_for_the_test(double seconds) {
+  volatile uint64_t sink = 0;
+  const double until = cpu_seconds() + seconds;
+  while (cpu_seconds() < until)
+    for (int i = 0; i < 10000; ++i) sink = sink + static_cast<uint64_t>(i) * 7;
+  return sink;
+}
+
+// The exec'd copy: spins before gtest runs anything.
+[[maybe_unused]] const bool g_spun = [] {
+  if (const char* spin = std::getenv("PROFIL_OUTSIDE_TEST_SPIN")) {
+    spin_for_the_test(std::atof(spin));
+    ::_exit(7);
+  }
+  return false;
+}();
+
+}  // namespace
+
+namespace profiling::outside {
+namespace {
+
+TEST(OutsideSampler, LaunchedProgramIsSampledWithWholeStacks) {
+  int go[2];
+  ASSERT_EQ(::pipe(go), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(go[1]);
+    char byte;
+    if (::read(go[0], &byte, 1) != 1) ::_exit(99);
+    ::setenv("PROFIL_OUTSIDE_TEST_SPIN", "0.4", 1);
+    char self[4096] = {};
+    if (::readlink("/proc/self/exe", self, sizeof self - 1) <= 0) ::_exit(97);
+    ::execl(self, "outside_sampler_test", static_cast<char*>(nullptr));
+    ::_exit(98);
+  }
+  ::close(go[0]);
+  SamplerOptions options;
+  options.hz = 1000;
+  Sampler sampler(options);
+  const std::string why = sampler.open_before_exec(child);
+  if (!why.empty()) {
+    ::close(go[1]);
+    ::waitpid(child, nullptr, 0);
+    GTEST_SKIP() << "perf events refused here: " << why;
+  }
+  sampler.start();
+  ASSERT_EQ(::write(go[1], "g", 1), 1);
+  ::close(go[1]);
+  int status = 0;
+  rusage usage{};
+  ASSERT_EQ(::wait4(child, &status, 0, &usage), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  sampler.stop();
+  const std::vector<ImageProfile> profiles = sampler.take(true);
+
+  const ImageProfile* spun = nullptr;
+  for (const ImageProfile& p : profiles)
+    if (p.data.profile.pid == child) spun = &p;
+  ASSERT_NE(spun, nullptr);
+  EXPECT_TRUE(spun->ended);
+  EXPECT_EQ(spun->data.end_reason, format::profraw::EndReason::exit);
+  EXPECT_EQ(spun->name, "outside_sampler_test");
+  EXPECT_NE(spun->data.profile.program.find("outside_sampler_test"), std::string::npos);
+
+  // Every period of the child's CPU time is one sample (a task-clock
+  // event per CPU: each keeps up to one period's remainder; kernel time
+  // counts where the kernel lets us sample it, else it is missing).
+  const double cpu = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+                     static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  const double user = static_cast<double>(usage.ru_utime.tv_sec) + static_cast<double>(usage.ru_utime.tv_usec) * 1e-6;
+  const double expected = (sampler.samples_kernel() ? cpu : user) * options.hz;
+  const double samples = static_cast<double>(spun->data.profile.total_count());
+  // Linux accounts CPU time in ticks split by sampling (utime/stime are
+  // estimates, ±1 tick of 4 ms each): the tolerance is their error plus a
+  // period per CPU, plus 5 %.
+  const double tolerance = 0.05 * expected + 2 * 0.004 * options.hz + sampler.rings();
+  EXPECT_NEAR(samples, expected, tolerance) << "CPU " << cpu << " s, user " << user << " s";
+
+  // Whole stacks: the spin function's samples reach _start.
+  uint64_t with_stack = 0, complete = 0;
+  for (const format::Sample& s : spun->data.profile.samples) {
+    if (s.stack == format::StackTable::kNoCallers) continue;
+    with_stack += s.count;
+    if (!spun->data.profile.stacks.truncated(s.stack)) complete += s.count;
+  }
+  EXPECT_EQ(with_stack, spun->data.profile.total_count());
+  EXPECT_GE(static_cast<double>(complete), 0.95 * samples);
+  EXPECT_FALSE(spun->data.profile.mappings.empty());
+  EXPECT_EQ(spun->data.profile.mappings.front().path, spun->data.profile.program);
+}
+
+TEST(OutsideSampler, AttachToNoProcessSaysSo) {
+  Sampler sampler(SamplerOptions{});
+  // pid_max is at most 2^22: this pid cannot exist.
+  EXPECT_EQ(sampler.attach(1 << 23), "no process 8388608");
+}
+
+}  // namespace
+}  // namespace profiling::outside
