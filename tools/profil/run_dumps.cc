@@ -1,0 +1,111 @@
+#include "run_dumps.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "format/file_io.h"
+#include "format/format_error.h"
+
+namespace profiling::cli {
+
+namespace fs = std::filesystem;
+
+std::string dump_stem(const std::string& filename) {
+  std::string stem = filename.substr(0, filename.rfind(".profraw"));
+  const size_t token = stem.rfind(".run-");
+  if (token != std::string::npos && token + 5 + format::profraw::kRunTokenSize <= stem.size())
+    stem.erase(token, 5 + format::profraw::kRunTokenSize);
+  return stem;
+}
+
+std::string run_token(const std::string& run_id) { return run_id.substr(run_id.rfind('-') + 1); }
+
+std::string program_of(const format::profraw::LedgerRecord& record) {
+  return record.name[0] != '\0' ? record.name : "program";
+}
+
+fs::path ledger_path(const fs::path& dir, const std::string& token) {
+  return dir / (std::string(format::profraw::kLedgerPrefix) + token + format::profraw::kLedgerSuffix);
+}
+
+void create_ledger(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0) ::close(fd);
+}
+
+RunFiles list_run_files(const fs::path& dir, const std::string& token) {
+  RunFiles files;
+  const std::string mark = ".run-" + token;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(mark + ".") == std::string::npos || entry.symlink_status(ec).type() != fs::file_type::regular)
+      continue;
+    if (name.ends_with(".profraw")) {
+      files.dumps.push_back(entry.path());
+      continue;
+    }
+    // "<name>.tmp.<pid>", empty: a placeholder.
+    const size_t tmp = name.rfind(".profraw.tmp.");
+    if (tmp != std::string::npos && entry.file_size(ec) == 0 && !ec)
+      files.placeholders[std::strtoll(name.c_str() + tmp + 13, nullptr, 10)].push_back(entry.path());
+  }
+  std::sort(files.dumps.begin(), files.dumps.end());
+  files.ledger = ledger_path(dir, token);
+  std::string bytes, problem;
+  if (format::try_read_file(files.ledger.string(), &bytes, &problem, format::kMaxInputSize, /*follow=*/false))
+    files.records = format::read_ledger(bytes);
+  return files;
+}
+
+std::map<int64_t, std::string> remove_unfinished_dumps(const Conversion& c, const fs::path& dir,
+                                                       const std::string& run_id, fs::file_time_type run_start,
+                                                       const std::function<bool(int64_t)>& alive) {
+  std::map<int64_t, std::string> lost;
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const size_t at = name.find(".profraw.tmp.");
+    if (at == std::string::npos || name.find(".run-" + run_token(run_id) + ".") == std::string::npos) continue;
+    std::string bytes;
+    try {
+      bytes = format::read_file(entry.path().string());
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (bytes.empty()) continue;  // a placeholder (list_run_files)
+    bool ours;
+    try {
+      const format::profraw::Header header = format::read_profraw_header(bytes);
+      ours = std::string(header.run_id, strnlen(header.run_id, sizeof header.run_id)) == run_id;
+    } catch (const format::FormatError&) {
+      ours = fs::last_write_time(entry.path(), ec) >= run_start && !ec;
+    }
+    if (!ours) continue;
+    const int64_t pid = std::strtoll(name.c_str() + at + 13, nullptr, 10);
+    if (alive(pid)) continue;
+    fs::remove(entry.path(), ec);
+    auto dumped = c.dumped.find(pid);
+    if (dumped != c.dumped.end() && dumped->second) continue;
+    lost[pid] = entry.path().string();
+  }
+  return lost;
+}
+
+std::map<int64_t, std::string> remove_placeholders(const RunFiles& files, const std::function<bool(int64_t)>& alive) {
+  std::map<int64_t, std::string> left;
+  std::error_code ec;
+  for (const auto& [pid, paths] : files.placeholders) {
+    if (alive(pid)) continue;  // it will replace its own
+    for (const fs::path& path : paths) fs::remove(path, ec);
+    const std::string stem = dump_stem(paths.front().filename().string());
+    left.emplace(pid, stem.substr(0, stem.rfind('.' + std::to_string(pid))));
+  }
+  return left;
+}
+
+}  // namespace profiling::cli

@@ -1,0 +1,321 @@
+#include "run_print.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "format/profile.h"
+
+namespace profiling::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ending(const ProcessSummary& p) {
+  using format::profraw::EndReason;
+  switch (p.end_reason) {
+    case EndReason::exit: return "";
+    case EndReason::quick: return ", ended by _exit";
+    case EndReason::exec: return ", then exec'd";
+    case EndReason::signal: return ", ended by " + signal_name(static_cast<int>(p.signal));
+    case EndReason::checkpoint: {
+      // No final dump: what ended it is known only for a process profil run
+      // waited for itself; a dump that could not be written says so on the
+      // process's own stderr (the runtime's line, above ours).
+      const int status = p.reaped_status;
+      if (status != -1 && WIFSIGNALED(status))
+        return ", killed by " + signal_name(WTERMSIG(status)) + ": sampled up to its last checkpoint";
+      if (status != -1)
+        return ", exited (status " + std::to_string(WEXITSTATUS(status)) +
+               ") without its final dump (it could not be written, and its own line above says why, or the "
+               "process ended with a raw exit_group system call, as Go programs do): sampled up to its last "
+               "checkpoint";
+      return ", ended without its final dump (it could not be written, and its own line above says why, or the "
+             "process was killed by SIGKILL or ended with a raw exit_group system call, as Go programs do): "
+             "sampled up to its last checkpoint";
+    }
+  }
+  return "";
+}
+
+std::string join(const std::vector<std::string>& items, const char* separator = ", ") {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+// Milliseconds as %g prints them: "2", "0.5".
+std::string fmt_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", ms);
+  return text;
+}
+
+std::string seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", s);
+  return text;
+}
+
+// The CPU time no sample caught, one line per cause (nothing when there is
+// none): "profil: xz (pid 123): 3.85 s of CPU in 2 threads (tids 124, 125)
+// not sampled: signals blocked"; and a note when the program's close moved
+// it off the perf clock. Printed whatever the verbosity: a gap in the
+// profile must never be silent. A process that sampled on perf-signal when
+// the ring was asked for (`requested_clock`) says why.
+void print_unsampled(const ProcessSummary& p, const std::string& requested_clock) {
+  for (const format::profraw::Unsampled& record : p.unsampled) {
+    char cpu[32];
+    // Three decimals below 0.1 s: a few periods of a short process are not
+    // "0.00 s".
+    const double seconds = static_cast<double>(record.cpu_ns) * 1e-9;
+    std::snprintf(cpu, sizeof cpu, seconds < 0.1 ? "%.3f" : "%.2f", seconds);
+    std::string threads;
+    if (record.threads > 0) {
+      threads = " in " + std::to_string(record.threads) + (record.threads == 1 ? " thread (tid " : " threads (tids ");
+      const uint32_t listed = std::min<uint32_t>(record.threads, std::size(record.tids));
+      for (uint32_t i = 0; i < listed; ++i) threads += (i ? ", " : "") + std::to_string(record.tids[i]);
+      threads += record.threads > listed ? ", ...)" : ")";
+    }
+    std::fprintf(stderr, "profil: %s: %s s of CPU%s not sampled: %s\n", p.label.c_str(), cpu, threads.c_str(),
+                 format::unsampled_cause_name(record.cause));
+  }
+  if (p.start_clock == "perf-signal" && (requested_clock == "perf" || requested_clock == "auto"))
+    std::fprintf(stderr,
+                 "profil: %s: no perf ring buffer could be mapped (locked memory: kernel.perf_event_mlock_kb, "
+                 "ulimit -l); sampled with a signal per sample (perf-signal clock)\n",
+                 p.label.c_str());
+  if (!p.start_clock.empty() && p.start_clock != p.clock)
+    std::fprintf(stderr,
+                 "profil: %s: switched from the %s clock to the %s clock (the program closed the sampler's "
+                 "descriptors)\n",
+                 p.label.c_str(), p.start_clock.c_str(), p.clock.c_str());
+}
+
+// `more`: what the line adds about the rest of the run ("; 3 more ...")
+// when it is the run's only line.
+void print_process(const ProcessSummary& p, const std::string& more = "") {
+  if (p.samples == 0 && p.unsampled.empty()) {
+    std::fprintf(stderr, "profil: %s: no samples (less than one sampling period of CPU%s)%s\n", p.label.c_str(),
+                 ending(p).c_str(), more.c_str());
+    return;
+  }
+  if (p.samples == 0) {
+    // Only CPU time that ran unsampled (its lines follow): no "0 samples"
+    // line pointing at a file that holds none of this process's samples.
+    std::fprintf(stderr, "profil: %s: no samples (%s clock at %u Hz%s); its unsampled time -> %s%s\n",
+                 p.label.c_str(), p.clock.c_str(), p.hz, ending(p).c_str(), join(p.files).c_str(), more.c_str());
+    return;
+  }
+  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s%s\n", p.label.c_str(),
+               static_cast<unsigned long long>(p.samples), seconds(p.cpu_seconds()).c_str(), p.clock.c_str(), p.hz,
+               p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "", ending(p).c_str(),
+               join(p.files).c_str(), more.c_str());
+}
+
+// The processes of the run that left nothing, beyond their start (the
+// ledger's start record, or an empty placeholder): killed by a signal, or
+// ended by a raw exit_group system call, before their first checkpoint (a
+// dump every max(50 ms, 1/32 of the CPU so far) while a process runs).
+// Mostly processes that never ran a whole sampling period — strace's probe
+// child, which strace SIGKILLs, children a program kills — and never a
+// loss (issue 20): a process killed by a signal ended normally, and one
+// that could not write says so on its own stderr. "name (pid N)" each.
+std::string unwritten_clause(const std::vector<std::string>& unwritten) {
+  if (unwritten.empty()) return "";
+  return std::to_string(unwritten.size()) + (unwritten.size() == 1 ? " more process" : " more processes") +
+         " ended before a checkpoint with nothing written (killed by a signal, or a raw exit_group system call)";
+}
+
+// The default account of a run: one line (processes, samples, CPU, files).
+void print_summary(const Conversion& c, const fs::path& dir, const std::vector<std::string>& unwritten) {
+  std::vector<const ProcessSummary*> sampled;
+  uint64_t samples = 0, dropped = 0;
+  double cpu = 0;
+  for (const ProcessSummary& p : c.processes) {
+    if (p.empty()) continue;
+    sampled.push_back(&p);
+    samples += p.samples;
+    dropped += p.dropped;
+    cpu += p.cpu_seconds();
+  }
+  if (sampled.empty()) return;
+  if (sampled.size() == 1) {
+    print_process(*sampled.front(), unwritten.empty() ? "" : "; " + unwritten_clause(unwritten));
+    return;
+  }
+  const std::string shared = std::to_string(c.shared_processes) + " processes of under " +
+                             std::to_string(kOwnFileCpuNs / 1'000'000) + " ms of CPU each";
+  std::string files;
+  if (c.files.size() <= 3) {
+    for (const std::string& file : c.files)
+      files += (files.empty() ? "" : ", ") + file + (file == c.shared_file ? " (" + shared + ")" : "");
+  } else {
+    files = std::to_string(c.files.size()) + " files in " + dir.string();
+    if (!c.shared_file.empty()) files += " (" + shared + " in " + fs::path(c.shared_file).filename().string() + ")";
+  }
+  const size_t unsampled = c.processes.size() - sampled.size();
+  std::string more;
+  if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
+  if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
+  std::fprintf(stderr, "profil: %zu processes sampled%s: %llu samples (%s s, %s clock at %u Hz%s) -> %s\n",
+               sampled.size(), more.c_str(), static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
+               sampled.front()->clock.c_str(), sampled.front()->hz,
+               dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", files.c_str());
+}
+
+}  // namespace
+
+std::string signal_name(int signo) {
+  const char* name = sigabbrev_np(signo);
+  return name ? std::string("SIG") + name : "signal " + std::to_string(signo);
+}
+
+std::string list_processes(const std::vector<std::string>& left) {
+  std::string names;
+  for (size_t i = 0; i < left.size() && i < 8; ++i) names += (i ? ", " : "") + left[i];
+  if (left.size() > 8) names += " and " + std::to_string(left.size() - 8) + " more";
+  return names;
+}
+
+void print_waiting_for(const std::string& program, pid_t pid, const std::vector<std::string>& left) {
+  std::fprintf(stderr,
+               "profil: %s (pid %d) has ended; waiting for the %zu process%s it left running: %s (^C stops "
+               "waiting)\n",
+               program.c_str(), static_cast<int>(pid), left.size(), left.size() == 1 ? "" : "es",
+               list_processes(left).c_str());
+}
+
+void print_left_stopped(const std::vector<std::string>& stopped) {
+  std::fprintf(stderr,
+               "profil: not waiting for the %zu process%s left stopped, which nothing in the run can "
+               "continue (a job-control stop, or a trace whose tracer is stopped): %s\n",
+               stopped.size(), stopped.size() == 1 ? "" : "es", list_processes(stopped).c_str());
+}
+
+void print_released_tracee(const std::string& name, pid_t pid, int passed) {
+  std::fprintf(stderr,
+               "profil: %s (pid %d): was stopped in a trace with profil run as its tracer (it called "
+               "PTRACE_TRACEME once its parent had ended); detached%s\n",
+               name.c_str(), static_cast<int>(pid),
+               passed != 0 ? (", " + signal_name(passed) + " passed on").c_str() : " to run on");
+}
+
+void print_conversion(const Conversion& c, const fs::path& dir, bool verbose, const std::string& requested_clock,
+                      const std::vector<std::string>& unwritten) {
+  if (!verbose) print_summary(c, dir, unwritten);
+  size_t empty = 0;
+  for (const ProcessSummary& p : c.processes) {
+    if (p.empty()) {
+      ++empty;
+      continue;
+    }
+    if (verbose) print_process(p);
+    print_unsampled(p, requested_clock);
+  }
+  if (verbose && empty > 0)
+    std::fprintf(stderr, "profil: %zu process%s without samples skipped\n", empty, empty == 1 ? "" : "es");
+  if (verbose && !unwritten.empty())
+    std::fprintf(stderr,
+                 "profil: %zu process%s ended before a checkpoint with nothing written (killed by a signal, or a "
+                 "raw exit_group system call; one that could not write says so in its own line): %s\n",
+                 unwritten.size(), unwritten.size() == 1 ? "" : "es", list_processes(unwritten).c_str());
+}
+
+// Issue 20: at 4 kHz half of a deep python3's stacks were cut short, and a
+// flame graph of them misleads without a word: how many, why, and what
+// keeps more.
+void print_cut_stacks(const Conversion& c, uint32_t hz) {
+  uint64_t cut = 0, all = 0;
+  for (const ProcessSummary& p : c.processes) {
+    cut += p.cut_stacks;
+    all += p.with_stacks;
+  }
+  if (all == 0 || cut * 20 <= all) return;
+  std::fprintf(stderr,
+               "profil: %llu of %llu samples (%.0f %%) have stacks cut short before the program's entry: deeper than "
+               "the stack copy each perf ring record carries (16 KiB up to 1000 Hz, less above; %u Hz here), "
+               "than PROFIL_STACK_DEPTH frames, or through code without unwind tables; a lower --hz, "
+               "PROFIL_RING_STACK_BYTES (up to 61440) or --clock cpu (which unwinds the live stack) keeps more\n",
+               static_cast<unsigned long long>(cut), static_cast<unsigned long long>(all),
+               100.0 * static_cast<double>(cut) / static_cast<double>(all), hz);
+}
+
+// Issue 20: a static child, a set-ID program such as sudo, file
+// capabilities, an environment without LD_PRELOAD went unprofiled in
+// silence; one line for each program and reason instead.
+void print_not_entered(const std::vector<format::profraw::LedgerRecord>& records) {
+  using format::profraw::NotEntered;
+  std::map<std::pair<std::string, uint32_t>, std::vector<int64_t>> seen;
+  for (const format::profraw::LedgerRecord& record : records)
+    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::not_entered))
+      seen[{std::string(record.name), record.end_reason}].push_back(record.pid);
+  for (const auto& [key, pids] : seen) {
+    const char* why = "";
+    switch (static_cast<NotEntered>(key.second)) {
+      case NotEntered::static_program: why = "it is statically linked: no dynamic loader runs to preload libprofil.so"; break;
+      case NotEntered::set_id: why = "it is set-user-ID or set-group-ID: secure execution ignores LD_PRELOAD"; break;
+      case NotEntered::capabilities: why = "it has file capabilities: secure execution ignores LD_PRELOAD"; break;
+      case NotEntered::no_preload: why = "it was given an environment without LD_PRELOAD (sudo and env -i clear it)"; break;
+      case NotEntered::seccomp_filter:
+        why = "its process installed a seccomp filter, which the new image keeps: profil issues no new system call under it";
+        break;
+    }
+    std::string which = "pid " + std::to_string(pids.front());
+    if (pids.size() > 1) which = std::to_string(pids.size()) + " times, first as pid " + std::to_string(pids.front());
+    std::fprintf(stderr, "profil: %s (exec'd, %s) was not profiled: %s; a sampler outside the process can (perf record)\n",
+                 key.first.c_str(), which.c_str(), why);
+  }
+}
+
+void print_nothing_written(const Conversion& c, const fs::path& dir, unsigned hz,
+                           const std::vector<std::string>& killed, const std::vector<std::string>& unrecorded,
+                           const std::map<int64_t, std::string>& unfinished) {
+  bool any_sampled = false;
+  for (const ProcessSummary& p : c.processes) any_sampled = any_sampled || !p.empty();
+  const std::string under_a_period = "each under " + fmt_ms(1e3 / hz) + " ms of CPU at " + std::to_string(hz) + " Hz";
+  const size_t under = c.processes.size();
+  const bool unwritten = !killed.empty() || !unrecorded.empty();
+  if (!any_sampled && under > 0 && !unwritten && unfinished.empty() && c.losses.empty()) {
+    std::fprintf(stderr, "profil: no profile was written: no process ran for a whole sampling period (%zu process%s, %s)\n",
+                 under, under == 1 ? "" : "es", under_a_period.c_str());
+  } else if (!any_sampled && unwritten) {
+    // Not "no process ran for a whole sampling period": one may have, and
+    // been killed, or been unable to write (su, a privilege drop).
+    std::vector<std::string> parts;
+    if (under > 0)
+      parts.push_back(std::to_string(under) + (under == 1 ? " process" : " processes") +
+                      " under one sampling period (" + under_a_period + ")");
+    if (!killed.empty())
+      parts.push_back(std::to_string(killed.size()) + " killed by a signal before " +
+                      (killed.size() == 1 ? "its" : "their") + " first checkpoint: " + list_processes(killed));
+    if (!unrecorded.empty()) {
+      std::string hint;
+      struct stat st{};
+      if (::geteuid() == 0 && ::stat(dir.c_str(), &st) == 0 && !(st.st_mode & S_IWOTH)) {
+        char mode[16];
+        std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+        hint = "; " + dir.string() + " (mode " + mode +
+               ") is not writable by a process that gave up root's privileges (su, sudo -u, a server's workers)";
+      }
+      parts.push_back(std::to_string(unrecorded.size()) + (unrecorded.size() == 1 ? " process" : " processes") +
+                      " ended before a checkpoint with nothing written: killed by a signal or a raw exit_group "
+                      "system call, or unable to write into " + dir.string() +
+                      " (then a line of its own above says why)" + hint);
+    }
+    std::fprintf(stderr, "profil: no profile was written: %s\n", join(parts, "; ").c_str());
+  }
+}
+
+void print_stopped_waiting(int signo, const std::vector<std::string>& left_running) {
+  // Their dumps appear when they end; --convert turns them into profiles.
+  std::fprintf(stderr, "profil: stopped waiting (%s); left running, not converted: %s\n", signal_name(signo).c_str(),
+               left_running.empty() ? "none" : list_processes(left_running).c_str());
+}
+
+}  // namespace profiling::cli

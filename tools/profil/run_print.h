@@ -1,0 +1,63 @@
+// Every line `profil run` prints about a run, in one place: what the tests
+// and the users read is worded here alone (issue 21), whichever part of the
+// run (the wait, the conversion, the account of what was lost) has
+// something to say. The lines go to stderr: the program's own output is
+// left alone (docs/run.md).
+#ifndef PROFIL_TOOLS_RUN_PRINT_H
+#define PROFIL_TOOLS_RUN_PRINT_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "format/profraw.h"
+#include "run_convert.h"
+
+namespace profiling::cli {
+
+// "SIGTERM", or "signal 42" for one the C library has no name for.
+std::string signal_name(int signo);
+
+// "a (pid 1), b (pid 2)": the first 8, then "and N more".
+std::string list_processes(const std::vector<std::string>& processes);
+
+// While the run waits (run_reap.h).
+// The program has ended and these processes it left still run.
+void print_waiting_for(const std::string& program, pid_t pid, const std::vector<std::string>& left);
+// The wait ended because every process left is stopped.
+void print_left_stopped(const std::vector<std::string>& stopped);
+// A process stopped in a trace with profil run as its tracer was detached
+// (`passed`: the signal passed on, 0 for none).
+void print_released_tracee(const std::string& name, pid_t pid, int passed);
+
+// The account of the conversion: one line for the run (one per process with
+// `verbose`), then the unsampled CPU time of each process. `requested_clock`
+// is the clock profil run asked for (--clock, PROFIL_CLOCK); `unwritten`,
+// the processes that ended before a checkpoint with nothing written.
+void print_conversion(const Conversion& c, const std::filesystem::path& dir, bool verbose,
+                      const std::string& requested_clock, const std::vector<std::string>& unwritten = {});
+
+// The programs the preload could not enter, one line each (the ledger's
+// not_entered records).
+void print_not_entered(const std::vector<format::profraw::LedgerRecord>& records);
+
+// Stacks cut short, when they are more than 5 % of the run's.
+void print_cut_stacks(const Conversion& c, uint32_t hz);
+
+// "no profile was written", with why, when no process of the run was
+// sampled: `killed` and `unrecorded` ended before a checkpoint with nothing
+// written; `unfinished`, the pids of dumps left unfinished.
+void print_nothing_written(const Conversion& c, const std::filesystem::path& dir, unsigned hz,
+                           const std::vector<std::string>& killed, const std::vector<std::string>& unrecorded,
+                           const std::map<int64_t, std::string>& unfinished);
+
+// The run stopped waiting at a signal; `left_running` were not converted.
+void print_stopped_waiting(int signo, const std::vector<std::string>& left_running);
+
+}  // namespace profiling::cli
+
+#endif  // PROFIL_TOOLS_RUN_PRINT_H
