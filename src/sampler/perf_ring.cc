@@ -1,10 +1,12 @@
-// The perf clock through the kernel's ring buffer (perf_ring.h).
+// The perf clock through the kernel's ring buffer (perf_ring.h), on the
+// perf layer (src/perf/): the events as values (perf::EventSpec), the rings
+// walked and their records parsed by perf/ring.h and perf/records.h.
 //
 // ASYNC-SIGNAL-SAFE: PerfRingEngine::drain, on_drain_timer, open_if_deferred,
 // overflowed, descriptor_of, gap_cause, account_process and what they call
 // (deliver, deliver_stack, slot_of_tid, perf_fd_still_open, open_rings:
 // perf_event_open, mmap, ioctl, fcntl, getdents64, close; timer_settime,
-// clock_gettime, atomics);
+// clock_gettime, atomics; the perf layer's walk and parsers);
 // errno is the handler's to keep (it saves it).
 // Nothing there allocates, locks (a ring's try-lock only) or prints.
 // Everything else runs under the control lock.
@@ -32,6 +34,9 @@
 
 #include "base/errno_saver.h"
 #include "base/settings.h"
+#include "perf/event.h"
+#include "perf/records.h"
+#include "perf/ring.h"
 #include "sampler/sinks.h"
 #include "sampler/thread_clocks.h"
 #include "unwind/memory.h"
@@ -72,10 +77,9 @@ constexpr uint32_t kMaxStackBytes = 32768;
 constexpr uint32_t kMinStackBytes = 2048;
 constexpr unsigned kDefaultStackDataPages = 128;
 constexpr unsigned kStackRecordsPerRing = 32;
-// The registers the unwinder starts from (asm/perf_regs.h); the kernel
-// writes them in the order of their bits: bp, sp, ip.
-constexpr uint64_t kStackRegisters =
-    (uint64_t{1} << PERF_REG_X86_BP) | (uint64_t{1} << PERF_REG_X86_SP) | (uint64_t{1} << PERF_REG_X86_IP);
+// The registers the records carry are the ones the unwinder starts from.
+static_assert(perf::kUnwindRegisters ==
+              ((uint64_t{1} << PERF_REG_X86_BP) | (uint64_t{1} << PERF_REG_X86_SP) | (uint64_t{1} << PERF_REG_X86_IP)));
 
 struct Ring {
   std::atomic<perf_event_mmap_page*> page{nullptr};
@@ -91,16 +95,9 @@ struct Ring {
   unsigned char* scratch = nullptr;
 };
 
-// One sample as the kernel writes it for PERF_SAMPLE_IP | PERF_SAMPLE_TID
-// | PERF_SAMPLE_READ (value: the task-clock of this thread on this CPU).
-struct SampleRecord {
-  perf_event_header header;
-  uint64_t ip;
-  uint32_t pid, tid;
-  uint64_t value;  // absent without PERF_SAMPLE_READ (before Linux 6.12)
-};
-constexpr size_t kSampleWithoutRead = 24;
-static_assert(sizeof(SampleRecord) == 32);
+// A sample as the events write it (sampling_spec): header, ip, pid/tid,
+// and with PERF_SAMPLE_READ the task-clock of the thread on that CPU.
+constexpr size_t kSampleBytes = 32, kSampleBytesWithoutRead = 24;
 
 // The weight of a sample: the thread's task-clock on that CPU since its
 // previous sample there, in periods, the remainder carried. A period that
@@ -113,13 +110,8 @@ struct CpuShare {
   uint64_t last;
   int64_t remainder;
 };
-// PERF_RECORD_LOST with sample_id_all: the thread whose samples were lost.
-struct LostRecord {
-  perf_event_header header;
-  uint64_t id;
-  uint64_t lost;
-  uint32_t pid, tid;
-};
+// PERF_RECORD_LOST with sample_id_all: header, id, lost, pid/tid.
+constexpr size_t kLostBytes = 32;
 
 constinit Ring g_rings[kMaxRings];
 constinit std::atomic<unsigned> g_ring_count{0};
@@ -234,61 +226,40 @@ uint32_t stack_bytes_for(size_t data_size, uint64_t period_ns) {
 // The largest sample record: header, ip, pid/tid, value, abi, three
 // registers, size, the stack, dyn_size.
 size_t max_sample_bytes() {
-  return g_stack_bytes == 0 ? sizeof(SampleRecord) : sizeof(SampleRecord) + 8 + 3 * 8 + 8 + g_stack_bytes + 8;
+  return g_stack_bytes == 0 ? kSampleBytes : kSampleBytes + 8 + 3 * 8 + 8 + g_stack_bytes + 8;
 }
 
-long open_event(pid_t tid, int cpu, uint64_t period_ns, bool sample_read) {
-  perf_event_attr attr{};
-  attr.size = sizeof attr;
-  attr.type = PERF_TYPE_SOFTWARE;
-  attr.config = PERF_COUNT_SW_TASK_CLOCK;
-  attr.sample_period = period_ns;
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | (sample_read ? PERF_SAMPLE_READ : 0);
-  if (g_stack_bytes != 0) {
+// The sampling events, as values: task-clock every period_ns of a thread's
+// CPU time, IP and TID (and with sample_read the thread's task-clock on
+// that CPU, PERF_SAMPLE_READ), with stack_bytes the registers and the top
+// of the stack the unwinder needs; inherited by the threads created later
+// (not a fork child, nor an exec'd image); no reader is ever woken.
+perf::EventSpec sampling_spec(uint64_t period_ns, bool sample_read, uint32_t stack_bytes) {
+  perf::EventSpec spec;
+  spec.period_ns = period_ns;
+  spec.sample_type = sample_read ? PERF_SAMPLE_READ : 0;
+  if (stack_bytes != 0) {
     // What the unwinder needs, taken by the kernel at the sample: the
     // thread's registers and the top of its stack, unwound at the drain.
-    attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    attr.sample_regs_user = kStackRegisters;
-    attr.sample_stack_user = g_stack_bytes;
+    spec.regs_user = perf::kUnwindRegisters;
+    spec.stack_bytes = stack_bytes;
   }
-  attr.sample_id_all = 1;   // PERF_RECORD_LOST names the thread
-  attr.exclude_kernel = 1;  // what perf_event_paranoid 2 allows unprivileged
-  attr.exclude_hv = 1;
-  attr.inherit = 1;         // threads created later carry the event
-  attr.inherit_thread = 1;  // ...but not a fork child, which opens its own
-  attr.remove_on_exec = 1;  // nor the image an exec starts
-  attr.watermark = 1;       // no reader waits: never wake one
-  attr.wakeup_watermark = 0xffffffff;
-  return ::syscall(SYS_perf_event_open, &attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  spec.inherit = true;         // threads created later carry the event
+  spec.inherit_thread = true;  // ...but not a fork child, which opens its own
+  spec.remove_on_exec = true;  // nor the image an exec starts
+  spec.wakeup_bytes = 0;       // no reader waits: never wake one
+  return spec;
 }
 
-// The online CPUs, from /sys (sched_getaffinity would miss the CPUs a
-// thread may later be moved to).
-unsigned online_cpus(int* cpus, unsigned max) {
-  unsigned n = 0;
-  int fd = ::open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
-  char text[512] = {};
-  ssize_t got = fd >= 0 ? ::read(fd, text, sizeof text - 1) : -1;
-  if (fd >= 0) ::close(fd);
-  if (got <= 0) {
-    const long conf = ::sysconf(_SC_NPROCESSORS_ONLN);
-    for (long c = 0; c < conf && n < max; ++c) cpus[n++] = static_cast<int>(c);
-    return n;
-  }
-  // "0-3,6,8-9"
-  const char* p = text;
-  while (*p >= '0' && *p <= '9') {
-    char* end = nullptr;
-    long first = std::strtol(p, &end, 10), last = first;
-    p = end;
-    if (*p == '-') {
-      last = std::strtol(p + 1, &end, 10);
-      p = end;
-    }
-    for (long c = first; c <= last && n < max; ++c) cpus[n++] = static_cast<int>(c);
-    if (*p == ',') ++p;
-  }
-  return n;
+// ASYNC-SIGNAL-SAFE. How the records of the events open now are laid out.
+perf::RecordFormat record_format() {
+  return perf::RecordFormat::of(sampling_spec(g_period_ns, g_sample_read, g_stack_bytes).attr());
+}
+
+// ASYNC-SIGNAL-SAFE. A sampling event of thread tid on cpu: its
+// descriptor, or -errno.
+long open_event(pid_t tid, int cpu, uint64_t period_ns, bool sample_read) {
+  return perf::open_event(sampling_spec(period_ns, sample_read, g_stack_bytes).attr(), tid, cpu);
 }
 
 std::string describe_mmap_refusal(int error, size_t bytes) {
@@ -371,7 +342,7 @@ void open_trigger(ThreadClock& c) {
   attr.exclude_kernel = 1;
   attr.exclude_hv = 1;
   attr.remove_on_exec = 1;
-  const long opened = ::syscall(SYS_perf_event_open, &attr, c.tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+  const long opened = perf::open_event(attr, c.tid, -1);
   if (opened < 0) return;
   int fd = static_cast<int>(opened);
   rlimit files{};
@@ -437,19 +408,31 @@ void disarm_deferred_timer() {
   ::timer_settime(g_drain_timer, 0, &off, nullptr);
 }
 
-// ASYNC-SIGNAL-SAFE. The weight of a sample of the thread in slot, read
-// from ring (CpuShare).
-uint32_t share_weight(int slot, unsigned ring, uint64_t value) {
-  if (g_shares == nullptr) return 1;
-  CpuShare& share = g_shares[static_cast<size_t>(slot) * g_share_stride + ring];
+// ASYNC-SIGNAL-SAFE. The weight of a sample whose counter reads value, from
+// the thread's share of that ring (updated): periods, nearest, remainder
+// carried; a value below the last starts the share again (a new thread in
+// the slot).
+uint32_t share_weight(CpuShare& share, uint64_t value, uint64_t period_ns) {
   if (value < share.last) share = CpuShare{0, 0};  // a new thread in the slot
-  const int64_t period = static_cast<int64_t>(g_period_ns);
+  const int64_t period = static_cast<int64_t>(period_ns);
   const int64_t elapsed = static_cast<int64_t>(value - share.last) + share.remainder;
   int64_t periods = (elapsed + period / 2) / period;
   if (periods < 0) periods = 0;
   share.remainder = elapsed - periods * period;
   share.last = value;
   return static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods);
+}
+
+// ASYNC-SIGNAL-SAFE. A sample after a loss weighs the time of the samples
+// lost too (the counter ran on): that time is not this PC's. Takes what it
+// can of *pending_lost from *weight, leaving it at least 1; returns the
+// periods taken (the thread's lost periods, "ring buffer full").
+uint32_t take_lost(uint64_t* pending_lost, uint32_t* weight) {
+  if (*pending_lost == 0 || *weight <= 1) return 0;
+  const uint32_t taken = static_cast<uint32_t>(*pending_lost < *weight - 1 ? *pending_lost : *weight - 1);
+  *weight -= taken;
+  *pending_lost -= taken;
+  return taken;
 }
 
 // ASYNC-SIGNAL-SAFE. Where the unwinder reads when it walks a record's copy
@@ -528,128 +511,92 @@ void make_stack_copyable(uint64_t from, uint64_t to) {
   if (to > first) ::madvise(reinterpret_cast<void*>(first), to - first, MADV_POPULATE_READ);
 }
 
-// ASYNC-SIGNAL-SAFE. The stack part of a sample record that starts at rec
-// (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER after the fields of
-// SampleRecord), unwound into the stack table. A sample whose registers
-// the kernel could not take (abi 0) or with no stack copied adds nothing:
-// its flat sample stands alone, as with a failed live unwind.
-void deliver_record_stack(const unsigned char* rec, size_t size, uint32_t weight) {
+// ASYNC-SIGNAL-SAFE. A sample's registers and stack copy (PERF_SAMPLE_REGS_USER,
+// PERF_SAMPLE_STACK_USER), unwound into the stack table. A sample whose
+// registers the kernel could not take (abi 0) or with no stack copied adds
+// nothing: its flat sample stands alone, as with a failed live unwind.
+void deliver_record_stack(const perf::Sample& sample, uint32_t weight) {
   unwind::StackTable* stacks = g_stack_table.load(std::memory_order_acquire);
   if (stacks == nullptr) return;
-  size_t at = g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead;
-  uint64_t abi = 0;
-  if (at + 8 > size) return;
-  std::memcpy(&abi, rec + at, 8);
-  at += 8;
-  if (abi == PERF_SAMPLE_REGS_ABI_NONE) return;
-  uint64_t regs[3];  // bp, sp, ip
-  uint64_t copied = 0;
-  if (at + sizeof regs + 8 > size) return;
-  std::memcpy(regs, rec + at, sizeof regs);
-  at += sizeof regs;
-  uint64_t stack_size = 0;
-  std::memcpy(&stack_size, rec + at, 8);
-  at += 8;
-  if (stack_size == 0 || stack_size > size || at + stack_size + 8 > size) return;
-  std::memcpy(&copied, rec + at + stack_size, 8);
-  if (copied > stack_size) copied = stack_size;
-  const RecordMemory memory(regs[1], rec + at, static_cast<size_t>(copied), g_code_table.load(std::memory_order_acquire));
+  if (sample.regs_abi == PERF_SAMPLE_REGS_ABI_NONE || sample.reg_count < 3 || sample.stack_size == 0) return;
+  const uint64_t sp = sample.regs[perf::kUnwindRegisterSp];
+  const RecordMemory memory(sp, sample.stack, static_cast<size_t>(sample.stack_copied),
+                            g_code_table.load(std::memory_order_acquire));
   unwind::Registers start;
-  start.pc = regs[2];
-  start.sp = regs[1];
-  start.fp = regs[0];
+  start.pc = sample.regs[perf::kUnwindRegisterIp];
+  start.sp = sp;
+  start.fp = sample.regs[perf::kUnwindRegisterBp];
   // A walk that ran off the end of a copy the kernel cut short (not one
   // that reached the stack's end: that walk completed).
-  if (deliver_unwound_stack(stacks, memory, start, weight).truncated && copied < stack_size)
-    make_stack_copyable(regs[1] + copied, regs[1] + stack_size);
+  if (deliver_unwound_stack(stacks, memory, start, weight).truncated && sample.stack_copied < sample.stack_size)
+    make_stack_copyable(sp + sample.stack_copied, sp + sample.stack_size);
 }
 
-// ASYNC-SIGNAL-SAFE. Reads every record of one ring; returns the ticks
-// delivered.
+// ASYNC-SIGNAL-SAFE. One sample of ring ring_index into the sinks; returns the ticks delivered.
+uint32_t deliver_sample(Ring& ring, unsigned ring_index, const perf::Sample& sample, CpuBound* bounds,
+                        unsigned* bounded) {
+  const int slot = slot_of_tid(static_cast<pid_t>(sample.who.tid));
+  // A thread of ours (the thread finder of a static program) inherits the
+  // events too: its samples are not the program's.
+  if (slot >= 0 && slot_is_ignored(slot)) return 0;
+  uint32_t weight =
+      slot >= 0 && g_sample_read && g_shares != nullptr
+          ? share_weight(g_shares[static_cast<size_t>(slot) * g_share_stride + ring_index], sample.read_value,
+                         g_period_ns)
+          : 1;
+  // The time of the samples lost goes to the thread's lost periods (shown
+  // as "ring buffer full").
+  if (const uint32_t taken = take_lost(&ring.pending_lost, &weight); taken != 0 && slot >= 0)
+    count_ring_lost_slot(slot, taken);
+  if (slot >= 0 && g_sample_read && weight != 0) weight = within_thread_cpu(slot, weight, bounds, bounded);
+  if (slot >= 0) count_ring_sample(slot, sample.ip, weight);
+  if (weight == 0) return 0;
+  deliver(sample.ip, weight);
+  if (g_stack_bytes != 0) deliver_record_stack(sample, weight);
+  return weight;
+}
+
+// ASYNC-SIGNAL-SAFE. A LOST record: with the counter in each record, the next samples carry
+// the lost time (deliver_sample); without it, the lost periods are the
+// thread's that the record names (the one running when it was written).
+void note_lost(Ring& ring, const perf::Lost& lost) {
+  if (g_sample_read && g_shares != nullptr)
+    ring.pending_lost += lost.lost;
+  else
+    count_ring_lost(static_cast<pid_t>(lost.who.tid), lost.lost);
+}
+
+// ASYNC-SIGNAL-SAFE. Reads every record of one ring; returns the ticks delivered.
 uint32_t drain_ring(Ring& ring, perf_event_mmap_page* page, unsigned ring_index) {
-  const size_t data_size = ring.data_size;
-  const unsigned char* data = reinterpret_cast<const unsigned char*>(page) + page->data_offset;
-  // perf_event_open(2): read data_head, then a read barrier before the data.
-  const uint64_t head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
-  uint64_t tail = page->data_tail;
-  uint32_t delivered = 0;
-  if (head - tail + max_sample_bytes() + sizeof(LostRecord) > data_size)
-    g_overflowed.store(true, std::memory_order_relaxed);
+  perf::RingReader reader(page, kPage + ring.data_size);
+  const perf::RecordFormat format = record_format();
+  // A record that wraps around the end of the buffer is made whole in the
+  // ring's scratch (with stacks), else here (the kernel does not reuse its
+  // space until data_tail moves past it).
   alignas(8) unsigned char small[64];
+  unsigned char* scratch = ring.scratch != nullptr ? ring.scratch : small;
+  const size_t scratch_bytes = ring.scratch != nullptr ? g_scratch_bytes : sizeof small;
   CpuBound bounds[8];
   unsigned bounded = 0;
-  while (tail < head) {
-    perf_event_header header;
-    std::memcpy(&header, data + (tail % data_size), sizeof header);  // 8-aligned: never split
-    if (header.size < sizeof header || header.size > data_size) {
-      tail = head;  // never seen; do not spin on a broken ring
-      break;
+  uint32_t delivered = 0;
+  // perf_event_open(2): data_head, then a read barrier before the data.
+  const uint64_t head = reader.head();
+  uint64_t tail = reader.tail();
+  if (head - tail + max_sample_bytes() + kLostBytes > ring.data_size)
+    g_overflowed.store(true, std::memory_order_relaxed);
+  const auto visit = [&](const perf::Record& record) {
+    if (record.header.type == PERF_RECORD_SAMPLE) {
+      perf::Sample sample;
+      if (perf::parse_sample(format, record, &sample))
+        delivered += deliver_sample(ring, ring_index, sample, bounds, &bounded);
+    } else if (record.header.type == PERF_RECORD_LOST) {
+      perf::Lost lost;
+      if (perf::parse_lost(format, record, &lost)) note_lost(ring, lost);
     }
-    const bool sample = header.type == PERF_RECORD_SAMPLE;
-    if (!sample && header.type != PERF_RECORD_LOST) {
-      tail += header.size;
-      continue;
-    }
-    // The record in one piece: in place, unless it wraps around the end of
-    // the buffer (then copied; the kernel does not reuse its space until
-    // data_tail moves past it, below).
-    const size_t at = tail % data_size;
-    const unsigned char* rec = data + at;
-    if (header.size > data_size - at) {
-      unsigned char* whole = header.size <= sizeof small ? small
-                             : header.size <= g_scratch_bytes && ring.scratch != nullptr ? ring.scratch
-                                                                                         : nullptr;
-      if (whole == nullptr) {
-        tail += header.size;
-        continue;
-      }
-      const size_t first = data_size - at;
-      std::memcpy(whole, data + at, first);
-      std::memcpy(whole + first, data, header.size - first);
-      rec = whole;
-    }
-    if (sample && header.size >= (g_sample_read ? sizeof(SampleRecord) : kSampleWithoutRead)) {
-      SampleRecord r{};
-      std::memcpy(&r, rec, g_sample_read ? sizeof r : kSampleWithoutRead);
-      const int slot = slot_of_tid(static_cast<pid_t>(r.tid));
-      // A thread of ours (the thread finder of a static program) inherits
-      // the events too: its samples are not the program's.
-      if (slot >= 0 && slot_is_ignored(slot)) {
-        tail += header.size;
-        continue;
-      }
-      uint32_t weight = slot >= 0 && g_sample_read && g_shares != nullptr ? share_weight(slot, ring_index, r.value) : 1;
-      // A sample after a loss weighs the time of the samples lost too
-      // (the counter ran on): that time is not this PC's. It goes to the
-      // thread's lost periods (shown as "ring buffer full").
-      if (uint64_t& pending = ring.pending_lost; pending != 0 && weight > 1) {
-        const uint32_t taken = static_cast<uint32_t>(pending < weight - 1 ? pending : weight - 1);
-        weight -= taken;
-        pending -= taken;
-        if (slot >= 0) count_ring_lost_slot(slot, taken);
-      }
-      if (slot >= 0 && g_sample_read && weight != 0) weight = within_thread_cpu(slot, weight, bounds, &bounded);
-      if (slot >= 0) count_ring_sample(slot, r.ip, weight);
-      if (weight != 0) {
-        deliver(r.ip, weight);
-        if (g_stack_bytes != 0) deliver_record_stack(rec, header.size, weight);
-        delivered += weight;
-      }
-    } else if (!sample && header.size >= sizeof(LostRecord)) {
-      LostRecord r;
-      std::memcpy(&r, rec, sizeof r);
-      // With the counter in each record, the next samples carry the lost
-      // time (above); without it, the lost periods are the thread's that
-      // the record names (the one running when it was written).
-      if (g_sample_read && g_shares != nullptr)
-        ring.pending_lost += r.lost;
-      else
-        count_ring_lost(static_cast<pid_t>(r.tid), r.lost);
-    }
-    tail += header.size;
-  }
+  };
+  perf::walk_records(reader.data(), reader.data_size(), head, &tail, scratch, scratch_bytes, visit);
   // Records read before the kernel may reuse their space (release).
-  __atomic_store_n(&page->data_tail, tail, __ATOMIC_RELEASE);
+  reader.consume_to(tail);
   return delivered;
 }
 
@@ -800,14 +747,14 @@ int open_rings(uint64_t period_ns, unsigned data_pages, OpenFailure* failure) {
     int owner = -1;
     for (unsigned t = 0; t < ntids; ++t) {
       long fd = open_event(tids[t], g_cpus[k], period_ns, g_sample_read);
-      if (fd < 0 && errno == EINVAL && g_sample_read && rings == 0 && owner < 0) {
+      if (fd == -EINVAL && g_sample_read && rings == 0 && owner < 0) {
         g_sample_read = false;
         fd = open_event(tids[t], g_cpus[k], period_ns, false);
       }
       if (fd < 0) {
-        if (errno == ENODEV) break;  // the CPU went offline meanwhile
-        if (errno == ESRCH) continue;  // the thread ended meanwhile
-        error = errno;
+        if (fd == -ENODEV) break;  // the CPU went offline meanwhile
+        if (fd == -ESRCH) continue;  // the thread ended meanwhile
+        error = static_cast<int>(-fd);
         *failure = OpenFailure{OpenStep::open_event, error, 0};
         break;
       }
@@ -854,8 +801,8 @@ int open_rings(uint64_t period_ns, unsigned data_pages, OpenFailure* failure) {
   // at most one record per period of that CPU's time), half the ring's
   // records of it.
   const uint64_t records = data_size / (g_stack_bytes != 0 ? max_sample_bytes()
-                                        : g_sample_read  ? sizeof(SampleRecord)
-                                                         : kSampleWithoutRead);
+                                        : g_sample_read  ? kSampleBytes
+                                                         : kSampleBytesWithoutRead);
   uint64_t every = period_ns * (records / 2);
   if (every < 10'000'000) every = 10'000'000;
   g_drain_every_ns = every;
@@ -902,7 +849,12 @@ int open_rings_as_large_as_allowed(uint64_t period_ns, OpenFailure* failure) {
 // per-thread shares, the scratch space, the drain timer.
 int prepare_process(uint64_t period_ns, std::string* why) {
   g_period_ns = period_ns;
-  g_ncpu = online_cpus(g_cpus, kMaxRings);
+  g_ncpu = perf::online_cpus(g_cpus, kMaxRings);
+  if (g_ncpu == 0) {
+    // No /sys to read: the CPUs online now, by count.
+    const long conf = ::sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < conf && g_ncpu < kMaxRings; ++c) g_cpus[g_ncpu++] = static_cast<int>(c);
+  }
   if (g_ncpu > 0) {
     g_share_stride = g_ncpu;
     g_shares_bytes = sizeof(CpuShare) * internal::kMaxThreads * g_ncpu;
@@ -1023,9 +975,9 @@ int PerfRingEngine::start(uint64_t period_ns, std::string* why) {
     // falls back at start, with its reason, as without deferring; only
     // locked memory is left to refuse the opening later.
     long probe = open_event(tids[0], g_ncpu > 0 ? g_cpus[0] : 0, period_ns, true);
-    if (probe < 0 && errno == EINVAL) probe = open_event(tids[0], g_ncpu > 0 ? g_cpus[0] : 0, period_ns, false);
+    if (probe == -EINVAL) probe = open_event(tids[0], g_ncpu > 0 ? g_cpus[0] : 0, period_ns, false);
     if (probe < 0) {
-      const int error = errno;
+      const int error = static_cast<int>(-probe);
       *why = describe_failure(OpenFailure{OpenStep::open_event, error, 0});
       release_process();
       return error;
