@@ -78,12 +78,13 @@ int run_command(RunOptions options) {
   if (options.stacks < 0) options.stacks = base::flag_from_environment("PROFIL_STACKS", std::getenv("PROFIL_STACKS"), true);
   if (base::parse_clock(options.clock.c_str()) < 0)
     return usage_error("--clock", "'" + options.clock + "' is not one of " + base::kClockNameList);
-  const ConvertOptions convert{.symbolize = options.symbolize, .gmon = options.gmon};
 
   if (options.convert_only) {
     std::vector<fs::path> dumps(options.command.begin(), options.command.end());
     if (dumps.empty()) return usage_error("--convert", "no .profraw files given");
-    const Conversion c = convert_dumps(dumps, "", convert, ".", false);
+    const Conversion c = convert_dumps(
+        dumps, "", {.symbolize = options.symbolize, .gmon = options.gmon, .share = false, .dir = "."});
+    print_losses(c);
     print_conversion(c, ".", true, options.clock);
     return c.losses.empty() ? 0 : 1;
   }
@@ -127,7 +128,10 @@ int run_command(RunOptions options) {
   }
 
   const RunFiles files = list_run_files(dir, run_token(run_id));
-  Conversion c = convert_dumps(files.dumps, run_id, convert, dir, true, files.records);
+  Conversion c = convert_dumps(
+      files.dumps, run_id, {.symbolize = options.symbolize, .gmon = options.gmon, .share = true, .dir = dir},
+      files.records);
+  print_losses(c);
   for (ProcessSummary& p : c.processes) {
     auto it = outcome.reaped.find(static_cast<pid_t>(p.pid));
     if (it != outcome.reaped.end()) p.reaped_status = it->second.status;
@@ -147,12 +151,7 @@ int run_command(RunOptions options) {
   print_conversion(c, dir, options.verbose, options.clock, diagnosis.unwritten());
   print_not_entered(files.records);
   if (options.stacks != 0) print_cut_stacks(c, options.hz);
-  for (const RunNote& note : diagnosis.notes) {
-    if (note.loss)
-      lose(&c, note.what, note.why);
-    else
-      fail(note.what, note.why);
-  }
+  print_notes(diagnosis.notes, &c);
   print_nothing_written(c, dir, options.hz, diagnosis.killed, diagnosis.unrecorded, unfinished);
 
   if (outcome.stopped_by != 0) {

@@ -5,15 +5,11 @@
 #include <algorithm>
 #include <cstring>
 
-#include "command.h"
-#include "common.h"
 #include "format/file_io.h"
-#include "format/format_error.h"
 #include "format/gmon.h"
 #include "format/pprof.h"
 #include "report/input.h"
 #include "report/symbolizer.h"
-#include "run_dumps.h"
 
 namespace profiling::cli {
 namespace {
@@ -82,10 +78,9 @@ class Converter {
 
 // "<progname> (pid N)", progname as in the file names (argv[0]'s, which
 // for a link like sh -> dash is the name the program was called by).
-ProcessSummary summarize(const fs::path& raw, const format::ProfrawData& data) {
+ProcessSummary summarize(const std::string& stem, const format::ProfrawData& data) {
   ProcessSummary p;
   p.pid = data.profile.pid;
-  const std::string stem = raw.stem().string();
   const std::string pid = "." + std::to_string(data.profile.pid);
   size_t at = stem.rfind(pid);
   std::string name = at != std::string::npos && at > 0 ? stem.substr(0, at)
@@ -117,138 +112,134 @@ ProcessSummary summarize(const fs::path& raw, const format::ProfrawData& data) {
   return p;
 }
 
+// A profile kept for the shared file until every profile is in.
+struct Small {
+  size_t index;  // in Conversion::processes
+  std::string raw_path, stem;
+  format::Profile profile;
+};
+
 }  // namespace
 
-void lose(Conversion* c, const std::string& what, const std::string& why) {
-  fail(what, why);
-  c->losses.push_back(what);
-}
+struct ProfileSinks::State {
+  explicit State(ConvertOptions o) : options(std::move(o)), converter(options.symbolize) {}
 
-Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id, const ConvertOptions& options,
-                         const fs::path& dir, bool share,
-                         const std::vector<format::profraw::LedgerRecord>& records) {
-  Converter converter(options.symbolize);
+  ConvertOptions options;
+  Converter converter;
   Conversion c;
-  struct Pending {
-    size_t index;  // in c.processes
-    fs::path raw;
-    format::Profile profile;
-  };
-  std::vector<Pending> small;
+  std::vector<Small> small;
 
-  // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process.
-  auto write_own = [&](ProcessSummary& p, const fs::path& raw, const format::Profile& profile) {
-    const std::string stem = dump_stem(raw.filename().string());
-    const fs::path pprof_path = raw.parent_path() / (stem + ".pb.gz");
+  // A profile whose files could not be written: said of its dump, which
+  // is kept, or of the file a profile made in memory was to be.
+  void lose_files(const std::string& raw_path, const std::string& stem, const std::string& why) {
+    if (raw_path.empty())
+      c.losses.push_back({(options.dir / (stem + ".pb.gz")).string(), why});
+    else
+      c.losses.push_back({raw_path, why + "; the dump is kept"});
+  }
+
+  // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process, beside
+  // its dump; the dump removed.
+  void write_own(ProcessSummary& p, const std::string& raw_path, const std::string& stem,
+                 const format::Profile& profile) {
+    const fs::path dir = raw_path.empty() ? options.dir : fs::path(raw_path).parent_path();
+    const fs::path pprof_path = dir / (stem + ".pb.gz");
     converter.write_pprof(pprof_path, profile);
     p.files.push_back(pprof_path.string());
     c.files.push_back(pprof_path.string());
-    const fs::path gmon_path = raw.parent_path() / ("gmon." + stem + ".out");
+    const fs::path gmon_path = dir / ("gmon." + stem + ".out");
     if (options.gmon && converter.write_gmon(gmon_path, profile, p.hz)) {
       p.files.push_back(gmon_path.string());
       c.files.push_back(gmon_path.string());
     }
-    fs::remove(raw);
-  };
+    if (!raw_path.empty()) fs::remove(raw_path);
+  }
+};
 
-  for (const fs::path& raw : dumps) {
-    try {
-      std::string bytes, problem;  // the problem without the path: fail() below names it
-      // A run's own dumps are opened without following a link (--convert
-      // reads what the user names).
-      if (!format::try_read_file(raw.string(), &bytes, &problem, format::kMaxInputSize, run_id.empty()))
-        throw format::FormatError(problem);
-      if (!run_id.empty()) {
-        // Only this run's dumps; another run's (or a foreign file) stay.
-        format::profraw::Header header;
-        try {
-          header = format::read_profraw_header(bytes);
-        } catch (const format::FormatError&) {
-          continue;
-        }
-        if (std::string(header.run_id, strnlen(header.run_id, sizeof header.run_id)) != run_id) continue;
-      }
-      format::ProfrawData data = format::read_profraw(bytes);
-      c.processes.push_back(summarize(raw, data));
-      ProcessSummary& p = c.processes.back();
-      c.dumped[p.pid] = c.dumped[p.pid] || data.end_reason != format::profraw::EndReason::exec;
-      c.images.insert({data.profile.pid, data.profile.time_nanos});
-      if (p.empty()) {
-        // A process that never ran a sampling period (a shell that exec'd
-        // at once): nothing to show.
-        fs::remove(raw);
-        continue;
-      }
-      format::add_unsampled_rows(data, &data.profile);
-      p.unsampled_counts = data.profile.total_count() - p.samples;
-      converter.add_build_ids(&data.profile);
-      if (share && p.cpu_ns() < kOwnFileCpuNs)
-        small.push_back({c.processes.size() - 1, raw, std::move(data.profile)});
-      else
-        write_own(p, raw, data.profile);
-    } catch (const std::exception& e) {
-      lose(&c, raw.string(), std::string(e.what()) + "; the dump is kept");
+ProfileSinks::ProfileSinks(ConvertOptions options) : state_(std::make_unique<State>(std::move(options))) {}
+
+ProfileSinks::~ProfileSinks() = default;
+
+void ProfileSinks::lose(const std::string& what, const std::string& why) { state_->c.losses.push_back({what, why}); }
+
+void ProfileSinks::add(ProcessProfile profile) {
+  State& s = *state_;
+  format::ProfrawData& data = profile.data;
+  s.c.processes.push_back(summarize(profile.stem, data));
+  const size_t index = s.c.processes.size() - 1;
+  ProcessSummary& p = s.c.processes.back();
+  s.c.dumped[p.pid] = s.c.dumped[p.pid] || data.end_reason != format::profraw::EndReason::exec;
+  s.c.images.insert({data.profile.pid, data.profile.time_nanos});
+  try {
+    if (p.empty()) {
+      // A process that never ran a sampling period (a shell that exec'd
+      // at once): nothing to show.
+      if (!profile.raw_path.empty()) fs::remove(profile.raw_path);
+      return;
     }
+    format::add_unsampled_rows(data, &data.profile);
+    p.unsampled_counts = data.profile.total_count() - p.samples;
+    s.converter.add_build_ids(&data.profile);
+    if (s.options.share && p.cpu_ns() < kOwnFileCpuNs)
+      s.small.push_back({index, profile.raw_path, profile.stem, std::move(data.profile)});
+    else
+      s.write_own(p, profile.raw_path, profile.stem, data.profile);
+  } catch (const std::exception& e) {
+    s.lose_files(profile.raw_path, profile.stem, e.what());
   }
+}
 
-  // The images that ended without a sample: the last end record of each
-  // (an image whose exec failed recorded its end again later).
-  std::map<std::pair<int64_t, int64_t>, const format::profraw::LedgerRecord*> ended;
-  for (const format::profraw::LedgerRecord& record : records)
-    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::end))
-      ended[{record.pid, record.start_ns}] = &record;
-  for (const auto& [image, record] : ended) {
-    if (!c.images.insert(image).second) continue;  // it has a dump after all
-    ProcessSummary p;
-    p.pid = record->pid;
-    p.label = program_of(*record) + " (pid " + std::to_string(record->pid) + ")";
-    p.hz = record->hz;
-    p.period_ns = record->hz ? 1'000'000'000ull / record->hz : 0;
-    p.clock = format::describe_clock(record->clock);
-    p.start_clock = format::describe_clock(record->start_clock);
-    p.end_reason = static_cast<format::profraw::EndReason>(record->end_reason);
-    p.signal = record->signal;
-    c.dumped[p.pid] = c.dumped[p.pid] || p.end_reason != format::profraw::EndReason::exec;
-    c.processes.push_back(std::move(p));
-  }
-
+Conversion ProfileSinks::finish() {
+  State& s = *state_;
   // The small processes share one file when there are several (of one
   // sampling period: only those can be summed).
   std::vector<report::LoadedProfile> shared;
-  std::vector<const Pending*> shared_pending;
-  for (const Pending& pending : small) {
-    ProcessSummary& p = c.processes[pending.index];
-    if (small.size() > 1 && pending.profile.period_ns == small.front().profile.period_ns) {
-      shared.push_back({pending.raw.string(), report::InputKind::profraw, pending.profile});
-      shared_pending.push_back(&pending);
+  std::vector<const Small*> shared_small;
+  for (const Small& small : s.small) {
+    ProcessSummary& p = s.c.processes[small.index];
+    if (s.small.size() > 1 && small.profile.period_ns == s.small.front().profile.period_ns) {
+      shared.push_back({small.raw_path.empty() ? small.stem : small.raw_path, report::InputKind::profraw,
+                        small.profile});
+      shared_small.push_back(&small);
       continue;
     }
     try {
-      write_own(p, pending.raw, pending.profile);
+      s.write_own(p, small.raw_path, small.stem, small.profile);
     } catch (const std::exception& e) {
-      lose(&c, pending.raw.string(), std::string(e.what()) + "; the dump is kept");
+      s.lose_files(small.raw_path, small.stem, e.what());
     }
   }
   if (!shared.empty()) {
-    const fs::path path = dir / ("small." + std::to_string(::getpid()) + ".pb.gz");
+    const fs::path path = s.options.dir / ("small." + std::to_string(::getpid()) + ".pb.gz");
     try {
       format::Profile merged = report::merge_profiles(shared);
       merged.program.clear();  // several programs
-      converter.write_pprof(path, merged);
-      c.files.push_back(path.string());
-      c.shared_file = path.string();
-      c.shared_processes = shared.size();
-      for (const Pending* pending : shared_pending) {
-        c.processes[pending->index].files.push_back(path.string());
-        fs::remove(pending->raw);
+      s.converter.write_pprof(path, merged);
+      s.c.files.push_back(path.string());
+      s.c.shared_file = path.string();
+      s.c.shared_processes = shared.size();
+      for (const Small* small : shared_small) {
+        s.c.processes[small->index].files.push_back(path.string());
+        if (!small->raw_path.empty()) fs::remove(small->raw_path);
       }
     } catch (const std::exception& e) {
-      lose(&c, path.string(), std::string(e.what()) + "; the dumps of " + std::to_string(shared.size()) +
-                                  " processes are kept");
+      const bool from_dumps = std::none_of(shared_small.begin(), shared_small.end(),
+                                           [](const Small* small) { return small->raw_path.empty(); });
+      s.c.losses.push_back({path.string(), std::string(e.what()) + (from_dumps ? "; the dumps of " +
+                                                                          std::to_string(shared.size()) +
+                                                                          " processes are kept"
+                                                                    : "")});
     }
   }
-  print_warnings(converter.warnings());
-  return c;
+  s.small.clear();
+  s.c.warnings = s.converter.warnings();
+  return std::move(s.c);
+}
+
+Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options) {
+  ProfileSinks sinks(options);
+  for (ProcessProfile& profile : profiles) sinks.add(std::move(profile));
+  return sinks.finish();
 }
 
 }  // namespace profiling::cli

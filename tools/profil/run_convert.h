@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <utility>
@@ -54,36 +55,77 @@ struct ProcessSummary {
   double cpu_seconds() const { return static_cast<double>(samples) * static_cast<double>(period_ns) * 1e-9; }
 };
 
+// One problem with a profile that should exist and does not: "profil:
+// <what>: <why>"; the run then exits 1 if the program exited 0 (docs/run.md,
+// "Errors").
+struct Loss {
+  std::string what, why;
+};
+
 // What the conversion of a run found and wrote.
 struct Conversion {
-  std::vector<ProcessSummary> processes;  // one per dump read, in file name order
+  std::vector<ProcessSummary> processes;  // one per profile, in the order they came
   std::vector<std::string> files;         // every file written
   std::string shared_file;                // the file the small processes share, when written
   size_t shared_processes = 0;
   std::map<int64_t, bool> dumped;         // pid -> wrote a dump at its end (not only before an exec)
   std::set<std::pair<int64_t, int64_t>> images;  // (pid, start_ns) of every image accounted for
-  std::vector<std::string> losses;        // one line each; already printed
+  std::vector<Loss> losses;               // in the order they happened
+  std::vector<std::string> warnings;      // the symbolizer's (missing objects, build ids that differ)
 };
 
-// One line for a profile that should exist and does not; the run then
-// exits 1 if the program exited 0 (docs/run.md, "Errors").
-void lose(Conversion* c, const std::string& what, const std::string& why);
+// One process's profile on its way to the files: from a dump of the run
+// directory (run_dumps.h), or made in memory by a source outside the
+// process.
+struct ProcessProfile {
+  // As format::read_profraw returns it (profile, pid, ppid, hz, clock, end
+  // reason, cpu_ns, unsampled, ...).
+  format::ProfrawData data;
+  // The output file stem, "<prog>.<pid>[.<n>]"; <prog> names the process
+  // in every line about it.
+  std::string stem;
+  // The dump it was read from, removed once converted; empty for a profile
+  // made in memory.
+  std::string raw_path;
+};
 
 struct ConvertOptions {
   bool symbolize = true;  // function names and lines in the pprof files
   bool gmon = false;      // gmon.<stem>.out beside each file of its own
+  // A process whose samples stand for less than kOwnFileCpuNs has them put
+  // in one file with the other such processes (two or more), each sample
+  // labelled with its pid; without, every process gets <stem>.pb.gz.
+  bool share = true;
+  // Where the shared file goes, and the files of a profile made in memory
+  // (a dump's go beside it: --convert writes next to the files it is given).
+  std::filesystem::path dir = ".";
 };
 
-// Converts the dumps. With `share`, a process whose samples stand for less
-// than kOwnFileCpuNs has its samples put in one file with the other such
-// processes of the run, each sample labelled with its pid; otherwise (and
-// for the only such process) each process gets <stem>.pb.gz.
-//
-// The ledger's end records (format/profraw.h, LedgerRecord) stand for the
-// processes that ended without a sample and so wrote no dump.
-Conversion convert_dumps(const std::vector<std::filesystem::path>& dumps, const std::string& run_id,
-                         const ConvertOptions& options, const std::filesystem::path& dir, bool share,
-                         const std::vector<format::profraw::LedgerRecord>& records = {});
+// The sinks every profile goes through, one profile at a time (a large one
+// is written and dropped before the next is read): <stem>.pb.gz (and
+// gmon.<stem>.out on request) for each process of real CPU, and, at the
+// end, small.<pid>.pb.gz for the others (<pid> profil's own).
+class ProfileSinks {
+ public:
+  explicit ProfileSinks(ConvertOptions options);
+  ~ProfileSinks();
+  ProfileSinks(const ProfileSinks&) = delete;
+  ProfileSinks& operator=(const ProfileSinks&) = delete;
+
+  void add(ProcessProfile profile);
+  // A profile a source could not make (a dump it cannot read), in the order
+  // of the others' losses.
+  void lose(const std::string& what, const std::string& why);
+  // Writes the shared file; what was written and lost.
+  Conversion finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// The profiles, through the sinks.
+Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options);
 
 }  // namespace profiling::cli
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <set>
+#include <utility>
 
 #include "format/file_io.h"
 #include "format/format_error.h"
@@ -60,6 +62,66 @@ RunFiles list_run_files(const fs::path& dir, const std::string& token) {
   if (format::try_read_file(files.ledger.string(), &bytes, &problem, format::kMaxInputSize, /*follow=*/false))
     files.records = format::read_ledger(bytes);
   return files;
+}
+
+Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& run_id, const ConvertOptions& options,
+                         const std::vector<format::profraw::LedgerRecord>& records) {
+  ProfileSinks sinks(options);
+  std::set<std::pair<int64_t, int64_t>> images;  // (pid, start_ns) of each dump read
+  for (const fs::path& raw : dumps) {
+    ProcessProfile profile;
+    try {
+      std::string bytes, problem;  // the problem without the path: the loss names it
+      // A run's own dumps are opened without following a link (--convert
+      // reads what the user names).
+      if (!format::try_read_file(raw.string(), &bytes, &problem, format::kMaxInputSize, run_id.empty()))
+        throw format::FormatError(problem);
+      if (!run_id.empty()) {
+        // Only this run's dumps; another run's (or a foreign file) stay.
+        format::profraw::Header header;
+        try {
+          header = format::read_profraw_header(bytes);
+        } catch (const format::FormatError&) {
+          continue;
+        }
+        if (std::string(header.run_id, strnlen(header.run_id, sizeof header.run_id)) != run_id) continue;
+      }
+      profile.data = format::read_profraw(bytes);
+    } catch (const std::exception& e) {
+      sinks.lose(raw.string(), std::string(e.what()) + "; the dump is kept");
+      continue;
+    }
+    images.insert({profile.data.profile.pid, profile.data.profile.time_nanos});
+    profile.stem = dump_stem(raw.filename().string());
+    profile.raw_path = raw.string();
+    sinks.add(std::move(profile));
+  }
+
+  // The images that ended without a sample: the last end record of each
+  // (an image whose exec failed recorded its end again later), unless it
+  // has a dump after all.
+  std::map<std::pair<int64_t, int64_t>, const format::profraw::LedgerRecord*> ended;
+  for (const format::profraw::LedgerRecord& record : records)
+    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::end))
+      ended[{record.pid, record.start_ns}] = &record;
+  for (const auto& [image, record] : ended) {
+    if (images.count(image)) continue;
+    ProcessProfile profile;
+    format::ProfrawData& data = profile.data;
+    data.profile.pid = record->pid;
+    data.profile.time_nanos = record->start_ns;
+    data.profile.period_ns = record->hz ? 1'000'000'000ull / record->hz : 0;
+    data.profile.clock = format::describe_clock(record->clock);
+    data.ppid = record->ppid;
+    data.hz = record->hz;
+    data.end_reason = static_cast<format::profraw::EndReason>(record->end_reason);
+    data.signal = record->signal;
+    data.cpu_ns = record->cpu_ns;
+    data.start_clock = format::describe_clock(record->start_clock);
+    profile.stem = program_of(*record) + "." + std::to_string(record->pid);
+    sinks.add(std::move(profile));
+  }
+  return sinks.finish();
 }
 
 std::map<int64_t, std::string> remove_unfinished_dumps(const Conversion& c, const fs::path& dir,

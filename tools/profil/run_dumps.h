@@ -55,6 +55,15 @@ std::filesystem::path ledger_path(const std::filesystem::path& dir, const std::s
 // writes a file of its own.
 void create_ledger(const std::filesystem::path& path);
 
+// The run's dumps as a source of profiles: each read (only files of this
+// run, by the run id in the header, unless run_id is empty: --convert reads
+// what the user names), then the ledger's end records, which stand for the
+// processes that ended without a sample and so wrote no dump; all through
+// the sinks (run_convert.h).
+Conversion convert_dumps(const std::vector<std::filesystem::path>& dumps, const std::string& run_id,
+                         const ConvertOptions& options,
+                         const std::vector<format::profraw::LedgerRecord>& records = {});
+
 // Dumps of this run left under their temporary name: a process killed
 // (SIGKILL, or its exit_group while another thread wrote) while writing.
 // Their header, written first, names the run; one too short to say is taken

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "command.h"
+#include "common.h"
 #include "format/profile.h"
 
 namespace profiling::cli {
@@ -204,6 +206,18 @@ void print_released_tracee(const std::string& name, pid_t pid, int passed) {
                "PTRACE_TRACEME once its parent had ended); detached%s\n",
                name.c_str(), static_cast<int>(pid),
                passed != 0 ? (", " + signal_name(passed) + " passed on").c_str() : " to run on");
+}
+
+void print_losses(const Conversion& c) {
+  for (const Loss& loss : c.losses) fail(loss.what, loss.why);
+  print_warnings(c.warnings);
+}
+
+void print_notes(const std::vector<RunNote>& notes, Conversion* c) {
+  for (const RunNote& note : notes) {
+    fail(note.what, note.why);
+    if (note.loss) c->losses.push_back({note.what, note.why});
+  }
 }
 
 void print_conversion(const Conversion& c, const fs::path& dir, bool verbose, const std::string& requested_clock,

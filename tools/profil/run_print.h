@@ -16,6 +16,7 @@
 
 #include "format/profraw.h"
 #include "run_convert.h"
+#include "run_diagnose.h"
 
 namespace profiling::cli {
 
@@ -33,6 +34,14 @@ void print_left_stopped(const std::vector<std::string>& stopped);
 // A process stopped in a trace with profil run as its tracer was detached
 // (`passed`: the signal passed on, 0 for none).
 void print_released_tracee(const std::string& name, pid_t pid, int passed);
+
+// What the conversion could not write, one line each ("profil: <what>:
+// <why>"), then the symbolizer's warnings.
+void print_losses(const Conversion& c);
+
+// The notes of the run's diagnosis (run_diagnose.h), one line each; each
+// loss is added to c->losses.
+void print_notes(const std::vector<RunNote>& notes, Conversion* c);
 
 // The account of the conversion: one line for the run (one per process with
 // `verbose`), then the unsampled CPU time of each process. `requested_clock`
