@@ -42,10 +42,13 @@
 //     first pthread_create or its first seccomp filter, whichever comes
 //     first; until then the drain timer, armed for one
 //     period, stands in (its signal samples the thread it interrupts).
-//     Most short processes never map a ring (perf_ring.cc, "Deferred
-//     rings"). A deferred opening the kernel refuses (locked memory) moves
-//     the process to the fallback at its next pthread_create; a process
-//     that creates none stays sampled by that timer, on the cpu clock.
+//     Most short processes never map a ring (perf_ring_deferral.cc). A
+//     deferred opening the kernel refuses (locked memory) moves the
+//     process to the fallback at its next pthread_create; a process that
+//     creates none stays sampled by that timer, on the cpu clock.
+//   - the events are perf::EventSpec values and the rings are read with
+//     the perf layer (src/perf/); the engine's jobs are split across
+//     perf_ring*.cc (internal/perf_ring_state.h lists them).
 //
 // ASYNC-SIGNAL-SAFE: drain(), on_drain_timer(), open_if_deferred(),
 // refused(nullptr), gap_cause(), account_process() and
@@ -65,7 +68,7 @@ namespace profiling::sampler {
 namespace internal {
 // The drain timer's sigev_value points here.
 extern char g_ring_drain_marker;
-// Per descriptor number: was it a drain trigger's (perf_ring.cc)?
+// Per descriptor number: was it a drain trigger's (perf_ring_triggers.cc)?
 inline constexpr int kMaxTriggerFd = 1 << 16;
 extern std::atomic<bool> g_trigger_fd[kMaxTriggerFd];
 }  // namespace internal
@@ -73,7 +76,8 @@ extern std::atomic<bool> g_trigger_fd[kMaxTriggerFd];
 // ASYNC-SIGNAL-SAFE: is this the sigev_value of the ring's drain timer?
 inline bool is_drain_timer_value(const void* value) { return value == &internal::g_ring_drain_marker; }
 // ASYNC-SIGNAL-SAFE: is a SIGPROF with this si_fd a thread's drain trigger
-// (perf_ring.cc: a task-clock event of that thread alone, owned by it)?
+// (perf_ring_triggers.cc: a task-clock event of that thread alone, owned
+// by it)?
 inline bool is_drain_trigger_fd(int fd) {
   return static_cast<unsigned>(fd) < static_cast<unsigned>(internal::kMaxTriggerFd) &&
          internal::g_trigger_fd[fd].load(std::memory_order_acquire);
@@ -89,7 +93,7 @@ class PerfRingEngine final : public Engine {
   int start(uint64_t period_ns, std::string* why) override;
   void stop() override;
   // Inherited events sample a new thread already; its slot's weights start.
-  // ...and each thread gets its drain timer (perf_ring.cc).
+  // ...and each thread gets its drain timer (perf_ring_triggers.cc).
   bool thread_attached(ThreadClock& c) override;
   void arm_thread(ThreadClock& c, bool on) override;
   void thread_detaching(ThreadClock& c) override;
@@ -110,7 +114,7 @@ class PerfRingEngine final : public Engine {
   // ASYNC-SIGNAL-SAFE: opens the rings now if they are deferred (the
   // program is about to create a thread or block the sampling signal).
   void open_if_deferred();
-  // Are the rings deferred (not opened yet, perf_ring.cc)?
+  // Are the rings deferred (not opened yet, perf_ring_deferral.cc)?
   bool deferred() const;
   // Did a deferred opening fail (the user's locked memory)? Why, in *why.
   bool refused(std::string* why) const;
