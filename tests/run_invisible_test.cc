@@ -161,8 +161,14 @@ class RunInvisible : public ::testing::TestWithParam<Config> {
   }
   Result plain(const std::vector<std::string>& argv) { return run(argv, logs_.path()); }
   Result profiled(const std::vector<std::string>& argv) {
-    std::vector<std::string> full = {bin("profil"), "run",  "-v", "-o", out_.path().string(), "--hz",
-                                     std::to_string(kHz), "--clock", GetParam().clock};
+    std::vector<std::string> full = {bin("profil"), "run", "-v", "-o", out_.path().string(), "--hz", std::to_string(kHz)};
+    // Issue 21: every behaviour of issue 20 holds from outside too.
+    if (GetParam().clock == "outside") {
+      full.push_back("--outside");
+    } else {
+      full.push_back("--clock");
+      full.push_back(GetParam().clock);
+    }
     if (!GetParam().stacks) full.push_back("--no-stacks");
     full.push_back("--");
     full.insert(full.end(), argv.begin(), argv.end());
@@ -367,7 +373,8 @@ TEST_P(RunInvisible, SeccompFilterKillingTimerCreateThenExecDoesNotKill) {
 INSTANTIATE_TEST_SUITE_P(Clocks, RunInvisible,
                          ::testing::Values(Config{"auto", "auto", true}, Config{"perf", "perf", true},
                                            Config{"perf_signal", "perf-signal", true}, Config{"cpu", "cpu", true},
-                                           Config{"wall", "wall", true}, Config{"auto_no_stacks", "auto", false}),
+                                           Config{"wall", "wall", true}, Config{"auto_no_stacks", "auto", false},
+                                           Config{"outside", "outside", true}),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name; });
 
 }  // namespace

@@ -66,6 +66,8 @@ bool ElfImage::parse() {
     if (ph.p_type == PT_LOAD) {
       loads_.push_back({ph.p_vaddr, ph.p_memsz, loaded_layout_ ? ph.p_vaddr : ph.p_offset, ph.p_filesz,
                         (ph.p_flags & PF_X) != 0});
+    } else if (ph.p_type == PT_INTERP) {
+      has_interpreter_ = true;
     } else if (ph.p_type == PT_GNU_EH_FRAME) {
       eh_frame_hdr_ = ph.p_vaddr;
     } else if (ph.p_type == PT_NOTE) {

@@ -43,6 +43,7 @@ class ElfImage {
   const std::vector<Segment>& loads() const { return loads_; }
   uint64_t eh_frame_hdr_vaddr() const { return eh_frame_hdr_; }  // 0: none
   const std::string& build_id() const { return build_id_; }      // lowercase hex, "" when none
+  bool has_interpreter() const { return has_interpreter_; }      // PT_INTERP: a dynamic program
   // The load bias of a mapping of this object at address, file offset
   // file_offset (an MMAP2 record): address - vaddr of what is mapped there.
   bool bias_of(uint64_t address, uint64_t file_offset, uint64_t* bias) const;
@@ -60,6 +61,7 @@ class ElfImage {
   bool loaded_layout_ = false;  // from_loaded: file offsets are vaddrs
   std::vector<Segment> loads_;
   uint64_t eh_frame_hdr_ = 0;
+  bool has_interpreter_ = false;
   std::string build_id_;
 };
 

@@ -35,6 +35,8 @@
 #include "run_launch.h"
 #include "run_print.h"
 #include "run_reap.h"
+#include "outside/image.h"
+#include "outside_run.h"
 
 namespace profiling::cli {
 namespace {
@@ -60,12 +62,85 @@ struct RunOptions {
   bool symbolize = true;
   bool verbose = false;
   bool gmon = false;
+  // The source (issue 21): the preload inside the program, or perf events
+  // read from outside; neither flag: run_source() decides.
+  bool inside = false, outside = false;
+  std::string duration, every;
   std::vector<std::string> command;
 };
 
 int usage_error(const std::string& what, const std::string& why) {
   fail(what, why);
   return kUsageStatus;
+}
+
+extern "C" char** environ;
+
+// profil run's exit status: the program's (128 + a signal), 1 for a lost
+// profile of a program that exited 0, 128 + the signal that stopped the
+// wait (docs/run.md, "Errors").
+int run_status(const RunOutcome& outcome, const Conversion& c) {
+  if (outcome.stopped_by != 0) {
+    print_stopped_waiting(outcome.stopped_by, outcome.left_running);
+    return 128 + outcome.stopped_by;
+  }
+  int exit_status = 0;
+  if (WIFEXITED(outcome.status)) exit_status = WEXITSTATUS(outcome.status);
+  else if (WIFSIGNALED(outcome.status)) exit_status = 128 + WTERMSIG(outcome.status);
+  if (!c.losses.empty() && exit_status == 0) exit_status = 1;
+  return exit_status;
+}
+
+// Is the program static (no PT_INTERP: no dynamic loader runs to preload
+// libprofil.so)? The outside source samples it instead of skipping it.
+bool is_static_program(const std::string& path) {
+  std::string why;
+  const auto image = outside::ElfImage::open(path, &why);
+  return image != nullptr && !image->has_interpreter();
+}
+
+// profil run --outside (and a static program, or --duration/--every):
+// the program runs with nothing of profil in it; its process tree is
+// sampled through perf events opened before its exec (outside_run.h).
+int run_outside(const RunOptions& options, const Resolved& program, const fs::path& dir, const ConvertOptions& convert,
+                const std::string& why_outside) {
+  OutsideRunOptions o;
+  o.hz = options.hz;
+  o.dir = dir;
+  o.convert = convert;
+  if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
+  if (!options.every.empty()) o.every_s = *parse_duration(options.every);
+  OutsideRun sampling(o);
+  std::string refused;
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  RunOutcome outcome;
+  {
+    const ForegroundSignals foreground;
+    const Launched launched = launch_program(program, options.command, env, foreground, [&](pid_t pid) {
+      refused = sampling.open_before_exec(pid);
+      if (refused.empty()) sampling.start();
+    });
+    outcome = wait_for_run(launched, fs::path(program.path).filename().string());
+  }
+  if (!outcome.exec_error.empty()) {
+    fail(program.path, outcome.exec_error);
+    return 126;
+  }
+  Conversion c;
+  if (refused.empty()) {
+    c = sampling.finish();
+    print_losses(c);
+    print_conversion(c, dir, options.verbose, "perf");
+    if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
+    if (c.files.empty())
+      std::fprintf(stderr, "profil: no profile was written: no process of the run ran for a whole sampling period (%.3g ms of CPU)\n",
+                   1000.0 / options.hz);
+  } else {
+    // The program ran, unprofiled: its status stays its own.
+    fail("no profile", "the program ran unprofiled: " + refused);
+  }
+  return run_status(outcome, c);
 }
 
 int run_command(RunOptions options) {
@@ -106,6 +181,25 @@ int run_command(RunOptions options) {
   const fs::path dir = fs::canonical(options.output_dir, ec);
   if (ec) return usage_error(options.output_dir, error_text(ec));
   if (::access(dir.c_str(), W_OK) != 0) return usage_error(dir.string(), errno_text(errno));
+  if (options.inside && options.outside) return usage_error("--inside", "and --outside cannot both be given");
+  for (const auto& [flag, value] : {std::pair{"--duration", options.duration}, std::pair{"--every", options.every}}) {
+    if (value.empty()) continue;
+    if (!parse_duration(value)) return usage_error(flag, "'" + value + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
+    if (options.inside) return usage_error(flag, "needs the outside source (the preload writes its profile at exit)");
+  }
+  // The source: --outside or --inside as asked; the outside for what the
+  // preload cannot enter (a static program), and for --duration and
+  // --every; else the inside (docs/run.md, "Inside or outside").
+  std::string why_outside;
+  if (!options.inside && !options.outside) {
+    if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
+    else if (!options.duration.empty() || !options.every.empty()) why_outside = "--duration and --every need it";
+  }
+  if (options.outside || !why_outside.empty()) {
+    if (options.clock != "auto" && options.clock != "perf")
+      return usage_error("--clock", "the outside source samples on the perf clock only, not '" + options.clock + "'");
+    return run_outside(options, program, dir, {.symbolize = options.symbolize, .gmon = options.gmon, .share = true, .dir = dir}, why_outside);
+  }
   const std::string library = find_preload_library();
   if (library.empty()) return usage_error("libprofil.so", "not found next to the profil tool (set PROFIL_LIBRARY)");
   PreloadPath preload;
@@ -154,15 +248,7 @@ int run_command(RunOptions options) {
   print_notes(diagnosis.notes, &c);
   print_nothing_written(c, dir, options.hz, diagnosis.killed, diagnosis.unrecorded, unfinished);
 
-  if (outcome.stopped_by != 0) {
-    print_stopped_waiting(outcome.stopped_by, outcome.left_running);
-    return 128 + outcome.stopped_by;
-  }
-  int exit_status = 0;
-  if (WIFEXITED(outcome.status)) exit_status = WEXITSTATUS(outcome.status);
-  else if (WIFSIGNALED(outcome.status)) exit_status = 128 + WTERMSIG(outcome.status);
-  if (!c.losses.empty() && exit_status == 0) exit_status = 1;
-  return exit_status;
+  return run_status(outcome, c);
 }
 
 const RegisterCommand kRunCommand(
@@ -181,6 +267,13 @@ const RegisterCommand kRunCommand(
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");
       app.add_flag("--convert", options->convert_only,
                    "Convert the given .profraw files (left by an interrupted run) instead of running a program");
+      app.add_flag("--outside", options->outside,
+                   "Sample from outside the program (perf events; nothing enters it): docs/run.md");
+      app.add_flag("--inside", options->inside, "Sample from inside (the preloaded libprofil.so): docs/run.md");
+      app.add_option("--duration", options->duration,
+                     "Sample for this long (90, 90s, 500ms, 1.5m), then let the program run on unprofiled (outside)");
+      app.add_option("--every", options->every,
+                     "Write a snapshot every interval, <prog>.<pid>.s<n>.pb.gz, each holding only its interval (outside)");
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
                             "Leave function names out of the pprof files");
       // The program and its arguments never reach CLI11: main() splits them

@@ -163,10 +163,14 @@ void ForegroundSignals::restore() const {
 void ForegroundSignals::forward_to(pid_t pid) { g_child = pid; }
 
 Launched launch_program(const Resolved& program, const std::vector<std::string>& argv,
-                        const std::vector<std::string>& env, const ForegroundSignals& signals) {
+                        const std::vector<std::string>& env, const ForegroundSignals& signals,
+                        const std::function<void(pid_t)>& before_exec) {
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   int error_pipe[2];
   if (::pipe2(error_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
+  // The child waits on go_pipe until before_exec has run (EOF: go on too).
+  int go_pipe[2] = {-1, -1};
+  if (before_exec && ::pipe2(go_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
   std::vector<char*> cargv, cenv;
   for (auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
@@ -179,6 +183,13 @@ Launched launch_program(const Resolved& program, const std::vector<std::string>&
   if (child == 0) {
     signals.restore();
     ::close(error_pipe[0]);
+    if (go_pipe[0] >= 0) {
+      ::close(go_pipe[1]);
+      char go;
+      while (::read(go_pipe[0], &go, 1) < 0 && errno == EINTR) {
+      }
+      ::close(go_pipe[0]);
+    }
     ::execve(program.path.c_str(), cargv.data(), cenv.data());
     int error = errno;
     (void)!::write(error_pipe[1], &error, sizeof error);
@@ -186,6 +197,11 @@ Launched launch_program(const Resolved& program, const std::vector<std::string>&
   }
   ForegroundSignals::forward_to(child);
   ::close(error_pipe[1]);
+  if (go_pipe[0] >= 0) {
+    ::close(go_pipe[0]);
+    before_exec(child);
+    ::close(go_pipe[1]);
+  }
   Launched launched;
   launched.pid = child;
   ssize_t got;

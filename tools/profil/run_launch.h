@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -88,9 +89,13 @@ struct Launched {
   bool exec_failed = false;
   int exec_errno = 0;
 };
-// Throws std::runtime_error when no process can be made.
+// Throws std::runtime_error when no process can be made. before_exec,
+// when given, runs in profil with the child's pid while the child waits
+// before its exec (the outside source opens its events there, so that
+// they count from the exec on, as perf record's do).
 Launched launch_program(const Resolved& program, const std::vector<std::string>& argv,
-                        const std::vector<std::string>& env, const ForegroundSignals& signals);
+                        const std::vector<std::string>& env, const ForegroundSignals& signals,
+                        const std::function<void(pid_t)>& before_exec = {});
 
 }  // namespace profiling::cli
 

@@ -1,0 +1,133 @@
+// profil attach PID [--duration D] [--hz N] [--every T] [-o DIR]
+//
+// Samples a running process from outside (issue 21; outside_run.h): every
+// thread it has and creates, every child it forks from then on, until the
+// duration ends, ^C, or the process exits — and says which. Nothing enters
+// the process: no library, signal, descriptor or thread of ours; when
+// profil detaches it runs on as if never attached. Where the kernel
+// refuses (perf_event_paranoid, another user's process), one line names
+// the setting and what would allow it.
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "command.h"
+#include "errno_text.h"
+#include "outside_run.h"
+#include "run_print.h"
+
+namespace profiling::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AttachOptions {
+  int pid = 0;
+  std::string duration, every, output_dir = ".";
+  unsigned hz = 500;
+  bool verbose = false;
+  bool symbolize = true;
+};
+
+std::string comm_of(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string comm;
+  std::getline(in, comm);
+  return comm.empty() ? "process" : comm;
+}
+
+int attach_command(const AttachOptions& options) {
+  OutsideRunOptions run;
+  run.hz = options.hz;
+  if (!options.duration.empty()) {
+    const auto d = parse_duration(options.duration);
+    if (!d) return fail("--duration", "'" + options.duration + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
+    run.duration_s = *d;
+  }
+  if (!options.every.empty()) {
+    const auto e = parse_duration(options.every);
+    if (!e) return fail("--every", "'" + options.every + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
+    run.every_s = *e;
+  }
+  std::error_code ec;
+  fs::create_directories(options.output_dir, ec);
+  if (ec) return fail(options.output_dir, error_text(ec));
+  run.dir = fs::canonical(options.output_dir, ec);
+  if (ec) return fail(options.output_dir, error_text(ec));
+  if (::access(run.dir.c_str(), W_OK) != 0) return fail(run.dir.string(), errno_text(errno));
+  run.convert.symbolize = options.symbolize;
+
+  const auto pid = static_cast<pid_t>(options.pid);
+  const std::string name = comm_of(pid);
+  // ^C and TERM end the sampling, not profil: blocked and waited for.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
+  ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  OutsideRun sampling(run);
+  if (const std::string why = sampling.attach(pid); !why.empty()) return fail("attach " + std::to_string(pid), why);
+  sampling.start();
+  std::fprintf(stderr, "profil: attached to %s (pid %d) at %u Hz from outside%s; ^C stops\n", name.c_str(),
+               static_cast<int>(pid), options.hz,
+               run.duration_s > 0 ? (" for " + options.duration).c_str() : "");
+
+  // The process's end is seen through a pidfd (Linux 5.3), else by polling.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  std::string why_stopped;
+  while (why_stopped.empty()) {
+    timespec tick{0, 100'000'000};
+    const int signo = ::sigtimedwait(&stop_signals, nullptr, &tick);
+    if (signo > 0) why_stopped = signo == SIGINT ? "^C" : signal_name(signo);
+    else if (sampling.duration_over()) why_stopped = "the duration (" + options.duration + ")";
+    else if (::kill(pid, 0) != 0 && errno == ESRCH) why_stopped = "the process's exit";
+    else if (pidfd >= 0) {
+      fd_set ready;
+      FD_ZERO(&ready);
+      FD_SET(pidfd, &ready);
+      timeval now{0, 0};
+      if (::select(pidfd + 1, &ready, nullptr, nullptr, &now) > 0) why_stopped = "the process's exit";
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  const Conversion c = sampling.finish();
+  std::fprintf(stderr, "profil: stopped sampling %s (pid %d) at %s\n", name.c_str(), static_cast<int>(pid),
+               why_stopped.c_str());
+  print_conversion(c, run.dir, options.verbose, "perf");
+  if (c.files.empty()) {
+    std::fprintf(stderr, "profil: no profile was written: %s (pid %d) ran for no whole sampling period (%.3g ms of CPU) while attached\n",
+                 name.c_str(), static_cast<int>(pid), 1000.0 / options.hz);
+    return 1;
+  }
+  return c.losses.empty() ? 0 : 1;
+}
+
+const RegisterCommand kAttachCommand(
+    "attach", "Profile a running process from outside (perf events); write pprof files",
+    [](CLI::App& app) -> std::function<int()> {
+      auto options = std::make_shared<AttachOptions>();
+      app.add_option("pid", options->pid, "The process to sample")->required()->check(CLI::PositiveNumber);
+      app.add_option("--duration", options->duration, "Sample for this long (90, 90s, 500ms, 1.5m), then detach");
+      app.add_option("--every", options->every,
+                     "Write a snapshot every interval: <prog>.<pid>.s<n>.pb.gz, each holding only its interval");
+      app.add_option("--hz", options->hz, "Samples per CPU-second (default 500)")->check(CLI::Range(1u, 100000u));
+      app.add_option("-o,--output", options->output_dir, "Directory for the profiles (default: the current one)");
+      app.add_flag("-v,--verbose", options->verbose, "One line per process");
+      app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
+                            "Leave function names out of the pprof files");
+      return [options]() { return attach_command(*options); };
+    },
+    15);
+
+}  // namespace
+}  // namespace profiling::cli

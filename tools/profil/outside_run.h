@@ -1,0 +1,73 @@
+// Sampling from outside for `profil run --outside` and `profil attach`
+// (issue 21): an outside::Sampler, with the clock of a run around it (stop
+// after --duration and let the program run on unprofiled; a snapshot every
+// --every, each file holding only its interval), its profiles handed to
+// the run's sinks (run_convert.h) like the inside source's dumps.
+//
+// Snapshots from outside need nothing of the program (no signal, no
+// SIGUSR1/2 it may use): the sampler's own thread cuts them.
+#ifndef PROFIL_TOOLS_OUTSIDE_RUN_H
+#define PROFIL_TOOLS_OUTSIDE_RUN_H
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "outside/sampler.h"
+#include "run_convert.h"
+
+namespace profiling::cli {
+
+// "90", "90s", "1.5m", "500ms", "2h": seconds; nullopt when not a duration.
+std::optional<double> parse_duration(const std::string& text);
+
+struct OutsideRunOptions {
+  unsigned hz = 500;
+  double duration_s = 0;  // 0: until finish()
+  double every_s = 0;     // 0: no snapshots
+  std::filesystem::path dir;
+  ConvertOptions convert;
+};
+
+class OutsideRun {
+ public:
+  explicit OutsideRun(const OutsideRunOptions& options);
+  ~OutsideRun();
+
+  // outside::Sampler's, then the clock starts. "" or why not.
+  std::string open_before_exec(pid_t pid);
+  std::string attach(pid_t pid);
+  void start();
+
+  // Has --duration ended the sampling?
+  bool duration_over() const;
+  // Ends sampling (if the duration has not), writes what is left; the
+  // conversion of every file written (snapshots included).
+  Conversion finish();
+  uint64_t samples() const { return sampler_.samples(); }
+  bool samples_kernel() const { return sampler_.samples_kernel(); }
+
+ private:
+  void clock_loop();
+  void write(bool final);
+
+  OutsideRunOptions options_;
+  outside::Sampler sampler_;
+  std::thread clock_;
+  mutable std::mutex lock_;
+  std::condition_variable wake_;
+  bool finishing_ = false;
+  bool sampling_over_ = false;
+  unsigned snapshot_ = 0;
+  Conversion conversion_;
+};
+
+}  // namespace profiling::cli
+
+#endif  // PROFIL_TOOLS_OUTSIDE_RUN_H
