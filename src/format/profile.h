@@ -101,6 +101,13 @@ inline constexpr uint64_t unsampled_address(uint32_t cause) { return kUnsampledA
 // never share one.
 inline constexpr uint64_t kAddresslessBase = 0xC000'0000'0000'0000;
 
+// Where a profile sampled from outside puts the samples taken while the
+// thread was in the kernel (their user stack above it): a non-canonical
+// address below the unsampled ones, named "[kernel]" in the profile's
+// frames; its own object in reports.
+inline constexpr uint64_t kKernelAddress = 0x0000'9000'0000'0000;
+inline constexpr const char* kKernelFrame = "[kernel]";
+
 // The root frame a truncated stack shows (folded output) and is written
 // with (pprof: a location without mapping or address, named so).
 inline constexpr const char* kTruncatedFrame = "[truncated]";

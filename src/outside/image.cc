@@ -95,6 +95,22 @@ bool ElfImage::parse() {
       }
     }
   }
+  // Section headers, for an .eh_frame without a header to search it by.
+  if (!loaded_layout_ && eh.e_shoff != 0 && eh.e_shentsize == sizeof(Elf64_Shdr) && eh.e_shoff <= size_ &&
+      eh.e_shnum <= (size_ - eh.e_shoff) / sizeof(Elf64_Shdr) && eh.e_shstrndx < eh.e_shnum) {
+    Elf64_Shdr names;
+    std::memcpy(&names, bytes_ + eh.e_shoff + eh.e_shstrndx * sizeof names, sizeof names);
+    for (unsigned i = 0; i < eh.e_shnum && names.sh_offset < size_; ++i) {
+      Elf64_Shdr sh;
+      std::memcpy(&sh, bytes_ + eh.e_shoff + i * sizeof sh, sizeof sh);
+      if (sh.sh_type != SHT_PROGBITS || sh.sh_name >= names.sh_size || names.sh_offset + sh.sh_name >= size_) continue;
+      const char* name = reinterpret_cast<const char*>(bytes_ + names.sh_offset + sh.sh_name);
+      if (std::strncmp(name, ".eh_frame", 10) == 0 && sh.sh_addr != 0) {
+        eh_frame_vaddr_ = sh.sh_addr;
+        eh_frame_size_ = sh.sh_size;
+      }
+    }
+  }
   return !loads_.empty();
 }
 

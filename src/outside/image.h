@@ -44,6 +44,9 @@ class ElfImage {
   uint64_t eh_frame_hdr_vaddr() const { return eh_frame_hdr_; }  // 0: none
   const std::string& build_id() const { return build_id_; }      // lowercase hex, "" when none
   bool has_interpreter() const { return has_interpreter_; }      // PT_INTERP: a dynamic program
+  // The .eh_frame section (from the section headers), vaddr 0 when none.
+  uint64_t eh_frame_vaddr() const { return eh_frame_vaddr_; }
+  uint64_t eh_frame_size() const { return eh_frame_size_; }
   // The load bias of a mapping of this object at address, file offset
   // file_offset (an MMAP2 record): address - vaddr of what is mapped there.
   bool bias_of(uint64_t address, uint64_t file_offset, uint64_t* bias) const;
@@ -62,6 +65,7 @@ class ElfImage {
   std::vector<Segment> loads_;
   uint64_t eh_frame_hdr_ = 0;
   bool has_interpreter_ = false;
+  uint64_t eh_frame_vaddr_ = 0, eh_frame_size_ = 0;
   std::string build_id_;
 };
 

@@ -10,6 +10,7 @@
 
 #include "format/profile.h"
 #include "perf/event.h"
+#include "unwind/internal/cfi.h"
 #include "unwind/memory.h"
 #include "unwind/unwinder.h"
 
@@ -165,6 +166,17 @@ void ProcessTable::add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t
   m.path = path;
   m.memory = memory_for(pid, start, offset, end - start, path, build_id);
   m.build_id = !build_id.empty() ? build_id : m.memory != nullptr ? m.memory->image().build_id() : "";
+  if (m.memory != nullptr && m.memory->image().eh_frame_hdr_vaddr() == 0 && m.memory->image().eh_frame_vaddr() != 0) {
+    // No header to search the .eh_frame by (a static glibc program): the
+    // whole object's rows, once.
+    const ElfImage& elf = m.memory->image();
+    const uint8_t* bytes = elf.at_vaddr(elf.eh_frame_vaddr(), elf.eh_frame_size());
+    if (bytes != nullptr) {
+      std::vector<unwind::internal::FdeRows> fdes;
+      unwind::internal::parse_eh_frame({bytes, elf.eh_frame_size(), m.memory->bias() + elf.eh_frame_vaddr()}, &fdes);
+      m.rows = std::make_shared<const std::vector<unwind::Row>>(unwind::internal::compact_rows(std::move(fdes), start, end));
+    }
+  }
   kept.push_back(std::move(m));
   std::sort(kept.begin(), kept.end(), [](const MappedCode& a, const MappedCode& b) { return a.start < b.start; });
   image.code = std::move(kept);
@@ -281,6 +293,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
           }
         object->image = m.memory;
       }
+      object->rows = m.rows;
       objects.push_back(std::move(object));
     }
     image->table = unwind::CodeTable::from_objects(std::move(objects));
@@ -308,7 +321,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   std::vector<uint64_t> callers;
   uint32_t from = 0;
   if (kernel) {
-    leaf = kKernelFrameAddress;  // the user PC below it is where the system call returns to
+    leaf = format::kKernelAddress;  // the user PC below it is where the system call returns to
   } else if (stack.depth == 0) {
     leaf = s.ip;
     stack.truncated = true;
@@ -359,8 +372,8 @@ std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
         profile.samples.push_back({key.first, count, 0, key.second});
       profile.stacks = std::move(image->stacks);
       bool kernel = false;
-      for (const auto& [key, count] : image->counts) kernel = kernel || key.first == kKernelFrameAddress;
-      if (kernel) profile.frames[kKernelFrameAddress] = {format::Frame{"[kernel]", "[kernel]", "", 0}};
+      for (const auto& [key, count] : image->counts) kernel = kernel || key.first == format::kKernelAddress;
+      if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
       format::coalesce_samples(&profile.samples);
       d.ppid = image->ppid;
       d.hz = options_.hz;

@@ -32,11 +32,10 @@ struct MappedCode {
   std::string path;
   std::string build_id;
   std::shared_ptr<const ImageMemory> memory;  // null: its file could not be read
+  // Its rows, for an object with an .eh_frame and no .eh_frame_hdr.
+  std::shared_ptr<const std::vector<unwind::Row>> rows;
 };
 
-// The frame a sample taken in the kernel gets above its user stack (a
-// non-canonical address, like the unsampled rows', named "[kernel]").
-inline constexpr uint64_t kKernelFrameAddress = format::kUnsampledAddressBase + 0x100;
 
 struct ImageProfile {
   format::ProfrawData data;

@@ -95,7 +95,7 @@ std::string Sampler::open_on(pid_t tid, bool before_exec) {
   spec.period_ns = options_.hz ? 1'000'000'000ull / options_.hz : 1'000'000;
   spec.sample_type = PERF_SAMPLE_TIME;
   spec.regs_user = perf::kUnwindRegisters;
-  spec.stack_bytes = options_.stack_bytes;
+  spec.stack_bytes = options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
   spec.inherit = true;
   spec.disabled = before_exec;
   spec.enable_on_exec = before_exec;
@@ -122,8 +122,13 @@ std::string Sampler::open_on(pid_t tid, bool before_exec) {
         return "PERF_EVENT_IOC_SET_OUTPUT: " + std::string(std::strerror(errno));
       continue;
     }
-    const size_t bytes = (1 + options_.ring_pages) * 4096ull;
+    size_t bytes = (1 + options_.ring_pages) * 4096ull;
     void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+    while (map == MAP_FAILED && (errno == EPERM || errno == ENOMEM) && options_.ring_pages > 16) {
+      options_.ring_pages /= 2;
+      bytes = (1 + options_.ring_pages) * 4096ull;
+      map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+    }
     if (map == MAP_FAILED) {
       const int error = errno;
       return "cannot map a " + std::to_string(bytes / 1024) + " KiB perf ring (" + std::strerror(error) +

@@ -36,12 +36,16 @@ namespace profiling::outside {
 
 struct SamplerOptions {
   uint32_t hz = 500;
-  // The stack each sample carries: perf record --call-graph dwarf's 8 KiB
-  // by default; up to 65528 (a record's size is 16 bits).
-  uint32_t stack_bytes = 16384;
+  // The stack each sample carries (up to 65528: a record's size is 16
+  // bits); 0: 16 KiB up to 1 kHz, 8 KiB (perf record --call-graph dwarf's)
+  // above, as the preload's ring takes.
+  uint32_t stack_bytes = 0;
   uint32_t max_depth = 128;
-  // Data pages per CPU's ring (a power of two): 512 KiB, perf record's.
-  unsigned ring_pages = 128;
+  // Data pages per CPU's ring (a power of two): 2 MiB, 128 records of 16
+  // KiB, so that a reader thread that a busy machine schedules late loses
+  // none (512 KiB lost 12 % of a 1 kHz run beside two compilers); halved
+  // down to 64 KiB where the kernel's perf_event_mlock_kb refuses more.
+  unsigned ring_pages = 512;
 };
 
 class Sampler {

@@ -478,6 +478,7 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   // CPU time no sample caught (format::unsampled_address): its own object,
   // so the object view shows how much of the total it is.
   if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";
+  if (!mapping && address == format::kKernelAddress) symbol.object = format::kKernelFrame;
   if (!mapping) return symbol;
   std::string key = mapping->path + '\0' + mapping->build_id;
   for (ObjectProblem& problem : problems_)

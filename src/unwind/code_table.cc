@@ -86,6 +86,15 @@ bool CodeTable::find(uint64_t pc, Row* row) const {
       }
     }
   }
+  if (object->rows != nullptr && !object->rows->empty()) {
+    // Rows of the whole object: the last that starts at or before pc.
+    const std::vector<Row>& rows = *object->rows;
+    const uint64_t offset = pc - object->start;
+    auto after = std::upper_bound(rows.begin(), rows.end(), offset,
+                                  [](uint64_t at, const Row& r) { return at < r.start; });
+    *row = after == rows.begin() ? Row{0, 0, 0, Rule::kNone, RbpRule::kUnchanged} : *(after - 1);
+    return true;
+  }
   Row found{0, 0, 0, Rule::kNone, RbpRule::kUnchanged};
   internal::RowLookup result = internal::RowLookup::kNoFde;
   if (object->eh_frame_hdr != 0 && object->image != nullptr)

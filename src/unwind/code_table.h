@@ -79,6 +79,11 @@ struct ObjectTable {
   // that process's addresses (outside/image.h). Null: no CFI is read (the
   // frame pointer is walked).
   std::shared_ptr<const MemoryReader> image;
+  // For an object with an .eh_frame and no .eh_frame_hdr to search it by
+  // (static glibc programs: gcc -static links without --eh-frame-hdr):
+  // its rows, built whole beforehand (internal::compact_rows, offsets from
+  // start), binary-searched instead. Outside sampler only.
+  std::shared_ptr<const std::vector<Row>> rows;
 };
 
 class CodeTable {

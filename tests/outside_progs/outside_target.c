@@ -1,0 +1,120 @@
+/* The target of tests/outside_test.cc: a program sampled from outside
+ * (profil run --outside, profil attach). Modes:
+ *   spin SECONDS            burn SECONDS of CPU in spin_work, print "cpu S"
+ *   serve SECONDS           print "ready", then for SECONDS: the main thread
+ *                           sleeps in poll, and after 0.3 s two threads start
+ *                           that burn CPU in late_thread_work; at the end print
+ *                           what an attached profiler could have changed:
+ *                           descriptors, threads, SIGPROF's disposition,
+ *                           mappings naming profil (before and after)
+ *   exec SECONDS            spin SECONDS, then exec itself in spin mode
+ * Built dynamic (outside_target) and static (outside_target_static). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double thread_cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static double process_cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) double spin_work(double seconds) {
+  volatile double x = 0;
+  const double until = thread_cpu() + seconds;
+  while (thread_cpu() < until)
+    for (int i = 0; i < 20000; ++i) x += i * 0.5;
+  return x;
+}
+
+static double g_serve_until;
+__attribute__((noinline)) double late_thread_work(void) {
+  volatile double x = 0;
+  while (now() < g_serve_until)
+    for (int i = 0; i < 20000; ++i) x += i * 0.25;
+  return x;
+}
+static void* late_thread(void* arg) {
+  (void)arg;
+  late_thread_work();
+  return NULL;
+}
+
+static int count_dir(const char* path) {
+  DIR* d = opendir(path);
+  int n = 0;
+  if (!d) return -1;
+  for (struct dirent* e; (e = readdir(d));)
+    if (e->d_name[0] != '.') ++n;
+  closedir(d);
+  return n - (strcmp(path, "/proc/self/fd") == 0);  /* opendir's own */
+}
+static int maps_naming_profil(void) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  char line[4096];
+  int n = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "profil")) ++n;
+  if (f) fclose(f);
+  return n;
+}
+static void state(const char* when) {
+  struct sigaction sa;
+  sigaction(SIGPROF, NULL, &sa);
+  printf("%s fds %d maps_profil %d sigprof %s cpu %.4f\n", when, count_dir("/proc/self/fd"), maps_naming_profil(),
+         sa.sa_handler == SIG_DFL ? "default" : "changed", process_cpu());
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "spin";
+  const double seconds = argc > 2 ? atof(argv[2]) : 1.0;
+  if (strcmp(mode, "spin") == 0 || strcmp(mode, "exec") == 0) {
+    spin_work(seconds);
+    printf("cpu %.4f\n", process_cpu());
+    fflush(stdout);
+    if (strcmp(mode, "exec") == 0) {
+      char self[4096] = {0};
+      if (readlink("/proc/self/exe", self, sizeof self - 1) > 0) execl(self, argv[0], "spin", argv[2], (char*)NULL);
+      return 1;
+    }
+    return 0;
+  }
+  if (strcmp(mode, "serve") == 0) {
+    state("start");
+    printf("ready\n");
+    fflush(stdout);
+    const double start = now();
+    g_serve_until = start + seconds;
+    pthread_t threads[2];
+    int started = 0;
+    while (now() < g_serve_until) {
+      poll(NULL, 0, 50);
+      if (!started && now() > start + 0.3) {
+        for (int i = 0; i < 2; ++i) pthread_create(&threads[i], NULL, late_thread, NULL);
+        started = 1;
+      }
+    }
+    if (started)
+      for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
+    state("end");
+    return 0;
+  }
+  return 2;
+}

@@ -1,0 +1,259 @@
+// Sampling from outside (issue 21), end to end: profil attach to a running
+// program (threads it creates while attached, its end, what it can tell
+// afterwards, every refusal), a static program (which the preload cannot
+// enter), --duration and --every. The target: outside_progs/outside_target.c.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "format/pprof.h"
+#include "format/file_io.h"
+#include "format/profile.h"
+#include "run_support.h"
+
+namespace {
+
+using namespace profil_test;
+namespace format = profiling::format;
+
+// A running target: its stdout read through a pipe.
+class Target {
+ public:
+  explicit Target(const std::vector<std::string>& argv) {
+    int out[2];
+    if (::pipe(out) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(out[1], 1);
+      ::close(out[0]);
+      ::close(out[1]);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      ::execv(args[0], args.data());
+      ::_exit(126);
+    }
+    ::close(out[1]);
+    out_ = ::fdopen(out[0], "r");
+  }
+  ~Target() {
+    if (pid_ > 0 && status_ < 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    if (out_) std::fclose(out_);
+  }
+  pid_t pid() const { return pid_; }
+  std::string line() {
+    char buffer[4096];
+    return out_ && std::fgets(buffer, sizeof buffer, out_) ? buffer : "";
+  }
+  int wait() {
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int status_ = -1;
+  FILE* out_ = nullptr;
+};
+
+struct Counted {
+  uint64_t samples = 0;      // all
+  uint64_t with_stack = 0;   // of those with callers
+  uint64_t complete = 0;     // stacks not truncated
+  uint64_t period_ns = 0;
+  std::vector<format::Profile> profiles;
+};
+
+Counted count(const fs::path& dir, const std::string& prefix) {
+  Counted c;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".pb.gz") || name.rfind(prefix, 0) != 0) continue;
+    auto profile = format::decode_pprof(format::read_file(entry.path().string()));
+    c.period_ns = profile.period_ns;
+    for (const auto& s : profile.samples) {
+      c.samples += s.count;
+      if (s.stack != format::StackTable::kNoCallers) {
+        c.with_stack += s.count;
+        if (!profile.stacks.truncated(s.stack)) c.complete += s.count;
+      }
+    }
+    c.profiles.push_back(std::move(profile));
+  }
+  return c;
+}
+
+std::string report(const fs::path& file) {
+  TempDir logs;
+  return run({bin("profil"), "report", file.string()}, logs.path()).out;
+}
+
+std::optional<double> fact(const std::string& text, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(text, m, std::regex(name + " ([0-9.]+)"))) return std::nullopt;
+  return std::stod(m[1]);
+}
+
+// Attached while the target runs: the threads it starts after the attach
+// are sampled (their function is in the profile), the end of the duration
+// is said, and afterwards the target has the same descriptors, no mapping
+// of ours and its SIGPROF disposition untouched.
+TEST(Attach, ThreadsCreatedWhileAttachedAreSampledAndNothingIsLeftBehind) {
+  TempDir dir;
+  Target target({bin("outside_target"), "serve", "2.5"});
+  const std::string start = target.line();
+  ASSERT_EQ(target.line(), "ready\n");
+  const Result r = run({bin("profil"), "attach", std::to_string(target.pid()), "--duration", "1.5s", "--hz", "1000",
+                        "-o", dir.path().string()},
+                       dir.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("at the duration (1.5s)"), std::string::npos) << r.err;
+  const std::string end = target.line();
+  EXPECT_EQ(target.wait(), 0);
+  // Same descriptors, nothing of profil mapped, SIGPROF as it was.
+  const auto without_cpu = [](const std::string& line) { return line.substr(line.find(' '), line.find(" cpu ") - line.find(' ')); };
+  EXPECT_EQ(without_cpu(end), without_cpu(start)) << start << end;
+  EXPECT_NE(end.find("maps_profil 0"), std::string::npos) << end;
+  const fs::path file = dir.path() / ("outside_target." + std::to_string(target.pid()) + ".pb.gz");
+  ASSERT_TRUE(fs::exists(file)) << r.err;
+  const std::string text = report(file);
+  EXPECT_NE(text.find("late_thread_work"), std::string::npos) << text;
+  // Sampled while attached, and never more than the CPU the whole process
+  // used (printed at its end) — a count of the threads' CPU in the window
+  // itself depends on the machine's load.
+  const Counted c = count(dir.path(), "outside_target.");
+  const auto cpu = fact(end, "cpu");
+  ASSERT_TRUE(cpu) << end;
+  EXPECT_GT(c.samples, 0u) << text;
+  EXPECT_LE(static_cast<double>(c.samples), *cpu * 1000 + 3) << text;
+}
+
+TEST(Attach, EndsWhenTheProcessExitsAndSaysSo) {
+  TempDir dir;
+  Target target({bin("outside_target"), "serve", "1.0"});
+  target.line();
+  ASSERT_EQ(target.line(), "ready\n");
+  // profil attach runs in a child of the test while the test, the
+  // target's parent, waits for the target to end.
+  pid_t reaper = ::fork();
+  if (reaper == 0) {
+    const Result r = run({bin("profil"), "attach", std::to_string(target.pid()), "-o", dir.path().string()}, dir.path());
+    ::_exit(r.status == 0 && r.err.find("at the process's exit") != std::string::npos ? 0 : 1);
+  }
+  target.line();  // "end ...": it has finished its work
+  EXPECT_EQ(target.wait(), 0);
+  int status = 0;
+  ::waitpid(reaper, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(dir.path() / "stderr.txt");
+  EXPECT_GT(count(dir.path(), "outside_target.").samples, 0u) << slurp(dir.path() / "stderr.txt");
+}
+
+TEST(Attach, RefusalsAreOneLineNamingWhy) {
+  TempDir dir;
+  // No such process (pid_max is at most 2^22).
+  Result r = run({bin("profil"), "attach", "8388608", "-o", dir.path().string()}, dir.path());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "profil: attach 8388608: no process 8388608\n");
+  // Another user's process, as a user without CAP_PERFMON: the kernel
+  // refuses (ptrace access mode), and the line names the setting.
+  if (::geteuid() == 0 && ::access("/usr/bin/setpriv", X_OK) == 0) {
+    TempDir out;
+    fs::permissions(out.path(), fs::perms::all);
+    r = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", bin("profil"),
+             "attach", "1", "-o", out.path().string()},
+            out.path());
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.err.find("kernel.perf_event_paranoid is"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("CAP_PERFMON"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// A static program: no dynamic loader, so no preload; profil run samples
+// it from outside by itself, with whole stacks.
+TEST(Outside, StaticProgramIsSampledFromOutsideWithWholeStacks) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "--hz", "1000", "-o", dir.path().string(), "--",
+                        bin("outside_target_static"), "spin", "0.6"},
+                       dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto cpu = fact(r.out, "cpu");
+  ASSERT_TRUE(cpu) << r.out;
+  const Counted c = count(dir.path(), "outside_target_static.");
+  // One sample per millisecond of CPU: the count is the CPU time less up
+  // to a period per CPU (each CPU's event keeps its remainder) and the
+  // start before the exec; 10 % for a busy machine's accounting.
+  EXPECT_NEAR(static_cast<double>(c.samples), *cpu * 1000, 0.1 * *cpu * 1000 + 10) << r.err;
+  EXPECT_GE(static_cast<double>(c.complete), 0.95 * static_cast<double>(c.samples)) << r.err;
+}
+
+// --duration: sampling ends, the program runs on to its end unprofiled.
+TEST(Outside, DurationEndsSamplingAndTheProgramRunsOn) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "--duration", "0.5s", "--hz", "1000", "-o", dir.path().string(), "--",
+                        bin("outside_target"), "spin", "2.0"},
+                       dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto cpu = fact(r.out, "cpu");
+  ASSERT_TRUE(cpu && *cpu >= 2.0) << r.out;
+  const Counted c = count(dir.path(), "outside_target.");
+  // Half a second of wall time of a program that computes all the time:
+  // at most 0.5 s of its CPU (plus scheduling slack), and far from its 2 s.
+  EXPECT_GT(c.samples, 100u) << r.err;
+  EXPECT_LT(c.samples, 800u) << r.err;
+}
+
+// --every: snapshots, each holding only its interval, that add up to the
+// whole run's CPU time.
+TEST(Outside, SnapshotsAddUpToTheWholeRun) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "--every", "0.5s", "--hz", "1000", "-o", dir.path().string(), "--",
+                        bin("outside_target"), "spin", "1.6"},
+                       dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto cpu = fact(r.out, "cpu");
+  ASSERT_TRUE(cpu) << r.out;
+  const Counted c = count(dir.path(), "outside_target.");
+  ASSERT_GE(c.profiles.size(), 3u) << r.err;  // 1.6 s of CPU at 0.5 s each, and the rest
+  std::vector<int64_t> starts;
+  for (const auto& p : c.profiles) {
+    EXPECT_GT(p.time_nanos, 0);
+    EXPECT_GT(p.duration_ns, 0u);
+    starts.push_back(p.time_nanos);
+  }
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(std::unique(starts.begin(), starts.end()), starts.end()) << "two snapshots of one interval";
+  EXPECT_NEAR(static_cast<double>(c.samples), *cpu * 1000, 0.1 * *cpu * 1000 + 10) << r.err;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    if (entry.path().extension() != ".gz") continue;
+    EXPECT_TRUE(std::regex_match(entry.path().filename().string(), std::regex("outside_target\\.[0-9]+\\.s[0-9]+\\.pb\\.gz")))
+        << entry.path();
+  }
+}
+
+// exec while sampled: each image its own profile.
+TEST(Outside, ExecGivesEachImageItsProfile) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "-v", "--outside", "--hz", "1000", "-o", dir.path().string(), "--",
+                        bin("outside_target"), "exec", "0.3"},
+                       dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const Counted c = count(dir.path(), "outside_target.");
+  EXPECT_GE(c.profiles.size(), 2u) << r.err;
+  EXPECT_NE(r.err.find("then exec'd"), std::string::npos) << r.err;
+}
+
+}  // namespace
