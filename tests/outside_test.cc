@@ -244,6 +244,21 @@ TEST(Outside, SnapshotsAddUpToTheWholeRun) {
   }
 }
 
+// A process killed by SIGKILL has no last moment to write anything: from
+// outside its profile still holds every sample (the inside source keeps
+// only what its last checkpoint wrote).
+TEST(Outside, SigkilledProcessKeepsAllItsSamples) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "--outside", "--hz", "1000", "-o", dir.path().string(), "--",
+                        bin("outside_target"), "kill", "0.6"},
+                       dir.path());
+  EXPECT_EQ(r.status, 128 + SIGKILL) << r.err;
+  const auto cpu = fact(r.out, "cpu");
+  ASSERT_TRUE(cpu) << r.out;
+  const Counted c = count(dir.path(), "outside_target.");
+  EXPECT_NEAR(static_cast<double>(c.samples), *cpu * 1000, 0.1 * *cpu * 1000 + 10) << r.err;
+}
+
 // exec while sampled: each image its own profile.
 TEST(Outside, ExecGivesEachImageItsProfile) {
   TempDir dir;

@@ -8,6 +8,7 @@
  *                           descriptors, threads, SIGPROF's disposition,
  *                           mappings naming profil (before and after)
  *   exec SECONDS            spin SECONDS, then exec itself in spin mode
+ *   kill SECONDS            spin SECONDS, print "cpu S", then SIGKILL itself
  * Built dynamic (outside_target) and static (outside_target_static). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -85,10 +86,11 @@ static void state(const char* when) {
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "spin";
   const double seconds = argc > 2 ? atof(argv[2]) : 1.0;
-  if (strcmp(mode, "spin") == 0 || strcmp(mode, "exec") == 0) {
+  if (strcmp(mode, "spin") == 0 || strcmp(mode, "exec") == 0 || strcmp(mode, "kill") == 0) {
     spin_work(seconds);
     printf("cpu %.4f\n", process_cpu());
     fflush(stdout);
+    if (strcmp(mode, "kill") == 0) raise(SIGKILL);
     if (strcmp(mode, "exec") == 0) {
       char self[4096] = {0};
       if (readlink("/proc/self/exe", self, sizeof self - 1) > 0) execl(self, argv[0], "spin", argv[2], (char*)NULL);
