@@ -5,10 +5,11 @@
 // stacks, each record's copy of the stack is unwound. The records are
 // walked and parsed by the perf layer (perf/ring.h, perf/records.h).
 //
-// ASYNC-SIGNAL-SAFE: everything here (the handler drains: clock_gettime,
-// madvise, atomics, a ring's try-lock; no allocation, no errno: the handler
-// saves it). PerfRingEngine::drain(true) waits for a ring another thread
-// reads: not from a handler.
+// ASYNC-SIGNAL-SAFE: everything here (the handler drains): clock_gettime,
+// madvise, atomics, a ring's try-lock, the perf layer's walk and parsers;
+// no allocation, no lock, and errno (clock_gettime and madvise may set it)
+// is the handler's to save. PerfRingEngine::drain(true) waits for a ring
+// another thread reads: not from a handler.
 #include <asm/perf_regs.h>
 #include <linux/perf_event.h>
 #include <sched.h>
