@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "format/file_io.h"
 #include "format/gmon.h"
 #include "format/profile.h"
 #include "format/profraw.h"
@@ -161,7 +162,7 @@ int main(int argc, char** argv) {
     profile.stacks = stacks;
     report::Symbolizer symbolizer;
     try {
-      bytes = as == "pprof" ? report::export_pprof(profile, symbolizer) : report::export_gmon(profile, symbolizer);
+      bytes = as == "pprof" ? report::export_pprof(profile, &symbolizer) : report::export_gmon(profile, symbolizer);
       // The 4.4BSD layout (NetBSD's gmonhdr) of the same histogram.
       if (as == "bsd-gmon") bytes = format::encode_gmon(format::decode_gmon(bytes), format::GmonFlavor::bsd);
     } catch (const std::exception& e) {
@@ -169,6 +170,6 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  report::write_file_atomically(out, bytes);
+  format::write_file_atomically(out, bytes);
   return 0;
 }

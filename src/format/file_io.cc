@@ -13,13 +13,6 @@
 #include "base/unique_fd.h"
 
 namespace profiling::format {
-namespace {
-
-[[noreturn]] void fail_errno(const std::string& path, int error) {
-  throw FormatError(path + ": " + std::strerror(error));
-}
-
-}  // namespace
 
 std::string size_text(size_t bytes) {
   if (bytes >= (size_t{1} << 30) && bytes % (size_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
@@ -78,17 +71,27 @@ std::string read_file(const std::string& path, size_t limit) {
   return bytes;
 }
 
-void write_file_atomically(const std::string& path, std::string_view bytes) {
-  if (path.empty()) fail_errno(path, ENOENT);
+bool try_write_file_atomically(const std::string& path, std::string_view bytes, std::string* problem) {
+  auto failed = [&](int error) {
+    *problem = std::strerror(error);
+    return false;
+  };
+  if (path.empty()) return failed(ENOENT);
   size_t slash = path.rfind('/');
   std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  if (name.empty()) fail_errno(path, EISDIR);
+  if (name.empty()) return failed(EISDIR);
   base::UniqueFd dirfd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dirfd.valid()) fail_errno(path, errno);
+  if (!dirfd.valid()) return failed(errno);
   base::AtomicFile file;
-  if (!file.open(dirfd.get(), name.c_str())) fail_errno(path, errno);
-  if (!file.write(bytes.data(), bytes.size()) || !file.commit()) fail_errno(path, errno);
+  if (!file.open(dirfd.get(), name.c_str())) return failed(errno);
+  if (!file.write(bytes.data(), bytes.size()) || !file.commit()) return failed(errno);
+  return true;
+}
+
+void write_file_atomically(const std::string& path, std::string_view bytes) {
+  std::string problem;
+  if (!try_write_file_atomically(path, bytes, &problem)) throw FormatError(path + ": " + problem);
 }
 
 }  // namespace profiling::format

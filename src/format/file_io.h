@@ -33,9 +33,13 @@ std::string read_file(const std::string& path, size_t limit = kMaxInputSize);
 // "1 GiB", "512 KiB", or bytes: a limit as a person reads it.
 std::string size_text(size_t bytes);
 
-// Writes bytes to "<path>.tmp.<pid>" and renames it to path; throws
-// FormatError("<path>: <strerror>") and leaves an existing path untouched
-// on failure.
+// Writes bytes to "<path>.tmp.<pid>" and renames it to path, the one
+// place every tool writes an output file (issue 21: report/export.cc had a
+// second copy). On failure an existing path is left untouched, and false
+// comes back with *problem (strerror, without the path).
+bool try_write_file_atomically(const std::string& path, std::string_view bytes, std::string* problem);
+
+// The same, throwing FormatError("<path>: <strerror>").
 void write_file_atomically(const std::string& path, std::string_view bytes);
 
 }  // namespace profiling::format

@@ -6,7 +6,7 @@
 #include <cstdlib>
 
 #include "command.h"
-#include "report/export.h"
+#include "format/file_io.h"
 #include "report/report.h"
 
 namespace profiling::cli {
@@ -56,11 +56,8 @@ bool writes_to_file(const std::string& output) { return !output.empty() && outpu
 
 int emit(const std::string& output, const std::string& bytes, bool binary) {
   if (writes_to_file(output)) {
-    try {
-      report::write_file_atomically(output, bytes);
-    } catch (const std::exception& e) {
-      return fail(output, e.what());
-    }
+    std::string problem;
+    if (!format::try_write_file_atomically(output, bytes, &problem)) return fail(output, problem);
     return 0;
   }
   if (binary && isatty(STDOUT_FILENO)) return fail("stdout", "binary output to a terminal; use -o FILE");

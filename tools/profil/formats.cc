@@ -9,7 +9,7 @@ namespace profiling::cli {
 namespace {
 
 std::string export_pprof(const format::Profile& profile, report::Symbolizer& symbolizer, const std::string&) {
-  return report::export_pprof(profile, symbolizer);
+  return report::export_pprof(profile, &symbolizer);
 }
 
 std::string export_gmon(const format::Profile& profile, report::Symbolizer& symbolizer,

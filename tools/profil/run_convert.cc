@@ -3,11 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
+#include <optional>
 
 #include "format/file_io.h"
-#include "format/gmon.h"
-#include "format/pprof.h"
+#include "report/export.h"
 #include "report/input.h"
 #include "report/symbolizer.h"
 
@@ -32,39 +31,19 @@ class Converter {
   }
 
   void write_pprof(const fs::path& path, const format::Profile& profile) {
-    format::PprofSymbolizer symbolizer;
-    if (symbolize_) {
-      // Inlined functions as lines of the location, innermost first.
-      symbolizer = [this](const format::Mapping& mapping, uint64_t address) {
-        return symbolizer_.frames(&mapping, symbolizer_.symbolize(&mapping, address));
-      };
-    }
-    format::write_file_atomically(path.string(), format::encode_pprof(profile, symbolizer));
+    format::write_file_atomically(path.string(), report::export_pprof(profile, symbolize_ ? &symbolizer_ : nullptr));
   }
 
-  // gmon.out for gprof: one histogram over the main executable's code, in
-  // the link-time addresses gprof matches against the symbol table (the
-  // load bias subtracted). false when the executable cannot be read.
+  // gmon.out for gprof, of a profile whose program is mapped first (its
+  // dump's maps put it there). false when there is none, or it cannot be
+  // read.
   bool write_gmon(const fs::path& path, const format::Profile& profile, uint32_t hz) {
     if (profile.mappings.empty() || profile.mappings.front().path != profile.program) return false;
-    const format::Mapping& main = profile.mappings.front();
-    uint64_t low = UINT64_MAX, high = 0, bias = 0;
-    bool have_bias = false;
-    for (const report::LoadSegment& segment : symbolizer_.segments(main)) {
-      if (!segment.executable) continue;
-      low = std::min(low, segment.vaddr);
-      high = std::max(high, segment.vaddr + segment.mem_size);
-      if (main.file_offset >= segment.file_offset &&
-          main.file_offset < segment.file_offset + std::max(segment.file_size, uint64_t{1})) {
-        // elf(5): the segment's byte at file offset o is at vaddr + (o - p_offset).
-        bias = main.start - (segment.vaddr + (main.file_offset - segment.file_offset));
-        have_bias = true;
-      }
-    }
-    if (!have_bias || low >= high) return false;
-    format::GmonData data;
-    data.histograms.push_back(format::histogram_from_samples(profile, bias, low, high, hz));
-    format::write_file_atomically(path.string(), format::encode_gmon(data));
+    std::string problem;
+    const std::optional<std::string> bytes =
+        report::gmon_of_program(profile, profile.mappings.front(), hz, symbolizer_, nullptr, &problem);
+    if (!bytes) return false;
+    format::write_file_atomically(path.string(), *bytes);
     return true;
   }
 
