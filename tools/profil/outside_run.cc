@@ -67,7 +67,10 @@ void OutsideRun::write(bool final) {
   convert.dir = options_.dir;
   Conversion c = convert_profiles(std::move(profiles), convert);
   conversion_.files.insert(conversion_.files.end(), c.files.begin(), c.files.end());
-  for (ProcessSummary& p : c.processes) conversion_.processes.push_back(std::move(p));
+  for (ProcessSummary& p : c.processes) {
+    p.outside = true;
+    conversion_.processes.push_back(std::move(p));
+  }
   conversion_.losses.insert(conversion_.losses.end(), c.losses.begin(), c.losses.end());
   conversion_.warnings.insert(conversion_.warnings.end(), c.warnings.begin(), c.warnings.end());
   if (!c.shared_file.empty()) {

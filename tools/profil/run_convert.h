@@ -49,6 +49,9 @@ struct ProcessSummary {
   // frame (shown under [truncated]), of those with a stack.
   uint64_t cut_stacks = 0, with_stacks = 0;
 
+  // Sampled from outside (outside_run.h), not by the preload.
+  bool outside = false;
+
   bool empty() const { return samples == 0 && unsampled.empty(); }
   // What its profile stands for, unsampled rows included.
   uint64_t cpu_ns() const { return (samples + unsampled_counts) * period_ns; }

@@ -114,9 +114,9 @@ void print_process(const ProcessSummary& p, const std::string& more = "") {
                  p.label.c_str(), p.clock.c_str(), p.hz, ending(p).c_str(), join(p.files).c_str(), more.c_str());
     return;
   }
-  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s%s\n", p.label.c_str(),
+  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s%s) -> %s%s\n", p.label.c_str(),
                static_cast<unsigned long long>(p.samples), seconds(p.cpu_seconds()).c_str(), p.clock.c_str(), p.hz,
-               p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "", ending(p).c_str(),
+               p.outside ? " from outside" : "", p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "", ending(p).c_str(),
                join(p.files).c_str(), more.c_str());
 }
 
@@ -165,9 +165,9 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
   std::string more;
   if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
   if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
-  std::fprintf(stderr, "profil: %zu processes sampled%s: %llu samples (%s s, %s clock at %u Hz%s) -> %s\n",
+  std::fprintf(stderr, "profil: %zu processes sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
                sampled.size(), more.c_str(), static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
-               sampled.front()->clock.c_str(), sampled.front()->hz,
+               sampled.front()->clock.c_str(), sampled.front()->hz, sampled.front()->outside ? " from outside" : "",
                dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", files.c_str());
 }
 
