@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -144,6 +145,12 @@ std::string Sampler::open_before_exec(pid_t pid) { return open_on(pid, true); }
 
 std::string Sampler::attach(pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return "no process " + std::to_string(pid);
+  // One event per thread and CPU: profil's own soft descriptor limit goes
+  // up to the hard one (its own process only: nothing the target inherits).
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
   std::set<pid_t> opened;
   // Threads created while the events are being opened carry the events of
   // their creator once it has them; the list is read again until it holds
