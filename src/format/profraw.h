@@ -34,11 +34,10 @@ inline constexpr uint32_t kHeaderSizeV2 = 184;
 // The deepest stack a file may hold; the unwinder's limit (128 by default)
 // is far below.
 inline constexpr uint32_t kMaxStackDepth = 4096;
+// profil run's run id ends in "-<token>", which the preload runtime also
+// puts in its dump's name (format/run_names.h): the run opens only files so
+// named (issue 11).
 inline constexpr size_t kRunIdSize = 56;
-// profil run's run id ends in "-<token>", 8 hex digits, which the preload
-// runtime also puts in its dump's name (".run-<token>.profraw"): the run
-// opens only files so named (issue 11).
-inline constexpr size_t kRunTokenSize = 8;
 
 // How the process ended, as the writer saw it.
 enum class EndReason : uint32_t {
@@ -134,10 +133,10 @@ struct Pair {
 };
 static_assert(sizeof(Pair) == 16);
 
-// The run's process ledger (issue 12): "processes.run-<token>.ledger" in
-// the run's directory, created empty by profil run before the program
-// starts and appended to by every profiled process of the run, one
-// 128-byte record per write (O_APPEND: the kernel appends each write
+// The run's process ledger (issue 12): "processes.run-<token>.ledger"
+// (format/run_names.h) in the run's directory, created empty by profil run
+// before the program starts and appended to by every profiled process of
+// the run, one 128-byte record per write (O_APPEND: the kernel appends each write
 // whole). A process records its start there, and, when it ends without a
 // sample (most processes of a shell script or a build), its end; only a
 // process with samples writes a profraw of its own. A file per process
@@ -147,8 +146,6 @@ static_assert(sizeof(Pair) == 16);
 // profiling and wrote nothing (the empty placeholder of a process that
 // cannot append to the ledger says the same).
 inline constexpr char kLedgerMagic[8] = {'P', 'R', 'L', 'E', 'D', 'G', 'R', '1'};
-inline constexpr char kLedgerPrefix[] = "processes.run-";
-inline constexpr char kLedgerSuffix[] = ".ledger";
 
 enum class LedgerKind : uint32_t {
   start = 1,  // sampling started (a program's start, a fork child, an exec'd image)

@@ -29,6 +29,7 @@
 #include "runtime/process_hooks.h"
 #include "runtime/profraw_writer.h"
 #include "base/settings.h"
+#include "format/run_names.h"
 #include "sampler/handler_stack.h"
 #include "sampler/sampler.h"
 #include "unwind/stack_table.h"
@@ -71,8 +72,7 @@ char g_dir[PATH_MAX] = {};
 // start there. Then it names and writes a profraw only once it has a
 // sample, and an image that ends with none records its end in the ledger
 // instead: no file of its own.
-char g_ledger[sizeof format::profraw::kLedgerPrefix + format::profraw::kRunTokenSize +
-              sizeof format::profraw::kLedgerSuffix] = {};
+char g_ledger[format::kLedgerNameSize] = {};
 bool g_in_ledger = false;
 bool g_end_in_ledger = false;  // this image's end is recorded there
 char g_name[256] = {};
@@ -191,13 +191,10 @@ char g_dirfd_path[32] = {};
 
 // The run's token, the last part of PROFIL_RUN_ID after its last '-' (8
 // hex digits, make_run_id), or nullptr without one. ASYNC-SIGNAL-SAFE.
-const char* run_token() {
-  const char* dash = std::strrchr(g_run_id, '-');
-  return dash != nullptr && std::strlen(dash + 1) == format::profraw::kRunTokenSize ? dash + 1 : nullptr;
-}
+const char* run_token() { return format::run_token(g_run_id); }
 
-// "<progname>.<pid>.run-<token>.profraw", the token being the last part of
-// PROFIL_RUN_ID (issue 11: profil run opens only the files its own run
+// "<progname>.<pid>.run-<token>.profraw" (format/run_names.h), the token
+// being the last part of PROFIL_RUN_ID (issue 11: profil run opens only the files its own run
 // named, so a file planted in a shared directory is never read); without a
 // run id, "<progname>.<pid>.profraw". When the directory already holds the
 // name (an exec'd image of the same name keeps the pid; a pid used again
@@ -214,18 +211,8 @@ const char* run_token() {
 bool kept_directory_intact();
 
 void choose_name() {
-  const char* progname = program_invocation_short_name;
-  if (progname == nullptr || *progname == '\0') progname = "program";
-  char base[160];
-  size_t length = 0;
-  for (const char* p = progname; *p != '\0' && length < 100; ++p) base[length++] = *p == '/' ? '_' : *p;
-  base[length++] = '.';
-  length += base::format_decimal(static_cast<unsigned long long>(::getpid()), base + length);
-  if (const char* token = run_token()) {
-    std::memcpy(base + length, ".run-", 5);
-    std::memcpy(base + length + 5, token, format::profraw::kRunTokenSize);
-    length += 5 + format::profraw::kRunTokenSize;
-  }
+  const pid_t pid = ::getpid();
+  const char* token = run_token();
   base::ErrnoSaver errno_saver;  // the fork child's errno is the program's
   g_placeholder_empty = false;   // a fork child's is its parent's until it has its own
   // The kept descriptor only while it is still the output directory (issue
@@ -234,23 +221,14 @@ void choose_name() {
   const bool kept = kept_directory_intact();
   const int dirfd = kept ? g_dirfd : ::open(g_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   for (unsigned n = 0;; ++n) {
-    size_t at = length;
-    std::memcpy(g_name, base, length);
-    if (n > 0) {
-      g_name[at++] = '.';
-      at += base::format_decimal(n, g_name + at);
-    }
-    std::memcpy(g_name + at, ".profraw", sizeof(".profraw"));
+    format::format_dump_name(g_name, sizeof g_name, program_invocation_short_name, pid, token, n);
     if (dirfd < 0) break;  // no directory to create it in: the dump says why
     if (::faccessat(dirfd, g_name, F_OK, 0) == 0) {
       if (n < 1000) continue;
       break;
     }
     char placeholder[sizeof g_name + 32];
-    std::memcpy(placeholder, g_name, at + sizeof(".profraw") - 1);
-    size_t end = at + sizeof(".profraw") - 1;
-    std::memcpy(placeholder + end, ".tmp.", 5);
-    base::format_decimal(static_cast<unsigned long long>(::getpid()), placeholder + end + 5);
+    format::format_temporary_name(placeholder, sizeof placeholder, g_name, pid);
     const int fd = ::openat(dirfd, placeholder, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd >= 0) {
       ::close(fd);
@@ -572,11 +550,7 @@ void start() {
     return;
   }
   g_owner_pid.store(::getpid(), std::memory_order_relaxed);
-  if (const char* token = run_token()) {
-    std::strcpy(g_ledger, format::profraw::kLedgerPrefix);
-    std::strcat(g_ledger, token);
-    std::strcat(g_ledger, format::profraw::kLedgerSuffix);
-  }
+  if (const char* token = run_token()) format::format_ledger_name(g_ledger, sizeof g_ledger, token);
   ensure_process_hooks();
   // Registered after the sampler's: its child handler re-arms the clocks
   // first, then this one empties the table.

@@ -4,34 +4,44 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <utility>
 
 #include "format/file_io.h"
 #include "format/format_error.h"
+#include "format/run_names.h"
 
 namespace profiling::cli {
 
 namespace fs = std::filesystem;
 
-std::string dump_stem(const std::string& filename) {
-  std::string stem = filename.substr(0, filename.rfind(".profraw"));
-  const size_t token = stem.rfind(".run-");
-  if (token != std::string::npos && token + 5 + format::profraw::kRunTokenSize <= stem.size())
-    stem.erase(token, 5 + format::profraw::kRunTokenSize);
-  return stem;
+namespace {
+
+// What the profiles of a dump are named: "<prog>.<pid>[.<n>]", the token
+// dropped (format::DumpName::stem); a name the runtime did not write (a
+// file given to --convert) keeps what precedes its last ".profraw".
+std::string profile_stem(const std::string& filename, int64_t pid) {
+  if (const std::optional<format::DumpName> name = format::parse_dump_name(filename, pid)) return name->stem();
+  return filename.substr(0, filename.rfind(".profraw"));
 }
 
-std::string run_token(const std::string& run_id) { return run_id.substr(run_id.rfind('-') + 1); }
+}  // namespace
+
+std::string run_token(const std::string& run_id) {
+  const char* token = format::run_token(run_id.c_str());
+  return token != nullptr ? token : "";
+}
 
 std::string program_of(const format::profraw::LedgerRecord& record) {
   return record.name[0] != '\0' ? record.name : "program";
 }
 
 fs::path ledger_path(const fs::path& dir, const std::string& token) {
-  return dir / (std::string(format::profraw::kLedgerPrefix) + token + format::profraw::kLedgerSuffix);
+  char name[format::kLedgerNameSize];
+  format::format_ledger_name(name, sizeof name, token.c_str());
+  return dir / name;
 }
 
 void create_ledger(const fs::path& path) {
@@ -41,20 +51,16 @@ void create_ledger(const fs::path& path) {
 
 RunFiles list_run_files(const fs::path& dir, const std::string& token) {
   RunFiles files;
-  const std::string mark = ".run-" + token;
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find(mark + ".") == std::string::npos || entry.symlink_status(ec).type() != fs::file_type::regular)
-      continue;
-    if (name.ends_with(".profraw")) {
+    const std::optional<format::DumpName> name = format::parse_dump_name(entry.path().filename().string());
+    if (!name || name->token != token || entry.symlink_status(ec).type() != fs::file_type::regular) continue;
+    if (!name->temporary()) {
       files.dumps.push_back(entry.path());
       continue;
     }
     // "<name>.tmp.<pid>", empty: a placeholder.
-    const size_t tmp = name.rfind(".profraw.tmp.");
-    if (tmp != std::string::npos && entry.file_size(ec) == 0 && !ec)
-      files.placeholders[std::strtoll(name.c_str() + tmp + 13, nullptr, 10)].push_back(entry.path());
+    if (entry.file_size(ec) == 0 && !ec) files.placeholders[name->writer].push_back(entry.path());
   }
   std::sort(files.dumps.begin(), files.dumps.end());
   files.ledger = ledger_path(dir, token);
@@ -92,7 +98,7 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
       continue;
     }
     images.insert({profile.data.profile.pid, profile.data.profile.time_nanos});
-    profile.stem = dump_stem(raw.filename().string());
+    profile.stem = profile_stem(raw.filename().string(), profile.data.profile.pid);
     profile.raw_path = raw.string();
     sinks.add(std::move(profile));
   }
@@ -128,11 +134,11 @@ std::map<int64_t, std::string> remove_unfinished_dumps(const Conversion& c, cons
                                                        const std::string& run_id, fs::file_time_type run_start,
                                                        const std::function<bool(int64_t)>& alive) {
   std::map<int64_t, std::string> lost;
+  const std::string token = run_token(run_id);
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    const size_t at = name.find(".profraw.tmp.");
-    if (at == std::string::npos || name.find(".run-" + run_token(run_id) + ".") == std::string::npos) continue;
+    const std::optional<format::DumpName> name = format::parse_dump_name(entry.path().filename().string());
+    if (!name || !name->temporary() || name->token != token) continue;
     std::string bytes;
     try {
       bytes = format::read_file(entry.path().string());
@@ -148,7 +154,7 @@ std::map<int64_t, std::string> remove_unfinished_dumps(const Conversion& c, cons
       ours = fs::last_write_time(entry.path(), ec) >= run_start && !ec;
     }
     if (!ours) continue;
-    const int64_t pid = std::strtoll(name.c_str() + at + 13, nullptr, 10);
+    const int64_t pid = name->writer;
     if (alive(pid)) continue;
     fs::remove(entry.path(), ec);
     auto dumped = c.dumped.find(pid);
@@ -164,8 +170,9 @@ std::map<int64_t, std::string> remove_placeholders(const RunFiles& files, const 
   for (const auto& [pid, paths] : files.placeholders) {
     if (alive(pid)) continue;  // it will replace its own
     for (const fs::path& path : paths) fs::remove(path, ec);
-    const std::string stem = dump_stem(paths.front().filename().string());
-    left.emplace(pid, stem.substr(0, stem.rfind('.' + std::to_string(pid))));
+    const std::string file = paths.front().filename().string();
+    const std::optional<format::DumpName> name = format::parse_dump_name(file, pid);
+    left.emplace(pid, name ? name->program : file);
   }
   return left;
 }

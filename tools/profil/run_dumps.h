@@ -19,13 +19,8 @@
 
 namespace profiling::cli {
 
-// The runtime names a dump "<prog>.<pid>[.run-<token>][.<n>].profraw"
-// (preload.cc, choose_name) and writes it as "<that>.tmp.<pid>" first.
-// Its profiles are "<prog>.<pid>[.<n>]" + extension: the token only marks
-// which run wrote it.
-std::string dump_stem(const std::string& filename);
-
-// The token of a run id (make_run_id): what follows its last '-'.
+// The token of a run id (make_run_id) that the runtime puts in the names
+// of the run's files (format/run_names.h).
 std::string run_token(const std::string& run_id);
 
 // The program a ledger record names (its short name; "program" if none).
