@@ -1,5 +1,7 @@
 # The conventions the profil commands share: usage errors, --version, help.
 add_test(NAME cli_usage COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_usage.sh $<TARGET_FILE:profil_cli> ${PROJECT_VERSION})
+# What the preload's environment passes to the program: the inside source.
+set_tests_properties(cli_usage PROPERTIES ENVIRONMENT "PROFIL_SOURCE=inside")
 find_program(PROFIL_GROFF groff)
 find_program(PROFIL_MANDOC mandoc)
 if(PROFIL_GROFF AND PROFIL_MANDOC)

@@ -29,7 +29,8 @@ add_executable(run_tree ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_tree.c)
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_test.cc
-    LIBS profil_pprof profil_format)
+    LIBS profil_pprof profil_format
+    ENV PROFIL_SOURCE=inside)
   if(TARGET run_test)
     add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin run_unsampled run_argv
                      run_argv_static run_tree)
@@ -44,7 +45,7 @@ if(TARGET run_test)
     COMMAND run_test --gtest_filter=Run.ProgramLibraryThreadAndForkedChildEachGetTheirShare:Run.CrashKeepsTheWorkDoneAndExits139:Run.Unsampled*:Run.Closefrom*:Closefrom/*)
   set_tests_properties(run_shares_on_cpu_clock PROPERTIES
     RUN_SERIAL TRUE
-    ENVIRONMENT "PROFIL_CLOCK=cpu;PROFIL_BUILD_DIR=${CMAKE_BINARY_DIR};PROFIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    ENVIRONMENT "PROFIL_SOURCE=inside;PROFIL_CLOCK=cpu;PROFIL_BUILD_DIR=${CMAKE_BINARY_DIR};PROFIL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endif()
 
 # A program's own signals (SIGPROF, SIGSEGV, ITIMER_PROF) under profil run.
@@ -52,11 +53,19 @@ add_executable(run_signals ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_signals.c)
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_signals_test
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_signals_test.cc
-    LIBS profil_pprof profil_format)
+    LIBS profil_pprof profil_format
+    ENV PROFIL_SOURCE=inside)
   if(TARGET run_signals_test)
     add_dependencies(run_signals_test profil_cli libprofil run_signals)
   endif()
 endif()
+
+# The tests of run_test, run_signals_test, run_status_test and
+# run_invisible_test are those of the inside source (the preload: its
+# clocks, dumps, ledger, checkpoints), so they ask for it
+# (PROFIL_SOURCE=inside); run_invisible_test's "outside" configuration
+# asks for the other with --outside, and tests/outside.cmake tests that
+# source and the default.
 
 # Issue 20: the program must not feel profil (signals, jumps, descriptors,
 # children, alternate stacks, seccomp): tests/run_progs/run_invisible.c,
@@ -66,7 +75,8 @@ target_link_libraries(run_invisible PRIVATE Threads::Threads)
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_invisible_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_invisible_test.cc
-    LIBS profil_pprof profil_format)
+    LIBS profil_pprof profil_format
+    ENV PROFIL_SOURCE=inside)
   if(TARGET run_invisible_test)
     add_dependencies(run_invisible_test profil_cli libprofil run_invisible)
   endif()
@@ -79,7 +89,8 @@ endif()
 add_executable(run_status ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_status.c)
 if(TARGET profil_cli)
   profil_add_gtest(run_status_test SERIAL
-    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc)
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc
+    ENV PROFIL_SOURCE=inside)
   if(TARGET run_status_test)
     target_include_directories(run_status_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/profil)
     add_dependencies(run_status_test profil_cli libprofil run_status)

@@ -214,6 +214,11 @@ void ProcessTable::on_mmap(const perf::Mmap& m) {
   if (image->awaiting_program && !path.empty() && path[0] == '/') {
     image->program = path;
     image->awaiting_program = false;
+    // A comm is cut at 15 bytes (TASK_COMM_LEN): the exec'd file's base
+    // name completes it when it begins with it (a process gone before its
+    // cmdline could be read).
+    const std::string file = base_name(path);
+    if (image->name.size() == 15 && file.size() > 15 && file.compare(0, 15, image->name) == 0) image->name = file;
   }
   if (!m.executable) return;
   add_mapping(*image, pid, m.address, m.address + m.length, m.file_offset, path,
@@ -275,6 +280,13 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   Image* image = image_at(pid, s.who.time);
   if (image == nullptr) {
     ++unknown_samples_;
+    return;
+  }
+  if (!options_.stacks) {
+    // The PC alone (--no-stacks): no callers, as the inside writes it.
+    const uint64_t leaf = kernel ? format::kKernelAddress : s.ip;
+    ++image->counts[{leaf, format::StackTable::kNoCallers}];
+    ++image->count;
     return;
   }
   if (image->table_stale) {
@@ -379,7 +391,7 @@ std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
       d.hz = options_.hz;
       d.end_reason = image->ended ? image->end_reason : format::profraw::EndReason::checkpoint;
       d.cpu_ns = image->count * options_.period_ns;
-      d.stacks_captured = true;
+      d.stacks_captured = options_.stacks;
       d.max_depth = options_.max_depth;
       d.start_clock = "perf";
       if (image->lost != 0) {

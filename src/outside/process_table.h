@@ -50,6 +50,7 @@ class ProcessTable {
     uint64_t period_ns = 0;
     uint32_t hz = 0;
     uint32_t max_depth = 128;
+    bool stacks = true;  // false: samples carry the PC alone
     // Realtime minus monotonic at start: perf's timestamps (CLOCK_MONOTONIC)
     // to the Unix epoch.
     int64_t realtime_offset_ns = 0;

@@ -54,6 +54,7 @@ Sampler::Sampler(SamplerOptions options) : options_(options) {
   table.hz = options_.hz;
   table.period_ns = options_.hz ? 1'000'000'000ull / options_.hz : 0;
   table.max_depth = options_.max_depth;
+  table.stacks = options_.stacks;
   table.realtime_offset_ns = (real.tv_sec - mono.tv_sec) * 1'000'000'000ll + (real.tv_nsec - mono.tv_nsec);
   table_ = std::make_unique<ProcessTable>(table);
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
@@ -95,8 +96,10 @@ std::string Sampler::open_on(pid_t tid, bool before_exec) {
   perf::EventSpec spec;
   spec.period_ns = options_.hz ? 1'000'000'000ull / options_.hz : 1'000'000;
   spec.sample_type = PERF_SAMPLE_TIME;
-  spec.regs_user = perf::kUnwindRegisters;
-  spec.stack_bytes = options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
+  if (options_.stacks) {
+    spec.regs_user = perf::kUnwindRegisters;
+    spec.stack_bytes = options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
+  }
   spec.inherit = true;
   spec.disabled = before_exec;
   spec.enable_on_exec = before_exec;

@@ -41,6 +41,8 @@ struct SamplerOptions {
   // above, as the preload's ring takes.
   uint32_t stack_bytes = 0;
   uint32_t max_depth = 128;
+  // false: the PC alone (--no-stacks): no registers or stack copied.
+  bool stacks = true;
   // Data pages per CPU's ring (a power of two): 2 MiB, 128 records of 16
   // KiB, so that a reader thread that a busy machine schedules late loses
   // none (512 KiB lost 12 % of a 1 kHz run beside two compilers); halved

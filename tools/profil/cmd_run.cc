@@ -36,6 +36,7 @@
 #include "run_print.h"
 #include "run_reap.h"
 #include "outside/image.h"
+#include "perf/event.h"
 #include "outside_run.h"
 
 namespace profiling::cli {
@@ -99,6 +100,20 @@ bool is_static_program(const std::string& path) {
   return image != nullptr && !image->has_interpreter();
 }
 
+// May this user open the outside source's events on a child of its own
+// (kernel.perf_event_paranoid, capabilities, a seccomp filter around
+// profil)? Asked with the event itself, on profil's own process.
+bool perf_events_allowed() {
+  perf::EventSpec spec;
+  spec.period_ns = 1'000'000;
+  spec.inherit = true;
+  spec.disabled = true;
+  const long fd = perf::open_event(spec.attr(), 0, -1);
+  if (fd < 0) return false;
+  ::close(static_cast<int>(fd));
+  return true;
+}
+
 // profil run --outside (and a static program, or --duration/--every):
 // the program runs with nothing of profil in it; its process tree is
 // sampled through perf events opened before its exec (outside_run.h).
@@ -106,6 +121,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
                 const std::string& why_outside) {
   OutsideRunOptions o;
   o.hz = options.hz;
+  o.stacks = options.stacks != 0;
   o.dir = dir;
   o.convert = convert;
   if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
@@ -182,6 +198,13 @@ int run_command(RunOptions options) {
   if (ec) return usage_error(options.output_dir, error_text(ec));
   if (::access(dir.c_str(), W_OK) != 0) return usage_error(dir.string(), errno_text(errno));
   if (options.inside && options.outside) return usage_error("--inside", "and --outside cannot both be given");
+  // PROFIL_SOURCE (inside, outside, auto) when neither flag is given.
+  if (const char* env = std::getenv("PROFIL_SOURCE"); env && *env && !options.inside && !options.outside) {
+    const std::string source = env;
+    if (source == "inside") options.inside = true;
+    else if (source == "outside") options.outside = true;
+    else if (source != "auto") return usage_error("PROFIL_SOURCE", "'" + source + "' is not one of inside, outside, auto");
+  }
   for (const auto& [flag, value] : {std::pair{"--duration", options.duration}, std::pair{"--every", options.every}}) {
     if (value.empty()) continue;
     if (!parse_duration(value)) return usage_error(flag, "'" + value + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
@@ -194,6 +217,8 @@ int run_command(RunOptions options) {
   if (!options.inside && !options.outside) {
     if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
     else if (!options.duration.empty() || !options.every.empty()) why_outside = "--duration and --every need it";
+    else if ((options.clock == "auto" || options.clock == "perf") && perf_events_allowed())
+      why_outside = "the default where the kernel allows perf events";
   }
   if (options.outside || !why_outside.empty()) {
     if (options.clock != "auto" && options.clock != "perf")

@@ -20,7 +20,7 @@ std::optional<double> parse_duration(const std::string& text) {
 }
 
 OutsideRun::OutsideRun(const OutsideRunOptions& options)
-    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz}) {}
+    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks}) {}
 
 OutsideRun::~OutsideRun() {
   {

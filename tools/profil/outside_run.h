@@ -29,6 +29,7 @@ std::optional<double> parse_duration(const std::string& text);
 
 struct OutsideRunOptions {
   unsigned hz = 500;
+  bool stacks = true;
   double duration_s = 0;  // 0: until finish()
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;
