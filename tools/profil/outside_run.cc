@@ -45,7 +45,7 @@ bool OutsideRun::duration_over() const {
 }
 
 // Stems: <name>.<pid>, .<n> for an image after an exec whose name is the
-// same, .s<k> for the k-th snapshot.
+// same (the preload's rule), .s<k> for the k-th snapshot.
 void OutsideRun::write(bool final) {
   std::vector<outside::ImageProfile> images = sampler_.take(final);
   std::vector<ProcessProfile> profiles;
@@ -54,8 +54,18 @@ void OutsideRun::write(bool final) {
   for (outside::ImageProfile& image : images) {
     if (image.data.profile.samples.empty() && image.data.unsampled.empty()) continue;
     ProcessProfile p;
-    p.stem = image.name + "." + std::to_string(image.data.profile.pid);
-    if (image.generation > 0) p.stem += "." + std::to_string(image.generation);
+    // One stem per process image for the whole run: <name>.<pid>, with
+    // .<generation> only when an earlier image of that pid had the name.
+    const std::pair<int64_t, int> key{image.data.profile.pid, image.generation};
+    auto [it, added] = stems_.try_emplace(key);
+    if (added) {
+      it->second = image.name + "." + std::to_string(image.data.profile.pid);
+      if (!used_stems_.insert(it->second).second) {
+        it->second += "." + std::to_string(image.generation);
+        used_stems_.insert(it->second);
+      }
+    }
+    p.stem = it->second;
     if (snapshots) p.stem += ".s" + std::to_string(snapshot_);
     p.data = std::move(image.data);
     profiles.push_back(std::move(p));

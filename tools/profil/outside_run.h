@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -66,6 +68,8 @@ class OutsideRun {
   bool finishing_ = false;
   bool sampling_over_ = false;
   unsigned snapshot_ = 0;
+  std::map<std::pair<int64_t, int>, std::string> stems_;  // (pid, generation) -> file stem
+  std::set<std::string> used_stems_;
   Conversion conversion_;
 };
 
