@@ -16,13 +16,13 @@
 #include <cerrno>
 
 #include "base/errno_saver.h"
+#include "base/safe_access.h"
 #include "base/signal_mask.h"
 #include "sampler/cpu_timer_engine.h"
 #include "sampler/handler_stack.h"
 #include "sampler/program_mask.h"
 #include "sampler/perf_ring.h"
 #include "sampler/perf_signal_engine.h"
-#include "sampler/safe_access.h"
 #include "sampler/sampler.h"
 #include "sampler/signal_front.h"
 #include "sampler/sinks.h"
@@ -147,7 +147,7 @@ bool g_guard_installed = false;
 void on_fault(int signo, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
   const auto pc = static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]);
-  if (const uintptr_t landing_pad = safe_access_landing_pad(pc)) {
+  if (const uintptr_t landing_pad = base::safe_access_landing_pad(pc)) {
     // A sampling buffer went away: resume at the landing pad, which returns
     // the fault to the handler, which turns that sink off.
     uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(landing_pad);

@@ -3,7 +3,7 @@
 // through safe_access.S.
 #include "sampler/sinks.h"
 
-#include "sampler/safe_access.h"
+#include "base/safe_access.h"
 #include "sampler/sampler.h"
 #include "unwind/unwinder.h"
 
@@ -71,9 +71,9 @@ __attribute__((noinline)) void deliver_histogram(HistogramTable* table, uint64_t
   } else {
     return;  // outside every region: not counted (never wrapped into a bin)
   }
-  if (result == kSafeAccessFault) [[unlikely]] {
+  if (result == base::kSafeAccessFault) [[unlikely]] {
     profil_histogram_fault(table, weight);
-  } else if (result == kSafeAccessAtLimit && table->limit == BinLimit::stop_at_32767) {
+  } else if (result == base::kSafeAccessAtLimit && table->limit == BinLimit::stop_at_32767) {
     HistogramTable* expected = table;  // Solaris: profiling stops
     g_histogram.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);
   }
@@ -91,7 +91,7 @@ __attribute__((noinline)) void deliver_pc_buffer(PcBuffer* buffer, uint64_t pc, 
     take = buffer->capacity - used < weight ? buffer->capacity - used : weight;
   } while (!buffer->used.compare_exchange_weak(used, used + take, std::memory_order_acq_rel));
   for (size_t i = 0; i < take; ++i) {
-    if (profil_safe_store_u64(buffer->samples + used + i, pc) == kSafeAccessFault) {
+    if (profil_safe_store_u64(buffer->samples + used + i, pc) == base::kSafeAccessFault) {
       g_stats.buffer_faults.fetch_add(1, std::memory_order_relaxed);
       PcBuffer* expected = buffer;
       g_pc_buffer.compare_exchange_strong(expected, nullptr, std::memory_order_acq_rel);

@@ -8,8 +8,8 @@
 #include <random>
 #include <vector>
 
+#include "base/safe_access.h"
 #include "sampler/bins.h"
-#include "sampler/safe_access.h"
 #include "sampler/sampler.h"
 
 namespace profiling::sampler {

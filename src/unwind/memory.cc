@@ -1,7 +1,7 @@
 // ASYNC-SIGNAL-SAFE: LiveMemory::read is one fault-safe load.
 #include "unwind/memory.h"
 
-#include "sampler/safe_access.h"
+#include "base/safe_access.h"
 
 namespace profiling::unwind {
 

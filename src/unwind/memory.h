@@ -33,7 +33,7 @@ class MemoryReader {
 };
 
 // The process's own memory through the fault-safe load of
-// sampler/safe_access.S: an unmapped or unreadable address returns false
+// base/safe_access.S: an unmapped or unreadable address returns false
 // instead of killing the process. Needs the sampler's fault guard installed
 // (sampler::install_fault_guard()), as every sampling sink does.
 class LiveMemory final : public MemoryReader {

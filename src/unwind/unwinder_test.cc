@@ -19,8 +19,7 @@
 #include <random>
 #include <vector>
 
-#include "sampler/safe_access.h"
-#include "sampler/sampler.h"
+#include "base/safe_access.h"
 #include "unwind/stack_table.h"
 
 namespace profiling::unwind {
@@ -63,6 +62,29 @@ void on_signal(int, siginfo_t*, void* context) {
   }
 }
 
+// A fault in base/safe_access.S's loads (LiveMemory, the window copy)
+// resumes at its landing pad, as under the sampler's fault guard
+// (sampler::install_fault_guard); any other fault kills. That is all the
+// unwinder needs, and so its tests need no layer above their own.
+void resume_at_landing_pad(int signo, siginfo_t*, void* context) {
+  auto* uc = static_cast<ucontext_t*>(context);
+  const uintptr_t pad = base::safe_access_landing_pad(static_cast<uintptr_t>(uc->uc_mcontext.gregs[REG_RIP]));
+  if (pad != 0) {
+    uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(pad);
+    return;
+  }
+  signal(signo, SIG_DFL);  // the fault again, now fatal
+}
+
+void install_fault_guard() {
+  struct sigaction guard{};
+  guard.sa_sigaction = resume_at_landing_pad;
+  guard.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&guard.sa_mask);
+  sigaction(SIGSEGV, &guard, nullptr);
+  sigaction(SIGBUS, &guard, nullptr);
+}
+
 volatile int g_sink = 0;
 __attribute__((noinline)) void level3() {
   raise(SIGUSR1);
@@ -85,7 +107,7 @@ __attribute__((noinline)) void recurse(int n) {
 class Unwinder : public ::testing::Test {
  protected:
   void SetUp() override {
-    sampler::install_fault_guard();
+    install_fault_guard();
     table_ = CodeTable::build();
     capture_ = std::make_unique<Capture>();
     capture_->table = table_.get();

@@ -3,13 +3,17 @@
 // ASYNC-SIGNAL-SAFE: these are leaf assembly routines (safe_access.S) that
 // touch nothing but their arguments. A fault inside them (the buffer was
 // unmapped or made read-only while profiling) does not kill the process: the
-// fault guard (on_fault in handler.cc) sees the faulting instruction lies in this
+// fault guard (on_fault in sampler/handler.cc) sees the faulting instruction lies in this
 // code, resumes at a landing pad that returns kSafeAccessFault, and the
 // handler turns profiling off — "profiling is turned off if a buffer update
 // would cause a memory fault" (Solaris, OSF/1 profil(2)); NetBSD's EFAULT.
 // This is the kernel's exception-table technique, moved to user space.
-#ifndef PROFIL_SAMPLER_SAFE_ACCESS_H
-#define PROFIL_SAMPLER_SAFE_ACCESS_H
+//
+// In base/ (issue 21), below the sampler that counts through it and the
+// unwinder that reads stacks through it: neither has to include a layer
+// above its own.
+#ifndef PROFIL_BASE_SAFE_ACCESS_H
+#define PROFIL_BASE_SAFE_ACCESS_H
 
 #include <cstdint>
 
@@ -40,7 +44,7 @@ extern const char profil_safe_count_end[];
 extern const char profil_safe_count_fault[];
 }
 
-namespace profiling::sampler {
+namespace profiling::base {
 inline constexpr int kSafeAccessAtLimit = 1;
 inline constexpr int kSafeAccessFault = -1;
 
@@ -57,6 +61,6 @@ inline uintptr_t safe_access_landing_pad(uintptr_t pc) {
     return reinterpret_cast<uintptr_t>(profil_safe_count_fault);
   return 0;
 }
-}  // namespace profiling::sampler
+}  // namespace profiling::base
 
-#endif  // PROFIL_SAMPLER_SAFE_ACCESS_H
+#endif  // PROFIL_BASE_SAFE_ACCESS_H
