@@ -1,3 +1,5 @@
+// The run directory's names, written and read in one place (run_names.h):
+// the runtime formats them in signal handlers, the tools parse them.
 #include "format/run_names.h"
 
 #include <algorithm>

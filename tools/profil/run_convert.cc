@@ -1,3 +1,5 @@
+// The sinks every process's profile goes through (run_convert.h), whichever
+// source made it: one place decides which file holds which samples.
 #include "run_convert.h"
 
 #include <unistd.h>

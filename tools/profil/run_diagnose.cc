@@ -1,3 +1,6 @@
+// What a run is missing and whether profil must own up to it
+// (run_diagnose.h): a killed process ended normally, a profile that could
+// not be written is a loss.
 #include "run_diagnose.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The inside source's side of the run directory (run_dumps.h): what the
+// preload runtime left there, trusted only by name and run id.
 #include "run_dumps.h"
 
 #include <fcntl.h>

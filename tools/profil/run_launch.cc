@@ -1,3 +1,6 @@
+// How profil run starts its program (run_launch.h): the shell's rules for
+// finding it and the status when it cannot be run, so that profil run is
+// as transparent as env(1) or time(1) around it.
 #include "run_launch.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The words of profil run (run_print.h): one file to read to know what a
+// user sees, and to keep the tests' expectations in one place.
 #include "run_print.h"
 
 #include <signal.h>

@@ -1,3 +1,5 @@
+// profil run's wait (run_reap.h): every process of the run comes back to
+// it as their subreaper, so that no profile is read before it is written.
 #include "run_reap.h"
 
 #include <dirent.h>
