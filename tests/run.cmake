@@ -29,8 +29,7 @@ add_executable(run_tree ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_tree.c)
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_test.cc
-    LIBS profil_pprof profil_format
-    ENV PROFIL_SOURCE=inside)
+    LIBS profil_pprof profil_format)
   if(TARGET run_test)
     add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin run_unsampled run_argv
                      run_argv_static run_tree)
@@ -53,8 +52,7 @@ add_executable(run_signals ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_signals.c)
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_signals_test
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_signals_test.cc
-    LIBS profil_pprof profil_format
-    ENV PROFIL_SOURCE=inside)
+    LIBS profil_pprof profil_format)
   if(TARGET run_signals_test)
     add_dependencies(run_signals_test profil_cli libprofil run_signals)
   endif()
@@ -75,8 +73,7 @@ target_link_libraries(run_invisible PRIVATE Threads::Threads)
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_invisible_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_invisible_test.cc
-    LIBS profil_pprof profil_format
-    ENV PROFIL_SOURCE=inside)
+    LIBS profil_pprof profil_format)
   if(TARGET run_invisible_test)
     add_dependencies(run_invisible_test profil_cli libprofil run_invisible)
   endif()
@@ -89,10 +86,18 @@ endif()
 add_executable(run_status ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_status.c)
 if(TARGET profil_cli)
   profil_add_gtest(run_status_test SERIAL
-    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc
-    ENV PROFIL_SOURCE=inside)
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc)
   if(TARGET run_status_test)
     target_include_directories(run_status_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/profil)
     add_dependencies(run_status_test profil_cli libprofil run_status)
   endif()
 endif()
+
+# The tests of the preload's own behaviour ask for the inside source in
+# every profil run they start (run_support.h, PROFIL_TEST_SOURCE; an
+# explicit --outside still wins).
+foreach(inside_test run_test run_signals_test run_invisible_test run_status_test)
+  if(TARGET ${inside_test})
+    target_compile_definitions(${inside_test} PRIVATE PROFIL_TEST_SOURCE="inside")
+  endif()
+endforeach()

@@ -25,6 +25,13 @@ inline std::string build_dir() {
 }
 inline std::string bin(const std::string& name) { return build_dir() + "/bin/" + name; }
 
+#ifdef PROFIL_TEST_SOURCE
+// The source these tests are about (tests/run.cmake), for every profil run
+// they start, whichever way they start it; an explicit --outside, or a
+// PROFIL_SOURCE already set, still wins.
+inline const bool kTestSourceSet = [] { return setenv("PROFIL_SOURCE", PROFIL_TEST_SOURCE, 0) == 0; }();
+#endif
+
 inline std::string slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
