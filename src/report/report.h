@@ -67,6 +67,12 @@ struct Row {
   int line = 0;             // line view: source line (0 unknown)
   uint64_t address = 0;     // address view: link-time address in the object
   std::string instruction;  // address view: disassembled instruction
+  // Samples whose stack holds the row at least once (the function and all
+  // it called: pprof's "cum"); percent of all samples. Rows by function
+  // count inlined frames as functions of their own.
+  uint64_t cumulative_samples = 0;
+  double cumulative_percent = 0;
+  std::string raw_function;  // as the symbol table spells it (symbol version kept)
 };
 
 struct Summary {
@@ -105,10 +111,19 @@ struct ReportOptions {
   std::string focus_text;
   std::string objdump = "objdump";  // for the address view
   bool folded_objects = false;      // folded stacks: each frame as object`function
+  // Stack filters (stacks.h StackFilter): --ignore drops the samples whose
+  // stack has a matching frame, --hide removes matching frames; --focus
+  // keeps the samples whose stack has one.
+  std::optional<FocusPattern> ignore, hide;
 };
+
+class StackSet;  // stacks.h
 
 struct Report {
   View view = View::function;
+  // The stacks after --focus/--ignore/--hide, built once and read by every
+  // view of stacks (folded, tree, flame graph); null for the address view.
+  std::shared_ptr<const StackSet> stacks;
   ReportOptions options;  // as the report was built (the folded stacks apply them too)
   Summary summary;
   std::vector<Row> rows;  // hottest first, after top/min-percent/focus
