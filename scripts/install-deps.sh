@@ -20,6 +20,10 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
+# The build runs npm ci for the HTML report's flame graph (web/). Asked for
+# by command, not by package: a Node.js installed from elsewhere carries its
+# own npm, and Debian's npm package would conflict with it.
+command -v npm > /dev/null && command -v node > /dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "install-deps: installing ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; else SUDO=; fi
