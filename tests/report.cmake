@@ -92,8 +92,10 @@ foreach(case_file ${REPORT_GOLDEN_CASES})
             $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR} ${PROJECT_SOURCE_DIR} ${case_file})
 endforeach()
 
-# The HTML page in headless Chromium (skipped when chromium is missing).
-profil_add_gtest(report_html_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_html_test.cc)
+# The HTML page and its flame graph in headless Chromium (skipped when
+# chromium is missing).
+# The flame graph's test checks the hover's intervals against wilson_interval.
+profil_add_gtest(report_html_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_html_test.cc LIBS profil_report)
 if(TARGET report_html_test)
   add_dependencies(report_html_test report_make_profile profil_cli)
 endif()

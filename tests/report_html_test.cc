@@ -4,13 +4,20 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report/report.h"
 
 namespace {
 
@@ -55,15 +62,15 @@ class HtmlReport : public ::testing::Test {
     std::error_code ignored;
     if (!dir_.empty()) fs::remove_all(dir_, ignored);
   }
-  // Writes the fixture's exact profile and its HTML report; returns the page.
-  std::string make_report() {
+  // Writes the fixture's exact profile (report_make_profile's SPECs) and its
+  // HTML report; returns the page.
+  std::string make_report(const std::string& specs =
+                              " hot_inner=600 hot_inner+8=100 hot_outer=300 local_helper=50 main=30"
+                              " fixture_library_work=15 zero_size_first+3=5 @nowhere=4") {
     std::string profile = dir_ + "/app.profraw", html = dir_ + "/report.html";
     std::string fixture = build_ + "/tests/report_fixtures/report_fixture_pie";
     int status = 0;
-    capture(build_ + "/bin/report_make_profile " + profile + " " + fixture +
-                " hot_inner=600 hot_inner+8=100 hot_outer=300 local_helper=50 main=30 fixture_library_work=15"
-                " zero_size_first+3=5 @nowhere=4",
-            &status);
+    capture(build_ + "/bin/report_make_profile " + profile + " " + fixture + specs, &status);
     EXPECT_EQ(status, 0);
     capture(build_ + "/bin/profil report --format html -o " + html + " " + profile, &status);
     EXPECT_EQ(status, 0);
@@ -123,6 +130,222 @@ TEST_F(HtmlReport, ChromiumRendersTheTableAndTheCharts) {
   ASSERT_TRUE(std::regex_search(dom, source, std::regex(R"(<div id="source-lines">[\s\S]*</div>)")));
   EXPECT_NE(source[0].str().find("hot_inner"), std::string::npos);
   EXPECT_TRUE(std::regex_search(source[0].str(), std::regex(R"(prog\.c:31</td><td class="num">600</td>)")));
+}
+
+// The flame graph, driven as a person would: the test adds two scripts to
+// its copy of the page. The first runs before the page's own: headless
+// Chromium's virtual time (--virtual-time-budget, which runs the page's
+// timers at once) produces no animation frames, so d3's transitions would
+// never end; frames are taken from timers instead. The second, after the
+// page, hovers a frame, searches, clicks to zoom, resets and switches to
+// the flame, with a pause between steps, and writes what each step left in
+// the DOM as tab-separated lines into <pre id="flame-graph-test">, which
+// --dump-dom prints. --force-prefers-reduced-motion: the page then draws
+// without animation, as it would for a user who asked for none.
+constexpr const char* kFramesFromTimers =
+    "<script>window.requestAnimationFrame=function(f){return setTimeout(function(){f(performance.now());},16);};"
+    "</script>";
+constexpr const char* kDriver = R"(<script>
+(function(){
+  var out=[], graph=document.getElementById('flame-graph');
+  function log(){ out.push(Array.prototype.join.call(arguments,'\t')); }
+  function frames(step){
+    graph.querySelectorAll('svg g.frame').forEach(function(g){
+      var d=d3.select(g).datum(), names=[], rect=g.querySelector('rect');
+      for(var a=d;a;a=a.parent) names.unshift(g.ownerDocument.flameNames[a.data.n]);
+      var y=/translate\([^,]*,([^)]*)\)/.exec(g.getAttribute('transform'));
+      log('frame',step,names.join(';'),g.getAttribute('width'),rect.getAttribute('width'),
+          g.querySelector('div').textContent,y?y[1]:'',rect.getAttribute('fill'));
+    });
+  }
+  function find(p){
+    var found=null;
+    graph.querySelectorAll('svg g.frame').forEach(function(g){
+      var names=[]; for(var a=d3.select(g).datum();a;a=a.parent) names.unshift(document.flameNames[a.data.n]);
+      if(names.join(';')===p) found=g;
+    });
+    return found;
+  }
+  document.flameNames=JSON.parse(document.getElementById('flame-graph-data').textContent).names;
+  var steps=[
+    function(){ log('ready',graph.getAttribute('data-ready'),graph.getAttribute('data-orientation'),
+                    graph.querySelectorAll('svg').length); frames('drawn'); },
+    function(){ find('all;main;hot_outer;hot_inner').dispatchEvent(new MouseEvent('mouseover',{bubbles:true,clientX:200,clientY:100})); },
+    function(){ var tip=document.querySelector('.d3-flame-graph-tip');
+                log('tooltip',tip?tip.textContent.replace(/\n/g,'|'):'');
+                log('details',document.getElementById('flame-graph-details').textContent);
+                find('all;main;hot_outer;hot_inner').dispatchEvent(new MouseEvent('mouseout',{bubbles:true}));
+                var s=document.getElementById('flame-graph-search'); s.value='hot_'; s.dispatchEvent(new Event('input')); },
+    function(){ var m=document.getElementById('flame-graph-matches');
+                log('search',m.getAttribute('data-samples'),m.textContent); frames('searched');
+                var s=document.getElementById('flame-graph-search'); s.value=''; s.dispatchEvent(new Event('input'));
+                find('all;main;hot_outer').dispatchEvent(new MouseEvent('click',{bubbles:true})); },
+    function(){ log('zoomed',graph.getAttribute('data-zoomed')); frames('zoomed');
+                document.getElementById('flame-graph-reset').click(); },
+    function(){ frames('reset'); document.getElementById('flame-graph-toggle').click(); },
+    function(){ log('orientation',graph.getAttribute('data-orientation')); frames('flame');
+                var pre=document.createElement('pre'); pre.id='flame-graph-test'; pre.textContent=out.join('\n');
+                document.body.appendChild(pre); }
+  ];
+  var i=0;
+  function next(){
+    try{ steps[i++](); }catch(e){ log('error',String(e)); i=steps.length-1; }
+    if(i<steps.length) setTimeout(next,500);
+  }
+  setTimeout(next,500);
+})();
+</script>)";
+
+struct Frame {
+  double frame_width = 0, rect_width = 0, y = 0;
+  std::string label, fill;
+};
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::stringstream in(line);
+  std::string field;
+  while (std::getline(in, field, separator)) fields.push_back(field);
+  return fields;
+}
+
+TEST_F(HtmlReport, ChromiumDrawsTheFlameGraphOfTheStacks) {
+  std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  // Known stacks, root first, with their samples; report_make_profile takes
+  // them leaf first ("?" a truncated root, +8 an address inside hot_inner).
+  const std::vector<std::pair<std::vector<std::string>, uint64_t>> stacks = {
+      {{"main", "hot_outer", "hot_inner"}, 600}, {{"main", "hot_outer", "hot_inner+8"}, 100},
+      {{"main", "hot_outer"}, 300},              {{"main", "local_helper"}, 50},
+      {{"main", "fixture_library_work"}, 15},    {{"?", "hot_outer", "hot_inner"}, 20},
+      {{"main"}, 30}};
+  std::string specs;
+  uint64_t all = 0;
+  std::map<std::string, uint64_t> expected;  // path "all;main;..." -> total samples
+  for (const auto& [frames, samples] : stacks) {
+    std::string spec, path = "all";
+    for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) spec += (spec.empty() ? "" : "<-") + *frame;
+    specs += fmt::format(" '{}={}'", spec, samples);
+    expected["all"] += samples;
+    for (const std::string& frame : frames) {
+      std::string name = frame == "?" ? "[truncated]" : frame.substr(0, frame.find('+'));
+      path += ";" + name;
+      expected[path] += samples;
+    }
+    all += samples;
+  }
+  std::string page = make_report(specs);
+  ASSERT_FALSE(page.empty());
+  // The library is inlined, not fetched.
+  EXPECT_NE(page.find("<script id=\"flame-graph-library\">"), std::string::npos);
+  EXPECT_NE(page.find("d3-flame-graph 5."), std::string::npos);
+  size_t head = page.find("<head>");
+  ASSERT_NE(head, std::string::npos);
+  page.insert(head + 6, kFramesFromTimers);
+  size_t end = page.rfind("</body>");
+  ASSERT_NE(end, std::string::npos);
+  page.insert(end, kDriver);
+  std::ofstream(dir_ + "/driven.html") << page;
+
+  int status = 0;
+  std::string dom = capture("timeout 90 " + chromium +
+                                " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+                                " --disable-component-update --disable-sync --force-prefers-reduced-motion"
+                                " --window-size=1000,900 --virtual-time-budget=20000 --user-data-dir=" +
+                                dir_ + "/chromium-profile --dump-dom file://" + dir_ + "/driven.html 2>/dev/null",
+                            &status);
+  ASSERT_EQ(status, 0) << "chromium failed";
+  std::smatch result;
+  ASSERT_TRUE(std::regex_search(dom, result, std::regex(R"(<pre id="flame-graph-test">([\s\S]*?)</pre>)")))
+      << "the driver wrote nothing";
+  SCOPED_TRACE("what the driver saw:\n" + result[1].str());
+  std::map<std::string, std::map<std::string, Frame>> steps;  // step -> path -> frame
+  std::map<std::string, std::vector<std::string>> lines;      // kind -> fields
+  for (const std::string& line : split(result[1].str(), '\n')) {
+    std::vector<std::string> f = split(line, '\t');
+    ASSERT_FALSE(f.empty());
+    EXPECT_NE(f[0], "error") << line;
+    if (f[0] == "frame" && f.size() >= 8)
+      steps[f[1]][f[2]] = {std::strtod(f[3].c_str(), nullptr), std::strtod(f[4].c_str(), nullptr),
+                           std::strtod(f[6].c_str(), nullptr), f[5], f[7]};
+    else
+      lines[f[0]] = f;
+  }
+  ASSERT_EQ(lines["ready"].size(), 4u);
+  EXPECT_EQ(lines["ready"][1], "1");      // the page's script ran to its end
+  EXPECT_EQ(lines["ready"][2], "icicle");  // root at the top first
+  EXPECT_EQ(lines["ready"][3], "1");      // one SVG
+
+  // Every path of the stacks is one frame, and its width is its share of the
+  // root's: the samples of the stacks through it.
+  const auto& drawn = steps["drawn"];
+  ASSERT_EQ(drawn.size(), expected.size());
+  const double width = drawn.at("all").frame_width;
+  EXPECT_GT(width, 300);
+  for (const auto& [path, samples] : expected) {
+    ASSERT_TRUE(drawn.count(path)) << path;
+    const Frame& frame = drawn.at(path);
+    double share = static_cast<double>(samples) / static_cast<double>(all);
+    EXPECT_NEAR(frame.frame_width / width, share, 1e-9) << path;
+    EXPECT_NEAR(frame.rect_width, frame.frame_width, 1e-6) << path << ": the drawing finished";
+    // Frames wide enough for a label carry their name.
+    std::string name = path.substr(path.rfind(';') + 1);
+    if (frame.frame_width >= 35) {
+      EXPECT_EQ(frame.label, name) << path;
+    }
+  }
+  // Icicle: the root at the top, each callee below its caller.
+  EXPECT_EQ(drawn.at("all").y, 0);
+  EXPECT_GT(drawn.at("all;main").y, drawn.at("all").y);
+  EXPECT_GT(drawn.at("all;main;hot_outer").y, drawn.at("all;main").y);
+
+  // Hover: the frame's total and self samples, each with its share of all
+  // samples and that share's 95 % Wilson interval.
+  const uint64_t hot_inner = expected.at("all;main;hot_outer;hot_inner");
+  const profiling::report::Interval interval = profiling::report::wilson_interval(hot_inner, all);
+  const std::string share = fmt::format("{} samples, {:.2f} % (95 %: {:.2f}\u2013{:.2f} %)", hot_inner,
+                                        100.0 * hot_inner / all, interval.low, interval.high);
+  ASSERT_EQ(lines["tooltip"].size(), 2u);
+  EXPECT_EQ(lines["tooltip"][1], "hot_inner (report_fixture_pie)|total: " + share + "|self: " + share);
+  ASSERT_EQ(lines["details"].size(), 2u);
+  EXPECT_NE(lines["details"][1].find("total " + share), std::string::npos) << lines["details"][1];
+
+  // Search: every frame that matches is highlighted; the sum counts a match
+  // inside another match once (hot_inner inside hot_outer).
+  ASSERT_GE(lines["search"].size(), 2u);
+  EXPECT_EQ(lines["search"][1], std::to_string(expected.at("all;main;hot_outer") +
+                                               expected.at("all;[truncated];hot_outer")));
+  size_t highlighted = 0;
+  for (const auto& [path, frame] : steps["searched"]) {
+    bool match = path.find(";hot_", path.rfind(';')) != std::string::npos;
+    EXPECT_EQ(frame.fill == "#E600E6", match) << path;
+    highlighted += match;
+  }
+  EXPECT_EQ(highlighted, 4u);
+
+  // Click: the frame fills the width, its callees keep their proportions,
+  // frames beside it are gone and its callers stay, full width.
+  ASSERT_EQ(lines["zoomed"].size(), 2u);
+  EXPECT_EQ(lines["zoomed"][1], "hot_outer");
+  const auto& zoomed = steps["zoomed"];
+  ASSERT_TRUE(zoomed.count("all;main;hot_outer"));
+  EXPECT_NEAR(zoomed.at("all;main;hot_outer").frame_width, width, 1e-6);
+  EXPECT_NEAR(zoomed.at("all;main").frame_width, width, 1e-6);
+  EXPECT_NEAR(zoomed.at("all;main;hot_outer;hot_inner").frame_width / width,
+              static_cast<double>(hot_inner) / static_cast<double>(expected.at("all;main;hot_outer")), 1e-9);
+  EXPECT_FALSE(zoomed.count("all;main;local_helper"));
+  EXPECT_FALSE(zoomed.count("all;[truncated]"));
+  // Reset: every frame back.
+  EXPECT_EQ(steps["reset"].size(), expected.size());
+
+  // The toggle: a flame, the root at the bottom, each callee above its caller.
+  ASSERT_EQ(lines["orientation"].size(), 2u);
+  EXPECT_EQ(lines["orientation"][1], "flame");
+  const auto& flame = steps["flame"];
+  ASSERT_EQ(flame.size(), expected.size());
+  for (const auto& [path, frame] : flame) EXPECT_LE(frame.y, flame.at("all").y) << path;
+  EXPECT_LT(flame.at("all;main").y, flame.at("all").y);
+  EXPECT_LT(flame.at("all;main;hot_outer").y, flame.at("all;main").y);
 }
 
 }  // namespace

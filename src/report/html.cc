@@ -1,6 +1,7 @@
-// The HTML report: one file, inline CSS, inline SVG charts and a few lines of
-// script for sorting; it fetches nothing, so it opens offline and can be
-// attached to a bug report.
+// The HTML report: one file, inline CSS, inline SVG charts, the flame graph
+// (flame_graph.h: d3-flame-graph, compiled in) and a few lines of script for
+// sorting; it fetches nothing, so it opens offline and can be attached to a
+// bug report.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "format/file_io.h"
+#include "report/flame_graph.h"
 #include "report/render.h"
 
 namespace profiling::report {
@@ -309,10 +311,18 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   out += "<p>Each share carries its 95 % Wilson score interval: the samples are a random draw from the "
          "program's CPU time.</p>\n</div>\n";
 
+  // The flame graph first: the one picture of where the time went, whole
+  // stacks; the flat views follow.
+  out += flame_graph_section(build_flame_graph(report, symbolized, symbolizer), symbolized.total);
+
   out += "<h2>Hottest</h2>\n" + bar_chart(report);
 
   out += "<h2>All rows</h2>\n<table id=\"profile-table\" class=\"sortable\"><thead><tr>"
          "<th>samples</th><th>percent</th><th>95% low</th><th>95% high</th>";
+  // Cumulative: the samples whose stack holds the row (it and all it called).
+  // An instruction has no callees: the address view has no such column.
+  const bool cumulative = report.view != View::address;
+  if (cumulative) out += "<th>total</th><th>total %</th>";
   if (report.view == View::address) out += "<th>address</th>";
   if (report.view == View::line) out += "<th>location</th>";
   if (report.view != View::object) out += "<th>function</th>";
@@ -323,6 +333,9 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
         "<tr><td class=\"num\">{}</td><td class=\"num\" data-v=\"{:.6f}\">{:.2f}%</td><td class=\"num\" "
         "data-v=\"{:.6f}\">{:.2f}%</td><td class=\"num\" data-v=\"{:.6f}\">{:.2f}%</td>",
         row.samples, row.percent, row.percent, row.interval.low, row.interval.low, row.interval.high, row.interval.high);
+    if (cumulative)
+      out += fmt::format("<td class=\"num\">{}</td><td class=\"num\" data-v=\"{:.6f}\">{:.2f}%</td>",
+                         row.cumulative_samples, row.cumulative_percent, row.cumulative_percent);
     if (report.view == View::address) out += fmt::format("<td class=\"fn\">{:#x}</td>", row.address);
     if (report.view == View::line)
       out += fmt::format("<td class=\"fn\">{}:{}</td>", escape(row.file.empty() ? "??" : row.file), row.line);

@@ -1,0 +1,295 @@
+#include "report/flame_graph.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "format/profile.h"
+#include "report/flame_graph_assets.h"
+#include "report/render.h"
+#include "report/stacks.h"
+
+namespace profiling::report {
+
+FlameGraph::FlameGraph() {
+  intern(names_, name_ids_, "all");
+  intern(objects_, object_ids_, "");
+  nodes_.emplace_back();
+}
+
+uint32_t FlameGraph::intern(std::vector<std::string>& table, std::unordered_map<std::string, uint32_t>& ids,
+                            std::string_view text) {
+  auto [it, inserted] = ids.try_emplace(std::string(text), static_cast<uint32_t>(table.size()));
+  if (inserted) table.emplace_back(text);
+  return it->second;
+}
+
+void FlameGraph::add(const std::vector<FlameFrame>& root_first, uint64_t count) {
+  if (count == 0) return;
+  uint32_t at = 0;
+  format::saturating_add(nodes_[0].total, count);
+  for (const FlameFrame& frame : root_first) {
+    const auto key = std::make_tuple(intern(names_, name_ids_, frame.name), intern(objects_, object_ids_, frame.object),
+                                     frame.inlined);
+    auto [it, inserted] = nodes_[at].children.try_emplace(key, static_cast<uint32_t>(nodes_.size()));
+    if (inserted) {
+      Node node;
+      std::tie(node.name, node.object, node.inlined) = key;
+      nodes_.push_back(std::move(node));  // may move nodes_: `it` stays valid (it is the map's)
+    }
+    at = it->second;
+    format::saturating_add(nodes_[at].total, count);
+  }
+}
+
+namespace {
+
+// JSON text that can stand inside a <script> element: no "<" at all, so
+// neither "</script" nor "<!--" can end or confuse it.
+void append_json_string(std::string& out, const std::string& text) {
+  out += '"';
+  for (char c : json_escape(text)) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
+  }
+  out += '"';
+}
+
+void append_table(std::string& out, const char* key, const std::vector<std::string>& table) {
+  out += fmt::format("\"{}\":[", key);
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (i) out += ',';
+    append_json_string(out, table[i]);
+  }
+  out += "],";
+}
+
+}  // namespace
+
+std::string FlameGraph::json(uint64_t total) const {
+  std::string out = fmt::format("{{\"total\":{},", total);
+  append_table(out, "names", names_);
+  append_table(out, "objects", objects_);
+  out += "\"tree\":";
+  // Depth first without recursion (stacks may be hundreds of frames deep):
+  // each pending entry is a node whose children are being written.
+  struct Pending {
+    std::vector<uint32_t> children;  // in name order
+    size_t next = 0;
+  };
+  std::vector<Pending> pending;
+  auto open = [&](uint32_t id) {
+    const Node& node = nodes_[id];
+    out += fmt::format("{{\"n\":{},\"o\":{},\"v\":{}", node.name, node.object, node.total);
+    if (node.inlined) out += ",\"i\":1";
+    if (node.children.empty()) {
+      out += '}';
+      return;
+    }
+    out += ",\"c\":[";
+    Pending p;
+    for (const auto& [key, child] : node.children) p.children.push_back(child);
+    std::stable_sort(p.children.begin(), p.children.end(), [this](uint32_t a, uint32_t b) {
+      const Node &x = nodes_[a], &y = nodes_[b];
+      if (names_[x.name] != names_[y.name]) return names_[x.name] < names_[y.name];
+      return objects_[x.object] < objects_[y.object];
+    });
+    pending.push_back(std::move(p));
+  };
+  open(0);
+  while (!pending.empty()) {
+    Pending& top = pending.back();
+    if (top.next == top.children.size()) {
+      pending.pop_back();
+      out += "]}";
+      continue;
+    }
+    if (top.next) out += ',';
+    open(top.children[top.next++]);  // may grow `pending`: `top` is not used after
+  }
+  return out + "}";
+}
+
+FlameGraph flame_graph_of(const StackSet& set) {
+  FlameGraph graph;
+  // Each distinct frame's label and object name once.
+  std::vector<std::string> labels, objects;
+  for (const StackFrame& frame : set.frames()) {
+    labels.push_back(frame.inlined ? frame.function + " (inline)" : frame.function);  // frame_label's mark
+    objects.push_back(frame.object.empty() ? "" : object_basename(frame.object));
+  }
+  std::vector<FlameFrame> frames;
+  for (const Stack& stack : set.stacks()) {
+    frames.clear();
+    for (FrameId id : stack.frames) frames.push_back({labels[id], objects[id], set.frames()[id].inlined});
+    graph.add(frames, stack.count);
+  }
+  return graph;
+}
+
+FlameGraph build_flame_graph(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  if (report.stacks) return flame_graph_of(*report.stacks);
+  // No stack set (the address view): the folded view's stacks, every line
+  // (no --top or --min-percent), by function, each frame as object`function.
+  Report folded;
+  folded.view = report.view == View::object ? View::function : report.view;
+  folded.options = report.options;
+  folded.options.view = folded.view;
+  folded.options.top = 0;
+  folded.options.min_percent = 0;
+  folded.options.folded_objects = true;
+  const std::string text = render_folded(folded, symbolized, symbolizer);
+  FlameGraph graph;
+  std::vector<FlameFrame> frames;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    const size_t space = line.rfind(' ');
+    if (space == std::string_view::npos) continue;
+    uint64_t count = 0;
+    std::from_chars(line.data() + space + 1, line.data() + line.size(), count);
+    frames.clear();
+    std::string_view stack = line.substr(0, space);
+    for (size_t from = 0; from <= stack.size();) {
+      size_t to = stack.find(';', from);
+      if (to == std::string_view::npos) to = stack.size();
+      std::string_view frame = stack.substr(from, to - from);
+      from = to + 1;
+      // object`function; the [truncated] root has no object.
+      const size_t tick = frame.find('`');
+      if (tick == std::string_view::npos)
+        frames.push_back({frame, {}, false});
+      else
+        frames.push_back({frame.substr(tick + 1), frame.substr(0, tick), false});
+    }
+    graph.add(frames, count);
+  }
+  return graph;
+}
+
+namespace {
+
+constexpr const char* kFlameGraphStyle = R"(
+#flame-graph-controls{display:flex;gap:.6em;align-items:center;flex-wrap:wrap;margin:.3em 0}
+#flame-graph-search{min-width:22em;font:13px ui-monospace,monospace;padding:2px 4px}
+#flame-graph-matches{color:#606;font-variant-numeric:tabular-nums}
+#flame-graph{width:100%;overflow-x:auto}
+#flame-graph-details{min-height:1.4em;margin:.2em 0;font:12px ui-monospace,monospace;color:#333}
+.d3-flame-graph-tip{white-space:pre-line;font:12px/1.4 ui-monospace,monospace;max-width:60em}
+)";
+
+// Draws #flame-graph-data with the library's global `flamegraph`, root at
+// the top first (an icicle, as pprof's and speedscope's): stacks of python
+// or a compiler run hundreds of frames deep, and with the root at the
+// bottom the page would open on a screen of narrow tips. Percent
+// of all samples (data.total), with the 95 % Wilson score interval of
+// report.h's wilson_interval (same formula, same z).
+constexpr const char* kFlameGraphScript = R"(
+(function(){
+  var el=document.getElementById('flame-graph'), dataEl=document.getElementById('flame-graph-data');
+  if(!el||!dataEl) return;
+  var data=JSON.parse(dataEl.textContent), names=data.names, objects=data.objects, n=data.total;
+  var details=document.getElementById('flame-graph-details'), matches=document.getElementById('flame-graph-matches');
+  if(typeof flamegraph==='undefined'||typeof d3==='undefined'){el.textContent='The flame graph library did not load.';return;}
+  if(!data.tree.v){el.textContent='No samples to draw.';return;}
+  function wilson(k){
+    if(!n) return [0,0];
+    var z=1.959963984540054, p=k/n, z2=z*z, d=1+z2/n;
+    var c=(p+z2/(2*n))/d, h=z/d*Math.sqrt(p*(1-p)/n+z2/(4*n*n));
+    return [Math.max(0,c-h)*100, Math.min(1,c+h)*100];
+  }
+  function share(k){
+    var w=wilson(k);
+    return k+' samples, '+(n?100*k/n:0).toFixed(2)+' % (95 %: '+w[0].toFixed(2)+'\u2013'+w[1].toFixed(2)+' %)';
+  }
+  function self(d){
+    var s=d.data.v, c=d.data.c||[];
+    for(var i=0;i<c.length;i++) s-=c[i].v;
+    return s;
+  }
+  function name(d){ return names[d.data.n]; }
+  function where(d){ var o=objects[d.data.o]; return o?' ('+o+')':''; }
+  function describe(d){
+    return name(d)+where(d)+'\ntotal: '+share(d.data.v)+'\nself: '+share(self(d));
+  }
+  var tip=flamegraph.tooltip.defaultFlamegraphTooltip().text(describe);
+  var still=window.matchMedia&&window.matchMedia('(prefers-reduced-motion: reduce)').matches;
+  var chart=flamegraph.default()
+    .width(Math.max(el.clientWidth||960,320)).cellHeight(18).minFrameSize(0.5)
+    .transitionDuration(still?0:400).sort(false).tooltip(tip).inverted(true)
+    .getName(name)
+    .getLibtype(function(d){ return d.data.i?'inlined':''; })
+    .setLabelHandler(function(d){
+      return name(d)+where(d)+': total '+share(d.data.v)+'; self '+share(self(d));
+    })
+    .setDetailsElement(details)
+    .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); })
+    .setSearchMatch(function(d,term){
+      if(!term) return false;
+      var re=null;
+      try{ re=new RegExp(term); }catch(e){}
+      var s=name(d);
+      return re?re.test(s):s.indexOf(term)>=0;
+    })
+    .setSearchHandler(function(results){
+      // A match inside another match is counted once, with its outermost.
+      var hit=new Set(results), sum=0, frames=new Set();
+      results.forEach(function(d){
+        frames.add(name(d));
+        for(var a=d.parent;a;a=a.parent) if(hit.has(a)) return;
+        sum+=d.data.v;
+      });
+      matches.textContent=results.length?'matches: '+frames.size+' function'+(frames.size==1?'':'s')+', '+share(sum):'no match';
+      matches.setAttribute('data-samples',sum);
+    });
+  d3.select(el).datum(data.tree).call(chart);
+  el.setAttribute('data-orientation','icicle');
+  var search=document.getElementById('flame-graph-search');
+  search.addEventListener('input',function(){
+    if(search.value){ chart.search(search.value); }
+    else{ chart.clear(); matches.textContent=''; matches.removeAttribute('data-samples'); }
+  });
+  document.getElementById('flame-graph-reset').addEventListener('click',function(){
+    chart.resetZoom(); el.removeAttribute('data-zoomed');
+  });
+  var toggle=document.getElementById('flame-graph-toggle');
+  toggle.addEventListener('click',function(){
+    var icicle=!chart.inverted();
+    chart.inverted(icicle).update();
+    el.setAttribute('data-orientation',icicle?'icicle':'flame');
+    toggle.textContent=icicle?'Flame: root at the bottom':'Icicle: root at the top';
+  });
+  window.addEventListener('resize',function(){ chart.width(Math.max(el.clientWidth||960,320)).update(); });
+  el.setAttribute('data-ready','1');
+})();
+)";
+
+}  // namespace
+
+std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
+  std::string out = "<h2>Flame graph</h2>\n<style>" + std::string(kFlameGraphStyle) + "</style>\n";
+  out += "<div id=\"flame-graph-controls\">"
+         "<input id=\"flame-graph-search\" type=\"search\" placeholder=\"search (regular expression)\" "
+         "aria-label=\"search functions\">"
+         "<span id=\"flame-graph-matches\"></span>"
+         "<button id=\"flame-graph-reset\" type=\"button\">Reset zoom</button>"
+         "<button id=\"flame-graph-toggle\" type=\"button\">Flame: root at the bottom</button></div>\n";
+  out += "<div id=\"flame-graph\"></div>\n<div id=\"flame-graph-details\"></div>\n";
+  out += "<p>Each frame's width is its total samples: itself and what it called there. Click a frame to zoom, "
+         "hover for its self and total samples with their 95 % intervals; search highlights the functions "
+         "that match and sums their samples.</p>\n";
+  out += "<script type=\"application/json\" id=\"flame-graph-data\">" + graph.json(total) + "</script>\n";
+  // On lines of its own, so that a reader (or a golden test) can tell the
+  // library from the page.
+  out += fmt::format("<script id=\"flame-graph-library\">\n{}\n</script>\n",
+                     std::string_view(kFlameGraphLibrary, kFlameGraphLibrarySize));
+  out += "<script>" + std::string(kFlameGraphScript) + "</script>\n";
+  return out;
+}
+
+}  // namespace profiling::report

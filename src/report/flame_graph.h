@@ -1,0 +1,83 @@
+// The HTML report's flame graph (issue 22): the profile's stacks merged from
+// the root into the tree d3-flame-graph draws, and the page section that
+// draws it (click to zoom, search that highlights and sums its matches,
+// hover for self and total samples with their 95 % Wilson intervals, flame
+// or icicle). The library itself is compiled in (flame_graph_assets.h).
+#ifndef PROFIL_REPORT_FLAME_GRAPH_H
+#define PROFIL_REPORT_FLAME_GRAPH_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "report/report.h"
+
+namespace profiling::report {
+
+class StackSet;  // stacks.h
+
+// One frame of a stack as the flame graph names it.
+struct FlameFrame {
+  std::string_view name;    // function (with " (inline)" for an inlined one), or [truncated]
+  std::string_view object;  // the object's file name; empty for [truncated]
+  bool inlined = false;     // coloured apart
+};
+
+// Stacks merged from the root: a node per distinct path of frames, its
+// value the samples of the stacks through it (total; self is the total less
+// its children's). Memory follows the distinct paths, not the samples.
+class FlameGraph {
+ public:
+  FlameGraph();
+  // A stack, root first, and its samples. An empty stack counts at the root.
+  void add(const std::vector<FlameFrame>& root_first, uint64_t count);
+  // Samples added: the root's value.
+  uint64_t samples() const { return nodes_[0].total; }
+  // The JSON the page reads, names and objects interned once:
+  //   {"total":T,"names":[...],"objects":[...],
+  //    "tree":{"n":name,"o":object,"v":samples,"i":1 (inlined),"c":[children]}}
+  // total is the denominator of every percentage (all samples of the files,
+  // whatever was filtered); the root is named "all". Children come in name
+  // order (then object), as flame graphs place them. No "<" is left in the
+  // text (written \u003c), so it can be inlined in a <script> element.
+  std::string json(uint64_t total) const;
+
+ private:
+  struct Node {
+    uint32_t name = 0, object = 0;
+    bool inlined = false;
+    uint64_t total = 0;
+    std::map<std::tuple<uint32_t, uint32_t, bool>, uint32_t> children;  // (name, object, inlined) -> node
+  };
+  uint32_t intern(std::vector<std::string>& table, std::unordered_map<std::string, uint32_t>& ids,
+                  std::string_view text);
+  std::vector<Node> nodes_;
+  std::vector<std::string> names_, objects_;
+  std::unordered_map<std::string, uint32_t> name_ids_, object_ids_;
+};
+
+// The flame graph of a stack set (the one stack model): frames labelled as
+// frame_label does, objects by file name.
+FlameGraph flame_graph_of(const StackSet& set);
+
+// The flame graph of the report's stacks: report.stacks when the report
+// holds them, else the stacks the folded view walks (the address view's
+// report holds none). --focus applies as to folded stacks; --top and
+// --min-percent do not (they cut rows, and the graph shows every stack).
+FlameGraph build_flame_graph(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer);
+
+// The page's section: the heading, the controls, the chart's element, the
+// data, the library and the script that draws it. Every id the tests and
+// users' scripts rely on is fixed here: #flame-graph (the chart, an SVG of
+// <g class="frame"> elements named by their frame), #flame-graph-search,
+// #flame-graph-matches, #flame-graph-details, #flame-graph-reset,
+// #flame-graph-toggle, #flame-graph-data (the JSON above).
+std::string flame_graph_section(const FlameGraph& graph, uint64_t total);
+
+}  // namespace profiling::report
+
+#endif  // PROFIL_REPORT_FLAME_GRAPH_H
