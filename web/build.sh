@@ -19,7 +19,9 @@ log=$work/npm-ci.log
 # --ignore-scripts: the packages are plain JavaScript and need no install
 # scripts; none runs on the build machine.
 if ! (cd "$work" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) > "$log" 2>&1; then
-  reason=$(grep -m1 -E 'npm (ERR|error)' "$log" | grep -v -E 'npm (ERR|error)! *$' | sed 's/^npm \(ERR!\|error\) *//')
+  # npm's first line that says what went wrong, past its code/errno lines.
+  reason=$(grep -E '^npm (ERR!|error) ' "$log" | grep -v -E '^npm (ERR!|error) +(code|errno|syscall|path) ' |
+    head -n 1 | sed -E 's/^npm (ERR!|error) +//')
   fail "npm ci failed for the HTML report's flame graph (web/package-lock.json): ${reason:-see $log} (log: $log)"
 fi
 node "$web/bundle.mjs" "$work/node_modules" "$out_js" "$out_cc.tmp" > "$work/bundle.log" 2>&1 ||
