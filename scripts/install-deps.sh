@@ -15,6 +15,8 @@ packages=(
   coreutils bash xz-utils sqlite3 python3 make golang-go imagemagick
   # issue 20: programs with their own timers, tracers, signal stacks
   strace gdb ruby
+  # issue 21, bench/same_run.sh (golang-go above): sudo, a postgres server
+  sudo postgresql
 )
 missing=()
 for p in "${packages[@]}"; do
