@@ -18,11 +18,13 @@ FlameGraph::FlameGraph() {
   nodes_.emplace_back();
 }
 
-uint32_t FlameGraph::intern(std::vector<std::string>& table, std::unordered_map<std::string, uint32_t>& ids,
-                            std::string_view text) {
-  auto [it, inserted] = ids.try_emplace(std::string(text), static_cast<uint32_t>(table.size()));
-  if (inserted) table.emplace_back(text);
-  return it->second;
+uint32_t FlameGraph::intern(std::vector<std::string>& table, Ids& ids, std::string_view text) {
+  auto known = ids.find(text);
+  if (known != ids.end()) return known->second;
+  const auto id = static_cast<uint32_t>(table.size());
+  ids.emplace(std::string(text), id);
+  table.emplace_back(text);
+  return id;
 }
 
 void FlameGraph::add(const std::vector<FlameFrame>& root_first, uint64_t count) {

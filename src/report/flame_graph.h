@@ -7,6 +7,7 @@
 #define PROFIL_REPORT_FLAME_GRAPH_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -53,11 +54,16 @@ class FlameGraph {
     uint64_t total = 0;
     std::map<std::tuple<uint32_t, uint32_t, bool>, uint32_t> children;  // (name, object, inlined) -> node
   };
-  uint32_t intern(std::vector<std::string>& table, std::unordered_map<std::string, uint32_t>& ids,
-                  std::string_view text);
+  // Looked up by string_view: a frame already interned costs no allocation.
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view text) const { return std::hash<std::string_view>{}(text); }
+  };
+  using Ids = std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>;
+  static uint32_t intern(std::vector<std::string>& table, Ids& ids, std::string_view text);
   std::vector<Node> nodes_;
   std::vector<std::string> names_, objects_;
-  std::unordered_map<std::string, uint32_t> name_ids_, object_ids_;
+  Ids name_ids_, object_ids_;
 };
 
 // The flame graph of a stack set (the one stack model): frames labelled as
