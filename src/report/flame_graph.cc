@@ -220,6 +220,7 @@ constexpr const char* kFlameGraphScript = R"(
     return name(d)+where(d)+'\ntotal: '+share(d.data.v)+'\nself: '+share(self(d));
   }
   var tip=flamegraph.tooltip.defaultFlamegraphTooltip().text(describe);
+  var searched=null, pattern=null;
   var still=window.matchMedia&&window.matchMedia('(prefers-reduced-motion: reduce)').matches;
   var chart=flamegraph.default()
     .width(Math.max(el.clientWidth||960,320)).cellHeight(18).minFrameSize(0.5)
@@ -233,10 +234,10 @@ constexpr const char* kFlameGraphScript = R"(
     .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); })
     .setSearchMatch(function(d,term){
       if(!term) return false;
-      var re=null;
-      try{ re=new RegExp(term); }catch(e){}
+      // One RegExp per search, not per frame (a large graph has 10^5).
+      if(term!==searched){ searched=term; try{ pattern=new RegExp(term); }catch(e){ pattern=null; } }
       var s=name(d);
-      return re?re.test(s):s.indexOf(term)>=0;
+      return pattern?pattern.test(s):s.indexOf(term)>=0;
     })
     .setSearchHandler(function(results){
       // A match inside another match is counted once, with its outermost.
