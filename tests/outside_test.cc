@@ -212,7 +212,9 @@ TEST(Outside, DurationEndsSamplingAndTheProgramRunsOn) {
   const Counted c = count(dir.path(), "outside_target.");
   // Half a second of wall time of a program that computes all the time:
   // at most 0.5 s of its CPU (plus scheduling slack), and far from its 2 s.
-  EXPECT_GT(c.samples, 100u) << r.err;
+  // How much of the half second it gets depends on the machine's load
+  // (57 ms beside a dozen busy processes on 2 cores): some, not how much.
+  EXPECT_GT(c.samples, 0u) << r.err;
   EXPECT_LT(c.samples, 800u) << r.err;
 }
 
