@@ -25,6 +25,7 @@ add_executable(run_argv ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_argv.c)
 add_executable(run_argv_static ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_argv.c)
 target_link_options(run_argv_static PRIVATE -static)
 add_executable(run_tree ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_tree.c)
+add_executable(run_daemon ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_daemon.c)
 
 if(TARGET profil_pprof AND TARGET profil_cli)
   profil_add_gtest(run_test SERIAL
@@ -33,6 +34,20 @@ if(TARGET profil_pprof AND TARGET profil_cli)
   if(TARGET run_test)
     add_dependencies(run_test profil_cli libprofil run_workload run_exec_target run_plugin run_unsampled run_argv
                      run_argv_static run_tree)
+  endif()
+endif()
+
+# profil run --no-wait from outside and inside (tests/run_no_wait_test.cc).
+if(TARGET profil_pprof AND TARGET profil_cli)
+  profil_add_gtest(run_no_wait_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_no_wait_test.cc)
+  if(TARGET run_no_wait_test)
+    add_dependencies(run_no_wait_test profil_cli libprofil run_daemon)
+  endif()
+  # --every from inside; its target program is the outside tests' own.
+  profil_add_gtest(run_snapshots_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_snapshots_test.cc
+    LIBS profil_pprof profil_format)
+  if(TARGET run_snapshots_test)
+    add_dependencies(run_snapshots_test profil_cli libprofil outside_target)
   endif()
 endif()
 

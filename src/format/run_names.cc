@@ -175,4 +175,8 @@ std::optional<DumpName> parse_dump_name(std::string_view text, int64_t pid) {
   return std::nullopt;
 }
 
+std::string snapshot_request_name(std::string_view token) {
+  return "snapshots.run-" + std::string(token) + ".request";
+}
+
 }  // namespace profiling::format

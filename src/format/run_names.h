@@ -56,6 +56,11 @@ size_t format_temporary_name(char* out, size_t size, const char* name, int64_t p
 // "processes.run-<token>.ledger".
 size_t format_ledger_name(char* out, size_t size, const char* token);
 
+// "snapshots.run-<token>.request": the file profil run --inside --every
+// grows by a byte to ask each process for a dump (runtime/snapshot_request.h);
+// the processes get its path from PROFIL_SNAPSHOTS. Tool side only.
+std::string snapshot_request_name(std::string_view token);
+
 // A dump's name taken apart.
 struct DumpName {
   std::string program;

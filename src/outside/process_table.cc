@@ -349,62 +349,67 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   ++image->count;
 }
 
+// One image's profile since the last take; its accumulators start again.
+ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) {
+  ImageProfile p;
+  p.name = image.name.empty() ? base_name(image.program) : image.name;
+  p.generation = image.generation;
+  p.ended = image.ended;
+  format::ProfrawData& d = p.data;
+  format::Profile& profile = d.profile;
+  profile.program = image.program;
+  profile.pid = pid;
+  profile.clock = "perf";
+  profile.period_ns = options_.period_ns;
+  const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
+  profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
+  profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
+  for (const MappedCode& m : image.code) {
+    if (m.path.empty() || m.path[0] == '[') continue;
+    format::Mapping mapping{m.start, m.end, m.file_offset, m.path, m.build_id};
+    if (m.path == image.program)
+      profile.mappings.insert(profile.mappings.begin(), std::move(mapping));
+    else
+      profile.mappings.push_back(std::move(mapping));
+  }
+  // The main executable first, as format/profile.h asks: its mappings
+  // went to the front in reverse.
+  auto main_end = std::find_if(profile.mappings.begin(), profile.mappings.end(),
+                               [&](const format::Mapping& m) { return m.path != image.program; });
+  std::reverse(profile.mappings.begin(), main_end);
+  for (const auto& [key, count] : image.counts)
+    profile.samples.push_back({key.first, count, 0, key.second});
+  profile.stacks = std::move(image.stacks);
+  bool kernel = false;
+  for (const auto& [key, count] : image.counts) kernel = kernel || key.first == format::kKernelAddress;
+  if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
+  format::coalesce_samples(&profile.samples);
+  d.ppid = image.ppid;
+  d.hz = options_.hz;
+  d.end_reason = image.ended ? image.end_reason : format::profraw::EndReason::checkpoint;
+  d.cpu_ns = image.count * options_.period_ns;
+  d.stacks_captured = options_.stacks;
+  d.max_depth = options_.max_depth;
+  d.start_clock = "perf";
+  if (image.lost != 0) {
+    format::profraw::Unsampled u{};
+    u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
+    u.cpu_ns = image.lost * options_.period_ns;
+    d.unsampled.push_back(u);
+  }
+  image.stacks = format::StackTable();
+  image.counts.clear();
+  image.count = image.lost = 0;
+  image.window_start = now_ns;
+  return p;
+}
+
 std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
   std::vector<ImageProfile> out;
   for (auto& [pid, list] : images_) {
     for (auto& image : list) {
       if (image->count == 0 && image->lost == 0 && !final) continue;
-      ImageProfile p;
-      p.name = image->name.empty() ? base_name(image->program) : image->name;
-      p.generation = image->generation;
-      p.ended = image->ended;
-      format::ProfrawData& d = p.data;
-      format::Profile& profile = d.profile;
-      profile.program = image->program;
-      profile.pid = pid;
-      profile.clock = "perf";
-      profile.period_ns = options_.period_ns;
-      const uint64_t until = image->ended ? std::max(image->end_time, image->window_start) : now_ns;
-      profile.duration_ns = until > image->window_start ? until - image->window_start : 0;
-      profile.time_nanos = static_cast<int64_t>(image->window_start) + options_.realtime_offset_ns;
-      for (const MappedCode& m : image->code) {
-        if (m.path.empty() || m.path[0] == '[') continue;
-        format::Mapping mapping{m.start, m.end, m.file_offset, m.path, m.build_id};
-        if (m.path == image->program)
-          profile.mappings.insert(profile.mappings.begin(), std::move(mapping));
-        else
-          profile.mappings.push_back(std::move(mapping));
-      }
-      // The main executable first, as format/profile.h asks: its mappings
-      // went to the front in reverse.
-      auto main_end = std::find_if(profile.mappings.begin(), profile.mappings.end(),
-                                   [&](const format::Mapping& m) { return m.path != image->program; });
-      std::reverse(profile.mappings.begin(), main_end);
-      for (const auto& [key, count] : image->counts)
-        profile.samples.push_back({key.first, count, 0, key.second});
-      profile.stacks = std::move(image->stacks);
-      bool kernel = false;
-      for (const auto& [key, count] : image->counts) kernel = kernel || key.first == format::kKernelAddress;
-      if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
-      format::coalesce_samples(&profile.samples);
-      d.ppid = image->ppid;
-      d.hz = options_.hz;
-      d.end_reason = image->ended ? image->end_reason : format::profraw::EndReason::checkpoint;
-      d.cpu_ns = image->count * options_.period_ns;
-      d.stacks_captured = options_.stacks;
-      d.max_depth = options_.max_depth;
-      d.start_clock = "perf";
-      if (image->lost != 0) {
-        format::profraw::Unsampled u{};
-        u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
-        u.cpu_ns = image->lost * options_.period_ns;
-        d.unsampled.push_back(u);
-      }
-      out.push_back(std::move(p));
-      image->stacks = format::StackTable();
-      image->counts.clear();
-      image->count = image->lost = 0;
-      image->window_start = now_ns;
+      out.push_back(profile_of(pid, *image, now_ns));
     }
     // Ended images are done with, but the last of a pid stays: a sample
     // of its last moments may still be read from another CPU's ring.
@@ -413,6 +418,32 @@ std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
       while (list.size() > 1 && list.front()->ended) list.erase(list.begin());
   }
   return out;
+}
+
+// Called once every ring has been read past the moment the images ended,
+// so that no sample of theirs is still to come.
+std::vector<ImageProfile> ProcessTable::take_ended(uint64_t now_ns) {
+  std::vector<ImageProfile> out;
+  for (auto it = images_.begin(); it != images_.end();) {
+    auto& list = it->second;
+    for (auto image = list.begin(); image != list.end();) {
+      if (!(*image)->ended) {
+        ++image;
+        continue;
+      }
+      out.push_back(profile_of(it->first, **image, now_ns));
+      image = list.erase(image);
+    }
+    it = list.empty() ? images_.erase(it) : std::next(it);
+  }
+  return out;
+}
+
+std::vector<pid_t> ProcessTable::running() const {
+  std::vector<pid_t> pids;
+  for (const auto& [pid, list] : images_)
+    if (!list.empty() && !list.back()->ended) pids.push_back(pid);
+  return pids;
 }
 
 }  // namespace profiling::outside

@@ -75,6 +75,12 @@ class ProcessTable {
   // (and, when final, every image), each holding only what came since;
   // their accumulators start again. Images that ended are forgotten.
   std::vector<ImageProfile> take(uint64_t now_ns, bool final);
+  // Every image that has ended (exit or exec), whole, and forgotten: the
+  // part of a run --no-wait writes when its program ends, while what is
+  // still running goes on being sampled.
+  std::vector<ImageProfile> take_ended(uint64_t now_ns);
+  // The processes whose last image has not ended.
+  std::vector<pid_t> running() const;
 
   uint64_t samples() const { return samples_; }
   uint64_t unknown_samples() const { return unknown_samples_; }  // of no process we know
@@ -83,6 +89,7 @@ class ProcessTable {
  private:
   struct Image;
   Image* current(pid_t pid);
+  ImageProfile profile_of(pid_t pid, Image& image, uint64_t now_ns);
   Image* image_at(pid_t pid, uint64_t time);
   Image& start_image(pid_t pid, uint64_t time, const Image* from);
   void add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset, const std::string& path,

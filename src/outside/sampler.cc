@@ -180,7 +180,29 @@ std::string Sampler::attach(pid_t pid) {
 }
 
 void Sampler::start() {
+  stopping_.store(false);
   reader_ = std::thread([this] { reader_loop(); });
+}
+
+void Sampler::pause() {
+  stopping_.store(true);
+  if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
+  if (reader_.joinable()) reader_.join();
+  if (wake_[0] >= 0)
+    for (char drained[16]; ::read(wake_[0], drained, sizeof drained) > 0;) {
+    }
+  if (!stopped_) read_round();
+}
+
+void Sampler::abandon() {
+  // No read here: the rings' tails are shared with the copy that samples on.
+  stopping_.store(true);
+  if (reader_.joinable()) reader_.join();
+  stopped_ = true;
+  for (Ring& ring : rings_) ::munmap(ring.mapping, ring.bytes);
+  for (int fd : fds_) ::close(fd);
+  rings_.clear();
+  fds_.clear();
 }
 
 void Sampler::reader_loop() {
@@ -190,8 +212,17 @@ void Sampler::reader_loop() {
   while (!stopping_.load()) {
     // Woken at a quarter ring; at least every 100 ms for the snapshots'
     // sake and for rings that fill slowly.
-    ::poll(polls.data(), polls.size(), 100);
+    const int ready = ::poll(polls.data(), polls.size(), 100);
     read_round();
+    // A ring whose process tree has ended polls as hung up at once, every
+    // time (perf_poll): then the wake pipe alone, for 10 ms, so that the
+    // reader does not spin until its owner stops it.
+    const bool hung_up = ready > 0 && std::all_of(polls.begin(), polls.begin() + static_cast<long>(rings_.size()),
+                                                  [](const pollfd& p) { return (p.revents & POLLHUP) != 0; });
+    if (hung_up && wake_[0] >= 0) {
+      pollfd wake{wake_[0], POLLIN, 0};
+      ::poll(&wake, 1, 10);
+    }
   }
 }
 
@@ -289,6 +320,26 @@ void Sampler::stop() {
 std::vector<ImageProfile> Sampler::take(bool final) {
   std::lock_guard<std::mutex> hold(lock_);
   return table_->take(now_ns(), final);
+}
+
+std::string Sampler::map_rings_again() {
+  for (Ring& ring : rings_) {
+    void* map = ::mmap(nullptr, ring.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+    if (map == MAP_FAILED) return std::string("mmap of a ring again: ") + std::strerror(errno);
+    ring.mapping = map;
+    ring.reader = perf::RingReader(map, ring.bytes);
+  }
+  return "";
+}
+
+std::vector<ImageProfile> Sampler::take_ended() {
+  std::lock_guard<std::mutex> hold(lock_);
+  return table_->take_ended(now_ns());
+}
+
+std::vector<pid_t> Sampler::running() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return table_->running();
 }
 
 uint64_t Sampler::samples() const {

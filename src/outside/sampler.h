@@ -70,8 +70,27 @@ class Sampler {
   // on unprofiled), joins the reader. Idempotent.
   void stop();
 
+  // The reader thread stops after a last read; the events go on counting
+  // into the rings (sized for a reader scheduled late) until start() again.
+  // With the clock thread of outside_run.h joined too, the tool has one
+  // thread and may fork (profil run --no-wait).
+  void pause();
+  // In the process that leaves the sampling to a forked copy of itself:
+  // the rings unmapped and the events closed without disabling them (they
+  // are the copy's too). Nothing is read here after this.
+  void abandon();
+  // In that copy, first: the kernel does not copy a perf ring's mapping
+  // into a forked process (VM_DONTCOPY), so each ring is mapped again from
+  // its event — the same buffer, head and tail, while the tool's mapping
+  // still keeps it (a ring unmapped by all is freed with what it holds).
+  // "" or why not.
+  std::string map_rings_again();
+
   // The profiles gathered since the last take (process_table.h).
   std::vector<ImageProfile> take(bool final);
+  // Those of the images that ended, and the processes still running.
+  std::vector<ImageProfile> take_ended();
+  std::vector<pid_t> running() const;
 
   // Kernel time is sampled too (allowed here): its samples sit under a
   // "[kernel]" frame on the user stack that made the system call.

@@ -28,6 +28,7 @@
 #include "runtime/export.h"
 #include "runtime/process_hooks.h"
 #include "runtime/profraw_writer.h"
+#include "runtime/snapshot_request.h"
 #include "base/settings.h"
 #include "format/run_names.h"
 #include "sampler/handler_stack.h"
@@ -353,6 +354,12 @@ std::atomic<int64_t> g_next_checkpoint_ns{kFirstCheckpointNs};
 // ASYNC-SIGNAL-SAFE.
 void on_periodic() {
   if (!g_active) return;
+  // profil run --inside --every: the tool asks for a dump now.
+  if (snapshot_requested()) {
+    preload_dump(EndReason::checkpoint, 0, DumpKind::checkpoint);
+    return;
+  }
+  if (snapshot_requests_on()) return;
   timespec ts{};
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   const int64_t cpu = static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
@@ -564,6 +571,7 @@ void start() {
   // PROFIL_CHECKPOINTS=0 turns the checkpoints off: only for measuring what
   // they cost (bench/run_process.sh); a process then keeps nothing when it
   // ends without a final dump.
+  read_snapshot_request_setting();
   if (base::flag_from_environment("PROFIL_CHECKPOINTS", ::secure_getenv("PROFIL_CHECKPOINTS"), true))
     sampler::set_periodic_hook(on_periodic);
   if (base::flag_from_environment("PROFIL_STACKS", ::secure_getenv("PROFIL_STACKS"), false)) {

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -29,6 +30,7 @@
 #include "command.h"
 #include "errno_text.h"
 #include "base/settings.h"
+#include "format/run_names.h"
 #include "run_convert.h"
 #include "run_diagnose.h"
 #include "run_dumps.h"
@@ -37,6 +39,7 @@
 #include "run_reap.h"
 #include "outside/image.h"
 #include "perf/event.h"
+#include "inside_snapshots.h"
 #include "outside_run.h"
 
 namespace profiling::cli {
@@ -67,6 +70,9 @@ struct RunOptions {
   // read from outside; neither flag: run_source() decides.
   bool inside = false, outside = false;
   std::string duration, every;
+  // Return when the program ends; what it left running is profiled on
+  // (docs/run.md, "Daemons").
+  bool no_wait = false;
   std::vector<std::string> command;
 };
 
@@ -137,7 +143,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
       refused = sampling.open_before_exec(pid);
       if (refused.empty()) sampling.start();
     });
-    outcome = wait_for_run(launched, fs::path(program.path).filename().string());
+    outcome = wait_for_run(launched, fs::path(program.path).filename().string(), options.no_wait);
   }
   if (!outcome.exec_error.empty()) {
     fail(program.path, outcome.exec_error);
@@ -145,7 +151,11 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   }
   Conversion c;
   if (refused.empty()) {
-    c = sampling.finish();
+    std::vector<pid_t> sampled_on;
+    c = options.no_wait ? sampling.finish_leaving_running(&sampled_on) : sampling.finish();
+    if (!sampled_on.empty())
+      print_left_running(fs::path(program.path).filename().string(), outcome.pid, outcome.left_running, true,
+                         dir.string());
     print_losses(c);
     print_conversion(c, dir, options.verbose, "perf");
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
@@ -171,10 +181,29 @@ int run_command(RunOptions options) {
     return usage_error("--clock", "'" + options.clock + "' is not one of " + base::kClockNameList);
 
   if (options.convert_only) {
-    std::vector<fs::path> dumps(options.command.begin(), options.command.end());
-    if (dumps.empty()) return usage_error("--convert", "no .profraw files given");
+    // Files, or directories whose .profraw dumps are taken (what a run
+    // stopped early or given --no-wait left there); profiles go beside them.
+    std::vector<fs::path> dumps;
+    fs::path out_dir = ".";
+    for (const std::string& given : options.command) {
+      std::error_code ec;
+      if (!fs::is_directory(given, ec)) {
+        dumps.emplace_back(given);
+        continue;
+      }
+      out_dir = given;
+      std::vector<fs::path> found;
+      for (const auto& entry : fs::directory_iterator(given, ec))
+        if (entry.path().extension() == ".profraw" && entry.is_regular_file(ec)) found.push_back(entry.path());
+      if (ec) return usage_error(given, error_text(ec));
+      std::sort(found.begin(), found.end());
+      if (found.empty()) std::fprintf(stderr, "profil: %s: no .profraw dumps in it\n", given.c_str());
+      dumps.insert(dumps.end(), found.begin(), found.end());
+    }
+    if (options.command.empty()) return usage_error("--convert", "no .profraw files or directories given");
+    if (dumps.empty()) return 0;
     const Conversion c = convert_dumps(
-        dumps, "", {.symbolize = options.symbolize, .gmon = options.gmon, .share = false, .dir = "."});
+        dumps, "", {.symbolize = options.symbolize, .gmon = options.gmon, .share = false, .dir = out_dir});
     print_losses(c);
     print_conversion(c, ".", true, options.clock);
     return c.losses.empty() ? 0 : 1;
@@ -208,15 +237,16 @@ int run_command(RunOptions options) {
   for (const auto& [flag, value] : {std::pair{"--duration", options.duration}, std::pair{"--every", options.every}}) {
     if (value.empty()) continue;
     if (!parse_duration(value)) return usage_error(flag, "'" + value + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
-    if (options.inside) return usage_error(flag, "needs the outside source (the preload writes its profile at exit)");
   }
+  if (!options.duration.empty() && options.inside)
+    return usage_error("--duration", "needs the outside source (sampling from inside ends with the process)");
   // The source: --outside or --inside as asked; the outside for what the
   // preload cannot enter (a static program), and for --duration and
   // --every; else the inside (docs/run.md, "Inside or outside").
   std::string why_outside;
   if (!options.inside && !options.outside) {
     if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
-    else if (!options.duration.empty() || !options.every.empty()) why_outside = "--duration and --every need it";
+    else if (!options.duration.empty()) why_outside = "--duration needs it";
     else if ((options.clock == "auto" || options.clock == "perf") && perf_events_allowed())
       why_outside = "the default where the kernel allows perf events";
   }
@@ -231,25 +261,55 @@ int run_command(RunOptions options) {
   if (std::string problem; !preload.prepare(library, &problem)) return usage_error(library, problem);
 
   const std::string run_id = make_run_id();
-  const auto env = child_environment(preload.path(), dir.string(), run_id, options.hz, options.clock,
-                                     options.stacks != 0);
+  auto env = child_environment(preload.path(), dir.string(), run_id, options.hz, options.clock, options.stacks != 0);
+  // --every from inside: each process is asked for a dump through a file
+  // the processes find in PROFIL_SNAPSHOTS (inside_snapshots.h).
+  std::erase_if(env, [](const std::string& entry) { return entry.rfind("PROFIL_SNAPSHOTS=", 0) == 0; });
+  std::unique_ptr<InsideSnapshots> snapshots;
+  if (!options.every.empty()) {
+    snapshots = std::make_unique<InsideSnapshots>(
+        dir, run_token(run_id), *parse_duration(options.every),
+        ConvertOptions{.symbolize = options.symbolize, .gmon = options.gmon, .share = false, .dir = dir});
+    std::string why;
+    const std::string request = snapshots->prepare(&why);
+    if (request.empty()) return usage_error("--every", why);
+    env.push_back("PROFIL_SNAPSHOTS=" + request);
+  }
   create_ledger(ledger_path(dir, run_token(run_id)));
   const fs::file_time_type run_start = fs::file_time_type::clock::now();
   RunOutcome outcome;
   {
     const ForegroundSignals foreground;
     const Launched launched = launch_program(program, options.command, env, foreground);
-    outcome = wait_for_run(launched, fs::path(program.path).filename().string());
+    if (snapshots) snapshots->start();
+    outcome = wait_for_run(launched, fs::path(program.path).filename().string(), options.no_wait);
   }
+  if (snapshots) snapshots->stop();
   if (!outcome.exec_error.empty()) {
     fail(program.path, outcome.exec_error);
     return 126;
   }
 
-  const RunFiles files = list_run_files(dir, run_token(run_id));
-  Conversion c = convert_dumps(
-      files.dumps, run_id, {.symbolize = options.symbolize, .gmon = options.gmon, .share = true, .dir = dir},
-      files.records);
+  RunFiles files = list_run_files(dir, run_token(run_id));
+  if (options.no_wait && !outcome.left_running.empty()) {
+    // --no-wait converts what has ended: the dump of a process still
+    // running is a checkpoint, replaced by its own at its end (--convert).
+    std::erase_if(files.dumps, [](const fs::path& path) {
+      const auto name = format::parse_dump_name(path.filename().string());
+      return name && !name->temporary() && name->pid > 0 && ::kill(static_cast<pid_t>(name->pid), 0) == 0;
+    });
+  }
+  ConvertOptions convert{.symbolize = options.symbolize, .gmon = options.gmon, .share = !snapshots, .dir = dir};
+  if (snapshots) convert.reshape = [&snapshots](ProcessProfile& p) { snapshots->reshape(p); };
+  Conversion c = convert_dumps(files.dumps, run_id, convert, files.records);
+  if (snapshots) {
+    // The snapshots cut while the program ran, before the last ones.
+    Conversion cut = snapshots->take_written();
+    c.files.insert(c.files.begin(), cut.files.begin(), cut.files.end());
+    c.processes.insert(c.processes.begin(), cut.processes.begin(), cut.processes.end());
+    c.losses.insert(c.losses.begin(), cut.losses.begin(), cut.losses.end());
+    c.warnings.insert(c.warnings.end(), cut.warnings.begin(), cut.warnings.end());
+  }
   print_losses(c);
   for (ProcessSummary& p : c.processes) {
     auto it = outcome.reaped.find(static_cast<pid_t>(p.pid));
@@ -257,7 +317,7 @@ int run_command(RunOptions options) {
   }
   // Still alive: the run stopped waiting for it (a signal to the tool, or
   // it was left stopped); it writes its dump when it ends.
-  const bool left_some = outcome.stopped_by != 0 || !outcome.left_stopped.empty();
+  const bool left_some = outcome.stopped_by != 0 || !outcome.left_stopped.empty() || !outcome.left_running.empty();
   auto alive = [left_some](int64_t pid) { return left_some && ::kill(static_cast<pid_t>(pid), 0) == 0; };
 
   // What was not written, and why (docs/run.md, "Errors").
@@ -268,6 +328,9 @@ int run_command(RunOptions options) {
       diagnose_run(c, outcome, program.path, unfinished, files.records, placeholders, alive);
 
   print_conversion(c, dir, options.verbose, options.clock, diagnosis.unwritten());
+  if (options.no_wait && !outcome.left_running.empty())
+    print_left_running(fs::path(program.path).filename().string(), outcome.pid, outcome.left_running, false,
+                       dir.string());
   print_not_entered(files.records);
   if (options.stacks != 0) print_cut_stacks(c, options.hz);
   print_notes(diagnosis.notes, &c);
@@ -291,14 +354,17 @@ const RegisterCommand kRunCommand(
       app.add_flag("--gmon", options->gmon,
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");
       app.add_flag("--convert", options->convert_only,
-                   "Convert the given .profraw files (left by an interrupted run) instead of running a program");
+                   "Convert the given .profraw files, or those in the given directories (left by an interrupted or "
+                   "--no-wait run), instead of running a program");
       app.add_flag("--outside", options->outside,
                    "Sample from outside the program (perf events; nothing enters it): docs/run.md");
       app.add_flag("--inside", options->inside, "Sample from inside (the preloaded libprofil.so): docs/run.md");
       app.add_option("--duration", options->duration,
                      "Sample for this long (90, 90s, 500ms, 1.5m), then let the program run on unprofiled (outside)");
       app.add_option("--every", options->every,
-                     "Write a snapshot every interval, <prog>.<pid>.s<n>.pb.gz, each holding only its interval (outside)");
+                     "Write a snapshot every interval, <prog>.<pid>.s<n>.pb.gz, each holding only its interval");
+      app.add_flag("--no-wait", options->no_wait,
+                   "Return when the program ends; what it left running is profiled until it ends (docs/run.md)");
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
                             "Leave function names out of the pprof files");
       // The program and its arguments never reach CLI11: main() splits them

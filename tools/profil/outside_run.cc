@@ -1,8 +1,15 @@
 #include "outside_run.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace profiling::cli {
 
@@ -35,6 +42,7 @@ std::string OutsideRun::open_before_exec(pid_t pid) { return sampler_.open_befor
 std::string OutsideRun::attach(pid_t pid) { return sampler_.attach(pid); }
 
 void OutsideRun::start() {
+  started_ = std::chrono::steady_clock::now();
   sampler_.start();
   if (options_.duration_s > 0 || options_.every_s > 0) clock_ = std::thread([this] { clock_loop(); });
 }
@@ -46,8 +54,9 @@ bool OutsideRun::duration_over() const {
 
 // Stems: <name>.<pid>, .<n> for an image after an exec whose name is the
 // same (the preload's rule), .s<k> for the k-th snapshot.
-void OutsideRun::write(bool final) {
-  std::vector<outside::ImageProfile> images = sampler_.take(final);
+void OutsideRun::write(bool final) { write_images(sampler_.take(final)); }
+
+void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
   std::vector<ProcessProfile> profiles;
   const bool snapshots = options_.every_s > 0;
   if (snapshots) ++snapshot_;
@@ -91,9 +100,13 @@ void OutsideRun::write(bool final) {
 
 void OutsideRun::clock_loop() {
   using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
+  const auto start = started_;
   const auto seconds = [](double s) { return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s)); };
+  // From the start of sampling (a copy that samples on after --no-wait
+  // keeps the run's clock), the next snapshot still to come.
   auto next_snapshot = options_.every_s > 0 ? start + seconds(options_.every_s) : clock::time_point::max();
+  if (options_.every_s > 0)
+    while (next_snapshot <= clock::now()) next_snapshot += seconds(options_.every_s);
   const auto stop_at = options_.duration_s > 0 ? start + seconds(options_.duration_s) : clock::time_point::max();
   std::unique_lock<std::mutex> hold(lock_);
   while (!finishing_) {
@@ -118,13 +131,17 @@ void OutsideRun::clock_loop() {
   }
 }
 
-Conversion OutsideRun::finish() {
+void OutsideRun::stop_clock() {
   {
     std::lock_guard<std::mutex> hold(lock_);
     finishing_ = true;
   }
   wake_.notify_all();
   if (clock_.joinable()) clock_.join();
+}
+
+Conversion OutsideRun::finish() {
+  stop_clock();
   bool over;
   {
     std::lock_guard<std::mutex> hold(lock_);
@@ -135,6 +152,100 @@ Conversion OutsideRun::finish() {
     write(true);
   }
   return std::move(conversion_);
+}
+
+namespace {
+
+// A process of the run still there (a zombie not yet reaped is: its
+// parent may still be reading its last output). EPERM: there, and
+// another user's now (a server that dropped its privileges).
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+std::vector<pid_t> still_running(const std::vector<pid_t>& pids) {
+  std::vector<pid_t> out;
+  for (pid_t pid : pids)
+    if (alive(pid)) out.push_back(pid);
+  return out;
+}
+
+}  // namespace
+
+Conversion OutsideRun::finish_leaving_running(std::vector<pid_t>* left) {
+  left->clear();
+  stop_clock();
+  if (duration_over()) return finish();  // sampling has ended: all is written
+  sampler_.pause();
+  std::vector<pid_t> running = still_running(sampler_.running());
+  if (running.empty()) return finish();
+  // Every ring was read past the ends (the program's exit came before its
+  // wait returned), so the ended images are whole.
+  std::vector<outside::ImageProfile> ended = sampler_.take_ended();
+  std::fflush(nullptr);
+  // The copy maps the rings again before this process lets go of them
+  // (outside/sampler.h, map_rings_again): it says so on this pipe, or
+  // closes it by ending.
+  int mapped[2];
+  if (::pipe2(mapped, O_CLOEXEC) != 0) mapped[0] = mapped[1] = -1;
+  const pid_t copy = mapped[0] >= 0 ? ::fork() : -1;
+  if (copy == 0) {
+    ::close(mapped[0]);
+    sample_until_ended(mapped[1]);
+  }
+  if (mapped[1] >= 0) ::close(mapped[1]);
+  char ready = 0;
+  if (copy > 0)
+    while (::read(mapped[0], &ready, 1) < 0 && errno == EINTR) {
+    }
+  if (mapped[0] >= 0) ::close(mapped[0]);
+  if (copy > 0 && ready != 'm') {
+    // It could not map them (and has ended): sample on here instead.
+    std::fprintf(stderr, "profil: the copy that would sample on could not take the rings: what is left running is profiled until now\n");
+    sampler_.start();
+    write_images(std::move(ended));
+    return finish();
+  }
+  if (copy < 0) {
+    std::fprintf(stderr, "profil: cannot leave the sampling running (fork: %s): what is left running is profiled until now\n",
+                 std::strerror(errno));
+    write_images(std::move(ended));
+    return finish();
+  }
+  sampler_.abandon();
+  write_images(std::move(ended));
+  *left = std::move(running);
+  return std::move(conversion_);
+}
+
+void OutsideRun::sample_until_ended(int mapped) {
+  // Its own session, so the terminal's ^C and hangup are not its; standard
+  // streams on /dev/null, so a pipe the caller reads ends with the tool.
+  ::setsid();
+  if (const int null = ::open("/dev/null", O_RDWR | O_CLOEXEC); null >= 0) {
+    for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
+    if (null > 2) ::close(null);
+  }
+  const std::string refused = sampler_.map_rings_again();
+  if (!refused.empty()) ::_exit(1);
+  (void)!::write(mapped, "m", 1);
+  ::close(mapped);
+  sigset_t ending;
+  sigemptyset(&ending);
+  for (int signo : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&ending, signo);
+  ::sigprocmask(SIG_BLOCK, &ending, nullptr);
+  conversion_ = Conversion();
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    finishing_ = false;
+  }
+  sampler_.start();
+  if (options_.duration_s > 0 || options_.every_s > 0) clock_ = std::thread([this] { clock_loop(); });
+  // Until the processes left (and those they start) have ended, the
+  // duration is over, or a signal asks for the profiles now.
+  const timespec look{0, 100'000'000};
+  while (!duration_over() && !still_running(sampler_.running()).empty())
+    if (siginfo_t info{}; ::sigtimedwait(&ending, &info, &look) > 0) break;
+  finish();
+  ::_exit(0);
 }
 
 }  // namespace profiling::cli

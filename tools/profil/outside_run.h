@@ -11,6 +11,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "outside/sampler.h"
 #include "run_convert.h"
@@ -53,12 +55,23 @@ class OutsideRun {
   // Ends sampling (if the duration has not), writes what is left; the
   // conversion of every file written (snapshots included).
   Conversion finish();
+  // profil run --no-wait, once the program has ended: what ended is written
+  // here, and what it left running goes on being sampled by a copy of this
+  // process (forked once the tool is down to one thread), detached from the
+  // terminal and the caller's pipes, which writes their profiles once they
+  // have all ended or at a SIGINT, SIGTERM or SIGHUP. Returns the conversion
+  // of what ended, and in *left the processes sampled on (none: finish()).
+  // The copy never returns.
+  Conversion finish_leaving_running(std::vector<pid_t>* left);
   uint64_t samples() const { return sampler_.samples(); }
   bool samples_kernel() const { return sampler_.samples_kernel(); }
 
  private:
   void clock_loop();
+  void stop_clock();
   void write(bool final);
+  void write_images(std::vector<outside::ImageProfile> images);
+  [[noreturn]] void sample_until_ended(int mapped);
 
   OutsideRunOptions options_;
   outside::Sampler sampler_;
@@ -66,6 +79,7 @@ class OutsideRun {
   mutable std::mutex lock_;
   std::condition_variable wake_;
   bool finishing_ = false;
+  std::chrono::steady_clock::time_point started_;
   bool sampling_over_ = false;
   unsigned snapshot_ = 0;
   std::map<std::pair<int64_t, int>, std::string> stems_;  // (pid, generation) -> file stem

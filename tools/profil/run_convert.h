@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -51,6 +52,8 @@ struct ProcessSummary {
 
   // Sampled from outside (outside_run.h), not by the preload.
   bool outside = false;
+  // A snapshot cut from a running process's dump (inside_snapshots.h).
+  bool snapshot = false;
 
   bool empty() const { return samples == 0 && unsampled.empty(); }
   // What its profile stands for, unsampled rows included.
@@ -102,6 +105,10 @@ struct ConvertOptions {
   // Where the shared file goes, and the files of a profile made in memory
   // (a dump's go beside it: --convert writes next to the files it is given).
   std::filesystem::path dir = ".";
+  // Applied to each dump's profile before the sinks take it: profil run
+  // --inside --every makes a process's final dump the snapshot of what came
+  // after its last one (inside_snapshots.h).
+  std::function<void(ProcessProfile&)> reshape = nullptr;
 };
 
 // The sinks every profile goes through, one profile at a time (a large one

@@ -102,6 +102,7 @@ Conversion convert_dumps(const std::vector<fs::path>& dumps, const std::string& 
     images.insert({profile.data.profile.pid, profile.data.profile.time_nanos});
     profile.stem = profile_stem(raw.filename().string(), profile.data.profile.pid);
     profile.raw_path = raw.string();
+    if (options.reshape) options.reshape(profile);
     sinks.add(std::move(profile));
   }
 

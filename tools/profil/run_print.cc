@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <set>
 
 #include "command.h"
 #include "common.h"
@@ -28,6 +29,9 @@ std::string ending(const ProcessSummary& p) {
     case EndReason::exec: return ", then exec'd";
     case EndReason::signal: return ", ended by " + signal_name(static_cast<int>(p.signal));
     case EndReason::checkpoint: {
+      // From outside, or a snapshot from inside: the process still ran
+      // when its profile was cut (--duration, --every, --no-wait, attach).
+      if (p.outside || p.snapshot) return ", still running when this profile ended";
       // No final dump: what ended it is known only for a process profil run
       // waited for itself; a dump that could not be written says so on the
       // process's own stderr (the runtime's line, above ours).
@@ -163,12 +167,20 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
     files = std::to_string(c.files.size()) + " files in " + dir.string();
     if (!c.shared_file.empty()) files += " (" + shared + " in " + fs::path(c.shared_file).filename().string() + ")";
   }
-  const size_t unsampled = c.processes.size() - sampled.size();
+  // With --every a process has a summary per snapshot (and an empty one
+  // where its last snapshot had nothing left): processes are counted by
+  // pid, and the snapshots said.
+  std::set<int64_t> sampled_pids, all_pids;
+  for (const ProcessSummary* p : sampled) sampled_pids.insert(p->pid);
+  for (const ProcessSummary& p : c.processes) all_pids.insert(p.pid);
+  const size_t unsampled = all_pids.size() - sampled_pids.size();
   std::string more;
+  if (sampled.size() > sampled_pids.size()) more += " in " + std::to_string(sampled.size()) + " snapshots";
   if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
   if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
-  std::fprintf(stderr, "profil: %zu processes sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
-               sampled.size(), more.c_str(), static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
+  std::fprintf(stderr, "profil: %zu process%s sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
+               sampled_pids.size(), sampled_pids.size() == 1 ? "" : "es", more.c_str(),
+               static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
                sampled.front()->clock.c_str(), sampled.front()->hz, sampled.front()->outside ? " from outside" : "",
                dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", files.c_str());
 }
@@ -326,6 +338,19 @@ void print_nothing_written(const Conversion& c, const fs::path& dir, unsigned hz
     }
     std::fprintf(stderr, "profil: no profile was written: %s\n", join(parts, "; ").c_str());
   }
+}
+
+void print_left_running(const std::string& program, pid_t pid, const std::vector<std::string>& left, bool outside,
+                        const std::string& dir) {
+  std::fprintf(stderr, "profil: %s (pid %d) has ended; not waiting (--no-wait) for the %zu process%s it left running: %s; ",
+               program.c_str(), static_cast<int>(pid), left.size(), left.size() == 1 ? "" : "es",
+               list_processes(left).c_str());
+  if (outside)
+    std::fprintf(stderr, "they are sampled from outside until they end, then their profiles are written to %s\n",
+                 dir.c_str());
+  else
+    std::fprintf(stderr, "each writes its dump to %s when it ends: profil run --convert %s turns them into profiles\n",
+                 dir.c_str(), dir.c_str());
 }
 
 void print_stopped_waiting(int signo, const std::vector<std::string>& left_running) {

@@ -65,6 +65,11 @@ void print_nothing_written(const Conversion& c, const std::filesystem::path& dir
                            const std::map<int64_t, std::string>& unfinished);
 
 // The run stopped waiting at a signal; `left_running` were not converted.
+// profil run --no-wait: the program has ended and the tool returns; what it
+// left running is sampled on from outside by a copy of the tool (outside),
+// or writes its dumps when it ends, for profil run --convert DIR (inside).
+void print_left_running(const std::string& program, pid_t pid, const std::vector<std::string>& left, bool outside,
+                        const std::string& dir);
 void print_stopped_waiting(int signo, const std::vector<std::string>& left_running);
 
 }  // namespace profiling::cli

@@ -245,7 +245,7 @@ int wait_for_the_rest(std::map<pid_t, Reaped>* reaped, std::vector<std::string>*
 
 }  // namespace
 
-RunOutcome wait_for_run(const Launched& launched, const std::string& program) {
+RunOutcome wait_for_run(const Launched& launched, const std::string& program, bool no_wait) {
   const pid_t child = launched.pid;
   RunOutcome outcome;
   outcome.pid = child;
@@ -260,6 +260,10 @@ RunOutcome wait_for_run(const Launched& launched, const std::string& program) {
     }
     const std::vector<std::string> left = processes_left();
     if (left.empty()) continue;
+    if (no_wait) {
+      outcome.left_running = left;
+      break;
+    }
     print_waiting_for(program, child, left);
     outcome.stopped_by = wait_for_the_rest(&outcome.reaped, &outcome.left_stopped);
     if (outcome.stopped_by != 0) outcome.left_running = processes_left();

@@ -41,8 +41,9 @@ struct RunOutcome {
 
 // Waits for the program (`launched`, a file named `program`) and every
 // process it leaves behind to end, saying for whom it waits once the
-// program has ended.
-RunOutcome wait_for_run(const Launched& launched, const std::string& program);
+// program has ended. no_wait (profil run --no-wait): for the program
+// alone; what it left running is named in left_running.
+RunOutcome wait_for_run(const Launched& launched, const std::string& program, bool no_wait = false);
 
 }  // namespace profiling::cli
 

@@ -1,0 +1,190 @@
+#include "inside_snapshots.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "errno_text.h"
+#include "format/file_io.h"
+#include "format/run_names.h"
+#include "run_dumps.h"
+
+namespace profiling::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+int64_t realtime_ns() {
+  timespec t{};
+  ::clock_gettime(CLOCK_REALTIME, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+// A sample's identity across two dumps: its leaf, callers and whether the
+// chain was cut.
+using SampleKey = std::tuple<uint64_t, std::vector<uint64_t>, bool>;
+
+SampleKey key_of(const format::Profile& p, const format::Sample& s) {
+  const auto callers = p.stacks.callers(s.stack);
+  return {s.address, std::vector<uint64_t>(callers.begin(), callers.end()), p.stacks.truncated(s.stack)};
+}
+
+}  // namespace
+
+format::ProfrawData subtract_dump(const format::ProfrawData& a, const format::ProfrawData& b) {
+  format::ProfrawData d = a;
+  d.profile.samples.clear();
+  d.profile.stacks = format::StackTable();
+  std::map<SampleKey, uint64_t> before;
+  for (const format::Sample& s : b.profile.samples) before[key_of(b.profile, s)] += s.count;
+  for (const format::Sample& s : a.profile.samples) {
+    SampleKey key = key_of(a.profile, s);
+    uint64_t& taken = before[key];
+    const uint64_t left = s.count > taken ? s.count - taken : 0;
+    taken -= std::min(taken, s.count);
+    if (left == 0) continue;
+    const auto& [leaf, callers, truncated] = key;
+    d.profile.samples.push_back({leaf, left, s.pid, d.profile.stacks.intern(callers, truncated)});
+  }
+  d.profile.dropped = a.profile.dropped > b.profile.dropped ? a.profile.dropped - b.profile.dropped : 0;
+  d.profile.stacks_dropped =
+      a.profile.stacks_dropped > b.profile.stacks_dropped ? a.profile.stacks_dropped - b.profile.stacks_dropped : 0;
+  d.cpu_ns = a.cpu_ns > b.cpu_ns ? a.cpu_ns - b.cpu_ns : 0;
+  d.signals = a.signals > b.signals ? a.signals - b.signals : 0;
+  d.unsampled.clear();
+  for (const format::profraw::Unsampled& u : a.unsampled) {
+    uint64_t earlier = 0;
+    for (const format::profraw::Unsampled& v : b.unsampled)
+      if (v.cause == u.cause) earlier += v.cpu_ns;
+    if (u.cpu_ns <= earlier) continue;
+    format::profraw::Unsampled rest = u;
+    rest.cpu_ns = u.cpu_ns - earlier;
+    d.unsampled.push_back(rest);
+  }
+  return d;
+}
+
+InsideSnapshots::InsideSnapshots(fs::path dir, std::string token, double every_s, ConvertOptions convert)
+    : dir_(std::move(dir)), token_(std::move(token)), every_s_(every_s), convert_(std::move(convert)) {
+  // Snapshots are files of their own, each an interval of one process.
+  convert_.share = false;
+  convert_.dir = dir_;
+  convert_.reshape = nullptr;
+}
+
+InsideSnapshots::~InsideSnapshots() {
+  stop();
+  if (!request_.empty()) {
+    std::error_code ec;
+    fs::remove(request_, ec);
+  }
+}
+
+std::string InsideSnapshots::prepare(std::string* why) {
+  const fs::path path = dir_ / format::snapshot_request_name(token_);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *why = path.string() + ": " + errno_text(errno);
+    return "";
+  }
+  ::close(fd);
+  request_ = path;
+  return path.string();
+}
+
+void InsideSnapshots::start() {
+  interval_start_ns_ = realtime_ns();
+  thread_ = std::thread([this] { loop(); });
+}
+
+void InsideSnapshots::stop() {
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void InsideSnapshots::loop() {
+  using clock = std::chrono::steady_clock;
+  const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(every_s_));
+  auto next = clock::now() + every;
+  bool asked = false;
+  std::unique_lock<std::mutex> hold(lock_);
+  while (!wake_.wait_until(hold, next, [this] { return stopping_; })) {
+    hold.unlock();
+    // The answers to the last request, then the next request: each
+    // snapshot is read one interval after it was asked for.
+    if (asked) cut();
+    if (const int fd = ::open(request_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC); fd >= 0) {
+      (void)!::write(fd, "s", 1);
+      ::close(fd);
+      asked = true;
+    }
+    hold.lock();
+    next += every;
+  }
+}
+
+void InsideSnapshots::cut() {
+  const RunFiles files = list_run_files(dir_, token_);
+  std::vector<ProcessProfile> profiles;
+  ++snapshot_;
+  const int64_t now = realtime_ns();
+  for (const fs::path& raw : files.dumps) {
+    std::string bytes, problem;
+    if (!format::try_read_file(raw.string(), &bytes, &problem, format::kMaxInputSize, false)) continue;
+    format::ProfrawData data;
+    try {
+      data = format::read_profraw(bytes);
+    } catch (const std::exception&) {
+      continue;  // not of this run, or being replaced: read at the next cut
+    }
+    const auto name = format::parse_dump_name(raw.filename().string(), data.profile.pid);
+    if (!name) continue;
+    const std::string stem = name->stem();
+    auto last = last_.find(stem);
+    format::ProfrawData interval = subtract_dump(data, last == last_.end() ? format::ProfrawData() : last->second);
+    last_[stem] = std::move(data);
+    if (interval.profile.samples.empty() && interval.unsampled.empty()) continue;
+    interval.profile.time_nanos = interval_start_ns_;
+    interval.profile.duration_ns = static_cast<uint64_t>(now - interval_start_ns_);
+    interval.end_reason = format::profraw::EndReason::checkpoint;
+    ProcessProfile p;
+    p.data = std::move(interval);
+    p.stem = stem + ".s" + std::to_string(snapshot_);
+    profiles.push_back(std::move(p));
+  }
+  interval_start_ns_ = now;
+  Conversion c = convert_profiles(std::move(profiles), convert_);
+  std::lock_guard<std::mutex> hold(lock_);
+  written_.files.insert(written_.files.end(), c.files.begin(), c.files.end());
+  for (ProcessSummary& p : c.processes) {
+    p.snapshot = true;
+    written_.processes.push_back(std::move(p));
+  }
+  written_.losses.insert(written_.losses.end(), c.losses.begin(), c.losses.end());
+  written_.warnings.insert(written_.warnings.end(), c.warnings.begin(), c.warnings.end());
+}
+
+void InsideSnapshots::reshape(ProcessProfile& profile) {
+  auto last = last_.find(profile.stem);
+  if (last != last_.end()) profile.data = subtract_dump(profile.data, last->second);
+  profile.data.profile.time_nanos = interval_start_ns_;
+  profile.data.profile.duration_ns = static_cast<uint64_t>(realtime_ns() - interval_start_ns_);
+  profile.stem += ".s" + std::to_string(snapshot_ + 1);
+}
+
+Conversion InsideSnapshots::take_written() {
+  std::lock_guard<std::mutex> hold(lock_);
+  return std::move(written_);
+}
+
+}  // namespace profiling::cli
