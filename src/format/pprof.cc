@@ -221,7 +221,11 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   out.set_period(checked_int64(profile.period_ns, "period"));
   out.set_duration_nanos(checked_int64(profile.duration_ns, "duration"));
   out.set_time_nanos(profile.time_nanos);
-  if (!profile.program.empty()) add_comment(out, strings, "program", profile.program);
+  // A sum of several processes says which programs, how many processes of
+  // each (its program is their description, made again when read).
+  if (!profile.program.empty() && profile.programs.empty()) add_comment(out, strings, "program", profile.program);
+  for (const ProgramProcesses& p : profile.programs)
+    add_comment(out, strings, "processes", std::to_string(p.processes) + " " + p.program);
   if (profile.pid) add_comment(out, strings, "pid", std::to_string(profile.pid));
   if (!profile.clock.empty()) add_comment(out, strings, "clock", profile.clock);
   if (profile.dropped) add_comment(out, strings, "dropped", std::to_string(profile.dropped));
@@ -397,7 +401,16 @@ Profile decode_pprof(std::string_view bytes) {
     if (key == "clock") profile.clock = value;
     if (key == "pid") std::from_chars(value.data(), value.data() + value.size(), profile.pid);
     if (key == "dropped") std::from_chars(value.data(), value.data() + value.size(), profile.dropped);
+    if (key == "processes") {
+      // "N PATH": the path may hold spaces, the count is all digits.
+      ProgramProcesses p;
+      auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), p.processes);
+      if (error != std::errc() || end == value.data() + value.size() || *end != ' ') continue;
+      p.program = value.substr(static_cast<size_t>(end - value.data()) + 1);
+      profile.programs.push_back(std::move(p));
+    }
   }
+  if (!profile.programs.empty() && profile.program.empty()) profile.program = describe_programs(profile.programs);
   if (in.has_period_type() && string_at(in.period_type().unit(), "period unit") == "nanoseconds" &&
       in.period() > 0)
     profile.period_ns = static_cast<uint64_t>(in.period());

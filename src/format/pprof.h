@@ -35,7 +35,8 @@ using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& map
 // truncated stack; one Sample per (leaf, stack, pid), its locations leaf
 // first, with values [count, count * period_ns].
 // The program, pid, clock and dropped count travel as "profil.<key>=<value>"
-// comments. Throws FormatError (e.g. a count too large for int64).
+// comments; a sum of several processes has "profil.processes=N PATH" for
+// each program (Profile::programs) instead of its program. Throws FormatError (e.g. a count too large for int64).
 std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize = {});
 
 // Accepts gzip'd or plain bytes; throws FormatError on anything that is not a

@@ -132,8 +132,23 @@ struct Profile;
 // profile written and read back equals itself.
 void canonicalize_stacks(Profile* profile);
 
+// A program of a profile that sums several processes, and how many of its
+// processes the sum holds.
+struct ProgramProcesses {
+  std::string program;  // its path, as the processes' profiles named it ("" unknown)
+  uint64_t processes = 0;
+  friend bool operator==(const ProgramProcesses&, const ProgramProcesses&) = default;
+};
+
+// What a sum of several processes holds, for a reader: "python3.11 (3
+// processes), sh (1)", most processes first, the programs by file name
+// (their paths where two share one), the first ten and then how many more.
+std::string describe_programs(const std::vector<ProgramProcesses>& programs);
+
 struct Profile {
-  std::string program;        // the main executable's path, when known
+  // The main executable's path, when known; in a sum of several processes
+  // (programs not empty), describe_programs(programs), what a summary shows.
+  std::string program;
   int64_t pid = 0;
   std::string clock;          // "cpu", "perf", "wall", or "" when unknown
   uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz)
@@ -150,6 +165,11 @@ struct Profile {
   // with; only pprof carries them, and only for addresses its writer could
   // symbolize.
   std::map<uint64_t, std::vector<Frame>> frames;
+  // Of a sum of several processes (report::ProfileMerger), each program
+  // and how many processes ran it, in the order first met; empty in the
+  // profile of one process. pprof carries it as "profil.processes=N PATH"
+  // comments.
+  std::vector<ProgramProcesses> programs;
 
   uint64_t total_count() const;  // saturates at 2^64-1
   // Whether any sample has callers (or a truncated stack).
