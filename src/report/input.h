@@ -45,15 +45,19 @@ LoadedProfile load_profile(const std::string& path, const std::string& exe = {})
 // Decodes bytes already read (for tests); `path` only names them in errors.
 LoadedProfile decode_profile(std::string_view bytes, const std::string& path, const std::string& exe = {});
 
-// Sums profiles. Throws InputError naming the input whose sampling period
-// differs from the first one's. Counts that would pass 2^64-1 stay there
-// and set *saturated (when given). The samples come out sorted by address,
-// one per address and process: of several inputs, each sample keeps the pid
-// of the process it came from (Sample::pid, else its profile's pid).
+// Sums profiles (ProfileMerger, report/merge.h, folds them one at a time:
+// `profil merge` and `report` sum their files as they read them). Throws
+// InputError naming the input whose sampling period differs from the first
+// one's. Counts that would pass 2^64-1 stay there and set *saturated (when
+// given). The samples come out sorted by address, one per address, process
+// and stack: of several inputs, each sample keeps the pid of the process it
+// came from (Sample::pid, else its profile's pid), `programs` says which
+// programs ran how many of the processes and `program` describes them
+// ("python3.11 (3 processes), sh (1)"). One input comes out as it was.
 format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs, bool* saturated = nullptr);
-// The same, moving the inputs' samples and frames instead of copying them
-// (their profiles are left without samples): a large profile is never held
-// twice.
+// The same, moving the inputs' samples, stacks and names instead of copying
+// them (their profiles are left without them): a large profile is never
+// held twice.
 format::Profile merge_profiles(std::vector<LoadedProfile>&& inputs, bool* saturated = nullptr);
 
 // gmon histograms hold link-time addresses; gives each mapping of `profile`

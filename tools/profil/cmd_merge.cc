@@ -1,11 +1,14 @@
 // `profil merge -o OUT FILE...`: sums profiles as `gprof -s` does (objects
-// matched by build id, inputs of different sampling periods refused).
+// matched by build id, inputs of different sampling periods refused), one
+// file at a time (report/merge.h): the processes summed over, or kept
+// apart by pid with --by-process.
 #include <cstdio>
 
 #include "command.h"
 #include "common.h"
 #include "formats.h"
 #include "report/input.h"
+#include "report/merge.h"
 
 namespace profiling::cli {
 namespace {
@@ -15,13 +18,15 @@ struct MergeArgs {
   std::string output;
   std::string format;
   std::string exe;
+  bool by_process = false;
 };
 
 int run_merge(const MergeArgs& args) {
   std::vector<report::LoadedProfile> inputs;
   format::Profile merged;
   bool saturated = false;
-  if (int status = load_inputs(args.files, args.exe, &inputs, &merged, &saturated)) return status;
+  const auto processes = args.by_process ? report::Processes::apart : report::Processes::summed;
+  if (int status = load_inputs(args.files, args.exe, &inputs, &merged, &saturated, processes)) return status;
   // A merged file must hold the true sums; a report may show them
   // saturated, a file that is read again may not.
   if (saturated) return fail(args.files.back(), "sample counts add up to more than 2^64-1; cannot merge");
@@ -52,6 +57,8 @@ RegisterCommand register_merge(
       app.add_option("--output,-o", args->output, "The summed profile")->required();
       add_format_option(app, &args->format, FormatUse::merge, " (default: gmon when every input is gmon, else pprof)");
       app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
+      app.add_flag("--by-process", args->by_process,
+                   "Keep each process's samples apart (a pid label on each); by default they are summed");
       return [args] { return run_merge(*args); };
     },
     30);

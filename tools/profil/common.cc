@@ -12,13 +12,20 @@
 namespace profiling::cli {
 
 int load_inputs(const std::vector<std::string>& files, const std::string& exe,
-                std::vector<report::LoadedProfile>* inputs, format::Profile* merged, bool* saturated) {
+                std::vector<report::LoadedProfile>* inputs, format::Profile* merged, bool* saturated,
+                report::Processes processes) {
   bool overflow = false;
   try {
-    for (const std::string& file : files) inputs->push_back(report::load_profile(file, exe));
-    // Moved, not copied: a large profile is never held twice (the inputs
-    // keep everything but their samples and names).
-    *merged = report::merge_profiles(std::move(*inputs), &overflow);
+    // Each file is summed as soon as it is read and then dropped (issue
+    // 23): memory follows the sum, not the number of files. The inputs
+    // keep their names and types only.
+    report::ProfileMerger merger(processes);
+    for (const std::string& file : files) {
+      report::LoadedProfile loaded = report::load_profile(file, exe);
+      inputs->push_back({loaded.path, loaded.kind, {}});
+      merger.add(std::move(loaded));
+    }
+    *merged = merger.finish(&overflow);
   } catch (const report::InputError& e) {
     return fail(e.file(), e.what());
   }

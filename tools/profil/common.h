@@ -10,15 +10,20 @@
 
 #include "format/profile.h"
 #include "report/input.h"
+#include "report/merge.h"
 #include "report/symbolizer.h"
 
 namespace profiling::cli {
 
 // Reads every file (gmon inputs name their program with `exe`) and sums
-// them into *merged. Returns 0, or the status of the one line printed about
-// the input that could not be read or summed.
+// them into *merged, one file at a time: *inputs gets each file's path and
+// type, not its profile. Several processes are summed over (their pids
+// dropped) unless `processes` keeps them apart (report/merge.h). Returns
+// 0, or the status of the one line printed about the input that could not
+// be read or summed.
 int load_inputs(const std::vector<std::string>& files, const std::string& exe,
-                std::vector<report::LoadedProfile>* inputs, format::Profile* merged, bool* saturated = nullptr);
+                std::vector<report::LoadedProfile>* inputs, format::Profile* merged, bool* saturated = nullptr,
+                report::Processes processes = report::Processes::summed);
 
 // "profil: warning: ..." for each warning the symbolizer collected.
 void print_warnings(report::Symbolizer& symbolizer);
