@@ -16,7 +16,11 @@ mkdir "$work/base" "$work/new"
 cat "$work/diff.csv"
 first=$(sed -n 2p "$work/diff.csv")
 function=${first%%,*}
-z=$(echo "$first" | awk -F, '{ print $(NF-1) }')
+# Columns by their header's names: the diff CSV gains columns at its end.
+column() { awk -F, -v name="$1" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == name) c = i } NR == 2 { print $c }' "$work/diff.csv"; }
+z=$(column z)
+significant=$(column significant)
 [ "$function" = hot_outer ] || { echo "FAIL: first row is $function, not hot_outer" >&2; exit 1; }
 awk -v z="$z" 'BEGIN { exit !(z > 3) }' || { echo "FAIL: z = $z, not significant" >&2; exit 1; }
+[ "$significant" = 1 ] || { echo "FAIL: hot_outer's change is not marked significant" >&2; exit 1; }
 echo "hot_outer first, z = $z"

@@ -40,6 +40,8 @@ std::string render_diff_json(const Diff& diff);
 
 // The one-line summary every format opens with.
 std::string describe_summary(const Summary& summary);
+// The summary as JSON's "summary" object (docs/report.md).
+std::string render_summary_json(const Summary& summary);
 // RFC 8259 string escaping (without the quotes).
 std::string json_escape(const std::string& text);
 

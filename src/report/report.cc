@@ -19,6 +19,9 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "report/stack_views.h"
+#include "report/stacks.h"
+
 extern char** environ;
 
 namespace profiling::report {
@@ -239,11 +242,16 @@ RowKey key_for(View view, const SymbolizedSample& s) {
 }  // namespace
 
 Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& options,
-                    const std::vector<std::string>& files) {
+                    const std::vector<std::string>& files, std::shared_ptr<const StackSet> stacks) {
   Report report;
   report.view = options.view;
   report.options = options;
   report.summary = summarize(symbolized, files);
+  report.stacks = stacks;
+  if (stacks && options.view != View::address) {
+    rows_from_stacks(*stacks, options, &report);
+    return report;
+  }
   std::map<RowKey, uint64_t> groups;
   std::map<RowKey, const SymbolizedSample*> example;
   for (const SymbolizedSample& s : symbolized.samples) {
@@ -262,7 +270,10 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
     row.samples = count;
     row.percent = n ? 100.0 * static_cast<double>(count) / static_cast<double>(n) : 0;
     row.interval = wilson_interval(count, n);
-    row.function = key.function;
+    row.cumulative_samples = count;  // without stacks, the leaf is all there is
+    row.cumulative_percent = row.percent;
+    row.function = drop_symbol_version(key.function);
+    row.raw_function = key.function;
     row.object_path = key.object;
     row.object = object_basename(key.object);
     row.file = key.file;
@@ -273,6 +284,8 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
       const std::string& subject = options.view == View::object ? row.object_path : row.function;
       if (!options.focus->found_in(subject)) continue;
     }
+    if (options.ignore && options.ignore->found_in(options.view == View::object ? row.object_path : row.function))
+      continue;
     report.rows.push_back(std::move(row));
     if (options.top && report.rows.size() >= options.top) break;
   }
@@ -280,7 +293,7 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
     // One objdump run per function shown, over just that function's bytes.
     std::map<std::pair<std::string, uint64_t>, std::map<uint64_t, std::string>> listings;
     for (Row& row : report.rows) {
-      RowKey key{row.object_path, row.function, row.file, row.line, row.address};
+      RowKey key{row.object_path, row.raw_function, row.file, row.line, row.address};
       const SymbolizedSample* s = example[key];
       if (!s || !s->symbol.known || !s->mapping) continue;
       auto id = std::make_pair(row.object_path, s->symbol.function_address);
@@ -300,46 +313,6 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
   }
   for (const Row& row : report.rows) format::saturating_add(report.samples_shown, row.samples);
   return report;
-}
-
-Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed) {
-  Diff diff;
-  diff.base = summarize(base, {});
-  diff.changed = summarize(changed, {});
-  std::map<std::pair<std::string, std::string>, std::pair<uint64_t, uint64_t>> counts;
-  for (const SymbolizedSample& s : base.samples)
-    format::saturating_add(counts[{object_basename(s.symbol.object), s.symbol.function}].first, s.count);
-  for (const SymbolizedSample& s : changed.samples)
-    format::saturating_add(counts[{object_basename(s.symbol.object), s.symbol.function}].second, s.count);
-  double n1 = static_cast<double>(base.total), n2 = static_cast<double>(changed.total);
-  for (const auto& [key, c] : counts) {
-    DiffRow row;
-    row.object = key.first;
-    row.function = key.second;
-    row.base_samples = c.first;
-    row.new_samples = c.second;
-    double p1 = n1 > 0 ? static_cast<double>(c.first) / n1 : 0;
-    double p2 = n2 > 0 ? static_cast<double>(c.second) / n2 : 0;
-    row.base_percent = 100 * p1;
-    row.new_percent = 100 * p2;
-    row.delta = 100 * (p2 - p1);
-    if (n1 > 0 && n2 > 0) {
-      row.delta_error = 100 * 1.959963984540054 * std::sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2);
-      double pooled = (static_cast<double>(c.first) + static_cast<double>(c.second)) / (n1 + n2);
-      double se = std::sqrt(pooled * (1 - pooled) * (1 / n1 + 1 / n2));
-      row.z = se > 0 ? (p2 - p1) / se : 0;
-      row.p_value = std::erfc(std::fabs(row.z) / std::sqrt(2.0));
-    }
-    diff.rows.push_back(std::move(row));
-  }
-  std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const DiffRow& a, const DiffRow& b) {
-    bool a_gain = a.z > 0 || (a.z == 0 && a.delta > 0), b_gain = b.z > 0 || (b.z == 0 && b.delta > 0);
-    if (a_gain != b_gain) return a_gain;
-    if (a.z != b.z) return a_gain ? a.z > b.z : a.z < b.z;
-    // No test possible (an empty profile): the larger change first.
-    return std::fabs(a.delta) > std::fabs(b.delta);
-  });
-  return diff;
 }
 
 }  // namespace profiling::report

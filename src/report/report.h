@@ -132,15 +132,21 @@ struct Report {
 };
 
 Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::string>& files);
+// Rows of the leaves alone (cumulative = self), filtered row by row; with
+// stacks (stack_views.h stacks_for_report), the function, line and object
+// views' rows come from them: inline frames, cumulative samples, and
+// --focus/--ignore/--hide applied to whole stacks. The address view's rows
+// are always its leaves.
 Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& options,
-                    const std::vector<std::string>& files);
+                    const std::vector<std::string>& files, std::shared_ptr<const StackSet> stacks = nullptr);
 
 // The instructions of [start, end) of an object, disassembled by objdump(1)
 // as perf annotate does: link-time address -> instruction text.
 std::vector<std::pair<uint64_t, std::string>> disassemble(const std::string& objdump, const std::string& file,
                                                           uint64_t start, uint64_t end);
 
-// `profil diff`: the change of each function's share between two profiles.
+// `profil diff`: the change of each function between two profiles, in
+// samples, seconds (samples x period) and share, self and cumulative.
 struct DiffRow {
   std::string function, object;
   uint64_t base_samples = 0, new_samples = 0;
@@ -148,13 +154,40 @@ struct DiffRow {
   double delta = 0;          // new - base, percentage points
   double delta_error = 0;    // 95 % half-width of delta (normal approximation)
   double z = 0;              // two-proportion z statistic (pooled)
-  double p_value = 1;        // two-sided
+  double p_value = 1;        // two-sided: exact at small counts (diff_test), else from z
+  // Appended for issue 22: seconds, the change in samples and seconds,
+  // cumulative (samples of the stacks through the function) with the same
+  // test, and whether each change is outside the sampling noise (p < 0.05).
+  double base_seconds = 0, new_seconds = 0;
+  int64_t delta_samples = 0;
+  double delta_seconds = 0;
+  bool significant = false;
+  uint64_t base_cumulative = 0, new_cumulative = 0;
+  double base_cumulative_percent = 0, new_cumulative_percent = 0;
+  double cumulative_delta = 0;  // percentage points
+  double cumulative_z = 0, cumulative_p_value = 1;
+  bool cumulative_significant = false;
 };
 struct Diff {
   Summary base, changed;
   std::vector<DiffRow> rows;  // gainers by decreasing z, then losers by increasing z
 };
+// Rows from the leaves alone (cumulative = self).
 Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed);
+// Rows from both sides' stacks (stacks.h): inline frames are functions,
+// and cumulative counts each stack once per function it passes through.
+// The summaries are the sides' (their files named).
+Diff diff_stacks(const StackSet& base, const StackSet& changed, const Summary& base_summary,
+                 const Summary& new_summary);
+
+// Is k2 of n2 against k1 of n1 a change of share beyond sampling noise?
+// The two-sided p value: Fisher's exact test (k2 hypergeometric given
+// k1 + k2) while k1 + k2 <= kExactTestLimit, where the z test's normal
+// approximation is too liberal (0 -> 4 samples of equal totals has z = 2.0
+// but happens about 1 time in 8); from the pooled z statistic above it.
+// z is returned in *z either way.
+inline constexpr uint64_t kExactTestLimit = 1000;
+double diff_test(uint64_t k1, uint64_t n1, uint64_t k2, uint64_t n2, double* z);
 
 }  // namespace profiling::report
 

@@ -233,8 +233,8 @@ TEST(Render, CsvJsonFoldedAndText) {
   SymbolizedProfile s = symbolized_of(p, symbolizer);
   Report r = build_report(s, {}, {"in.pb.gz"});
   EXPECT_EQ(render_csv(r),
-            "samples,percent,percent_low,percent_high,function,object\n"
-            "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\"\n");
+            "samples,percent,percent_low,percent_high,function,object,cumulative_samples,cumulative_percent\n"
+            "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\",4,100.0000\n");
   EXPECT_EQ(render_folded(r, s, symbolizer), "[unknown] 4\n");
   std::string json = render_json(r);
   EXPECT_NE(json.find("\"schema\":\"profil-report/1\""), std::string::npos);
@@ -270,8 +270,8 @@ TEST(Render, FoldedStacksRootFirst) {
             "main;a;leaf 7\n"
             "main 4\n"
             "main;a;qsort;leaf 3\n"
-            "main;a;[unknown] 1\n"
-            "[truncated];a;leaf 1\n");
+            "[truncated];a;leaf 1\n"  // ties in the order the samples met them
+            "main;a;[unknown] 1\n");
   ReportOptions options;
   options.focus.emplace("^qsort$");
   options.folded_objects = true;

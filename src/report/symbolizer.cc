@@ -493,10 +493,11 @@ SourceLine Symbolizer::source_line(const format::Mapping* mapping, const Symbol&
   return object ? object->source_line(symbol.file_address) : SourceLine{};
 }
 
-std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, const Symbol& symbol) {
+std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, const Symbol& symbol,
+                                              bool with_lines) {
   std::vector<format::Frame> frames;
   if (!symbol.known) return frames;
-  const SourceLine line = source_line(mapping, symbol);
+  const SourceLine line = with_lines ? source_line(mapping, symbol) : SourceLine{};
   ElfObject* object = mapping ? object_for(*mapping) : nullptr;
   const auto chain = object ? object->inlined_at(symbol.file_address) : decltype(object->inlined_at(0)){};
   // The innermost frame has the line table's line; each frame out has the

@@ -73,8 +73,9 @@ class Symbolizer {
   // function the symbol table names, each with its source line (the
   // innermost one's from the line table, each other's the site it inlined
   // the next one at). One frame without inlining or DWARF; none for an
-  // address no symbol table names.
-  std::vector<format::Frame> frames(const format::Mapping* mapping, const Symbol& symbol);
+  // address no symbol table names. with_lines false: names only (no line
+  // table lookup; files and lines left empty).
+  std::vector<format::Frame> frames(const format::Mapping* mapping, const Symbol& symbol, bool with_lines = true);
   // Runtime address -> link-time address of mapping's object; false when the
   // object cannot be read or the address is in none of its PT_LOAD segments.
   bool file_address(const format::Mapping& mapping, uint64_t address, uint64_t* out);

@@ -1,5 +1,6 @@
 // `profil diff BASE NEW`: which functions gained or lost share of the
-// samples, most significant first (two-proportion z test): what got slower.
+// samples, most significant first, in samples and seconds, self and
+// cumulative, each change marked as beyond the sampling noise or not.
 #include <cstdio>
 
 #include "command.h"
@@ -7,6 +8,7 @@
 #include "formats.h"
 #include "report/input.h"
 #include "report/report.h"
+#include "report/stacks.h"
 
 namespace profiling::cli {
 namespace {
@@ -32,7 +34,13 @@ int run_diff(const DiffArgs& args) {
   auto base_symbolized = report::symbolize_profile(base.profile, symbolizer, false, false);
   auto new_symbolized = report::symbolize_profile(changed.profile, symbolizer, false, false);
   if (base_symbolized.saturated || new_symbolized.saturated) report::warn_saturated();
-  report::Diff diff = report::diff_profiles(base_symbolized, new_symbolized);
+  // Both sides as stacks (inline frames, cumulative counts), named by the
+  // one symbolizer so that a function has one name on both sides.
+  report::ElfFrameSymbolizer frames(symbolizer);
+  const report::StackSet base_stacks = report::build_stacks(base.profile, frames);
+  const report::StackSet new_stacks = report::build_stacks(changed.profile, frames);
+  report::Diff diff = report::diff_stacks(base_stacks, new_stacks, report::summarize(base_symbolized, {args.base}),
+                                          report::summarize(new_symbolized, {args.changed}));
   if (args.top && diff.rows.size() > args.top) diff.rows.resize(args.top);
   print_warnings(symbolizer);
   const bool colour = use_colour(args.color, writes_to_file(args.output));

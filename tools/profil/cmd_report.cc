@@ -2,13 +2,17 @@
 // by function, source line, object or instruction, in the format asked for.
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "command.h"
 #include "common.h"
 #include "formats.h"
 #include "report/input.h"
 #include "report/report.h"
+#include "report/stack_views.h"
+#include "report/stacks.h"
 
 namespace profiling::cli {
 namespace {
@@ -19,7 +23,7 @@ struct ReportArgs {
   std::string by = "function";
   size_t top = 0;
   double min_percent = 0;
-  std::string focus;
+  std::string focus, ignore, hide, callers, callees;
   std::string exe;
   std::string output;
   std::string color = "auto";
@@ -33,14 +37,25 @@ int run_report(const ReportArgs& args) {
   if (options.top == 0 && options.view == report::View::address) options.top = 40;
   options.min_percent = args.min_percent;
   options.folded_objects = args.folded_objects;
-  if (!args.focus.empty()) {
+  // Every pattern is RE2, checked before any input is read.
+  std::optional<report::FocusPattern> relation_pattern;
+  for (auto [name, text, pattern] :
+       {std::tuple{"--focus", &args.focus, &options.focus}, std::tuple{"--ignore", &args.ignore, &options.ignore},
+        std::tuple{"--hide", &args.hide, &options.hide},
+        std::tuple{"--callers", &args.callers, &relation_pattern},
+        std::tuple{"--callees", &args.callees, &relation_pattern}}) {
+    if (text->empty()) continue;
     try {
-      options.focus.emplace(args.focus);
+      pattern->emplace(*text);
     } catch (const std::invalid_argument& e) {
-      return fail("--focus", std::string("bad regular expression: ") + e.what());
+      return fail(name, std::string("bad regular expression: ") + e.what());
     }
-    options.focus_text = args.focus;
   }
+  options.focus_text = args.focus;
+  if (!args.callers.empty() && !args.callees.empty()) return fail("--callees", "give --callers or --callees, not both");
+  const bool relations = relation_pattern.has_value();
+  if (relations && args.format != "text" && args.format != "csv" && args.format != "json")
+    return fail("--format", "--callers and --callees print text, csv or json");
   std::vector<report::LoadedProfile> inputs;
   format::Profile profile;
   bool saturated = false;
@@ -64,7 +79,26 @@ int run_report(const ReportArgs& args) {
   bool per_address = options.view == report::View::address || format->per_address;
   report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines, per_address);
   if (symbolized.saturated && !saturated) report::warn_saturated();
-  report::Report built = report::build_report(symbolized, options, args.files);
+  // The stacks are symbolized once, here, and every view of them reads the
+  // same set (the address view's rows are its leaves alone).
+  report::ElfFrameSymbolizer frames(symbolizer);
+  if (relations) {
+    report::ReportOptions by_function = options;
+    by_function.view = report::View::function;  // callers and callees are functions
+    const auto stacks = report::stacks_for_report(profile, frames, by_function);
+    const auto found = report::call_relations(*stacks, *relation_pattern);
+    const auto which = args.callers.empty() ? report::Relation::callees : report::Relation::callers;
+    const report::Summary summary = report::summarize(symbolized, args.files);
+    std::string text = args.format == "csv"    ? report::render_relations_csv(found, which)
+                       : args.format == "json" ? report::render_relations_json(found, which, summary)
+                                               : report::render_relations_text(found, which, summary,
+                                                                               use_colour(args.color, to_file));
+    print_warnings(symbolizer);
+    return emit(args.output, text, false);
+  }
+  std::shared_ptr<const report::StackSet> stacks;
+  if (options.view != report::View::address) stacks = report::stacks_for_report(profile, frames, options);
+  report::Report built = report::build_report(symbolized, options, args.files, stacks);
   std::string text = format->rendered(built, symbolized, symbolizer, use_colour(args.color, to_file));
   print_warnings(symbolizer);
   return emit(args.output, text, false);
@@ -80,7 +114,14 @@ RegisterCommand register_report(
           ->check(CLI::IsMember({"function", "line", "object", "address"}));
       app.add_option("--top", args->top, "Show only the N hottest rows");
       app.add_option("--min-percent", args->min_percent, "Leave out rows below P percent");
-      app.add_option("--focus", args->focus, "Only rows whose function matches REGEX (object in --by object)");
+      app.add_option("--focus", args->focus,
+                     "Only samples whose stack has a function matching REGEX (an object in --by object)");
+      app.add_option("--ignore", args->ignore, "Leave out samples whose stack has a function matching REGEX");
+      app.add_option("--hide", args->hide, "Remove the functions matching REGEX from every stack");
+      app.add_option("--callers", args->callers,
+                     "Each function matching REGEX with its callers: samples on each edge and their share");
+      app.add_option("--callees", args->callees,
+                     "Each function matching REGEX with its callees: samples on each edge and their share");
       app.add_option("--exe", args->exe, "The program a gmon.out file came from (default a.out)");
       app.add_flag("--folded-objects", args->folded_objects,
                    "In --format folded, name each frame object`function (default: the function alone)");

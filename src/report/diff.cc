@@ -1,0 +1,150 @@
+// `profil diff`: each function's samples in two profiles, and whether the
+// change of its share is more than a binomial draw would give by chance.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "report/report.h"
+#include "report/stacks.h"
+
+namespace profiling::report {
+
+double diff_test(uint64_t k1, uint64_t n1, uint64_t k2, uint64_t n2, double* z) {
+  *z = 0;
+  if (n1 == 0 || n2 == 0) return 1;
+  const double a = static_cast<double>(k1), b = static_cast<double>(k2);
+  const double m1 = static_cast<double>(n1), m2 = static_cast<double>(n2);
+  const double pooled = (a + b) / (m1 + m2);
+  const double se = std::sqrt(pooled * (1 - pooled) * (1 / m1 + 1 / m2));
+  if (se > 0) *z = (b / m2 - a / m1) / se;
+  const uint64_t m = k1 + k2;
+  if (m == 0) return 1;
+  if (m > kExactTestLimit) return std::erfc(std::fabs(*z) / std::sqrt(2.0));
+  // Fisher's exact test: given the function's m samples in both (the
+  // margins fixed), equal shares make k2 hypergeometric, m draws from the
+  // n1 + n2 samples of which n2 are the new profile's. The two-sided p
+  // value sums every outcome no likelier than the one seen (as R's
+  // fisher.test). m <= kExactTestLimit: at most 1001 terms.
+  const uint64_t low = m > n1 ? m - n1 : 0, high = std::min(m, n2);
+  auto log_choose = [](double n, double k) { return std::lgamma(n + 1) - std::lgamma(k + 1) - std::lgamma(n - k + 1); };
+  std::vector<double> log_pmf(high - low + 1);
+  log_pmf[0] = log_choose(m2, static_cast<double>(low)) + log_choose(m1, static_cast<double>(m - low)) -
+               log_choose(m1 + m2, static_cast<double>(m));
+  for (uint64_t j = low; j < high; ++j) {
+    const double jj = static_cast<double>(j), mm = static_cast<double>(m);
+    // P(j+1)/P(j) = (m-j)(n2-j) / ((j+1)(n1-m+j+1))
+    log_pmf[j - low + 1] =
+        log_pmf[j - low] + std::log((mm - jj) * (m2 - jj) / ((jj + 1) * (m1 - mm + jj + 1)));
+  }
+  const double seen = log_pmf[k2 - low] + 1e-7;  // ties within rounding count as no likelier
+  double p = 0;
+  for (double l : log_pmf)
+    if (l <= seen) p += std::exp(l);
+  return std::min(1.0, p);
+}
+
+namespace {
+
+struct Counts {
+  uint64_t base = 0, changed = 0, base_cumulative = 0, new_cumulative = 0;
+};
+using Key = std::pair<std::string, std::string>;  // (object basename, function)
+
+Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint64_t new_total, Diff diff) {
+  const double n1 = static_cast<double>(base_total), n2 = static_cast<double>(new_total);
+  const double base_period = static_cast<double>(diff.base.period_ns) / 1e9;
+  const double new_period = static_cast<double>(diff.changed.period_ns) / 1e9;
+  auto percent = [](uint64_t k, double n) { return n > 0 ? 100 * static_cast<double>(k) / n : 0; };
+  for (const auto& [key, c] : counts) {
+    DiffRow row;
+    row.object = key.first;
+    row.function = key.second;
+    row.base_samples = c.base;
+    row.new_samples = c.changed;
+    row.base_percent = percent(c.base, n1);
+    row.new_percent = percent(c.changed, n2);
+    row.delta = row.new_percent - row.base_percent;
+    if (n1 > 0 && n2 > 0) {
+      const double p1 = row.base_percent / 100, p2 = row.new_percent / 100;
+      row.delta_error = 100 * 1.959963984540054 * std::sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2);
+    }
+    row.p_value = diff_test(c.base, base_total, c.changed, new_total, &row.z);
+    row.significant = row.p_value < 0.05;
+    row.base_seconds = static_cast<double>(c.base) * base_period;
+    row.new_seconds = static_cast<double>(c.changed) * new_period;
+    row.delta_samples = static_cast<int64_t>(c.changed) - static_cast<int64_t>(c.base);
+    row.delta_seconds = row.new_seconds - row.base_seconds;
+    row.base_cumulative = c.base_cumulative;
+    row.new_cumulative = c.new_cumulative;
+    row.base_cumulative_percent = percent(c.base_cumulative, n1);
+    row.new_cumulative_percent = percent(c.new_cumulative, n2);
+    row.cumulative_delta = row.new_cumulative_percent - row.base_cumulative_percent;
+    row.cumulative_p_value = diff_test(c.base_cumulative, base_total, c.new_cumulative, new_total, &row.cumulative_z);
+    row.cumulative_significant = row.cumulative_p_value < 0.05;
+    diff.rows.push_back(std::move(row));
+  }
+  std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const DiffRow& a, const DiffRow& b) {
+    bool a_gain = a.z > 0 || (a.z == 0 && a.delta > 0), b_gain = b.z > 0 || (b.z == 0 && b.delta > 0);
+    if (a_gain != b_gain) return a_gain;
+    if (a.z != b.z) return a_gain ? a.z > b.z : a.z < b.z;
+    // No test possible (an empty profile): the larger change first.
+    return std::fabs(a.delta) > std::fabs(b.delta);
+  });
+  return diff;
+}
+
+// Self and cumulative samples of each function of one side.
+template <typename Field>
+void count_stacks(const StackSet& set, std::map<Key, Counts>* counts, Field self, Field cumulative) {
+  std::vector<Counts*> of(set.frames().size(), nullptr);
+  for (size_t i = 0; i < set.frames().size(); ++i) {
+    const StackFrame& f = set.frames()[i];
+    if (f.function == format::kTruncatedFrame && f.object.empty()) continue;
+    of[i] = &(*counts)[{object_basename(f.object), f.function}];
+  }
+  std::vector<Counts*> seen;
+  for (const Stack& stack : set.stacks()) {
+    if (Counts* leaf = of[stack.frames.back()]) format::saturating_add(leaf->*self, stack.count);
+    seen.clear();
+    for (FrameId id : stack.frames) {
+      Counts* c = of[id];
+      if (!c || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;  // recursion counts once
+      seen.push_back(c);
+      format::saturating_add(c->*cumulative, stack.count);
+    }
+  }
+}
+
+}  // namespace
+
+Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed) {
+  std::map<Key, Counts> counts;
+  for (const SymbolizedSample& s : base.samples) {
+    Counts& c = counts[{object_basename(s.symbol.object), drop_symbol_version(s.symbol.function)}];
+    format::saturating_add(c.base, s.count);
+    format::saturating_add(c.base_cumulative, s.count);
+  }
+  for (const SymbolizedSample& s : changed.samples) {
+    Counts& c = counts[{object_basename(s.symbol.object), drop_symbol_version(s.symbol.function)}];
+    format::saturating_add(c.changed, s.count);
+    format::saturating_add(c.new_cumulative, s.count);
+  }
+  Diff diff;
+  diff.base = summarize(base, {});
+  diff.changed = summarize(changed, {});
+  return diff_counts(counts, base.total, changed.total, std::move(diff));
+}
+
+Diff diff_stacks(const StackSet& base, const StackSet& changed, const Summary& base_summary,
+                 const Summary& new_summary) {
+  std::map<Key, Counts> counts;
+  count_stacks(base, &counts, &Counts::base, &Counts::base_cumulative);
+  count_stacks(changed, &counts, &Counts::changed, &Counts::new_cumulative);
+  Diff diff;
+  diff.base = base_summary;
+  diff.changed = new_summary;
+  return diff_counts(counts, base.total(), changed.total(), std::move(diff));
+}
+
+}  // namespace profiling::report

@@ -1,0 +1,328 @@
+#include "report/stack_views.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "report/render.h"
+
+namespace profiling::report {
+
+namespace {
+
+double share(uint64_t count, uint64_t total) {
+  return total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0;
+}
+
+// The width a name may take in a text column before it is shortened
+// (stacks.h shorten_name): wide enough for most C++ names' function part.
+constexpr size_t kNameWidth = 72;
+
+}  // namespace
+
+std::string files_line(const Summary& summary) {
+  if (summary.files.empty()) return "";
+  std::string out = "files:";
+  for (const std::string& f : summary.files) out += " " + f;
+  return out + "\n";
+}
+
+std::shared_ptr<const StackSet> stacks_for_report(const format::Profile& profile, FrameSymbolizer& symbolizer,
+                                                  const ReportOptions& options) {
+  StackOptions stack_options;
+  stack_options.lines = options.view == View::line;
+  stack_options.inline_frames = options.view != View::object;
+  StackSet set = build_stacks(profile, symbolizer, stack_options);
+  if (!options.focus && !options.ignore && !options.hide) return std::make_shared<const StackSet>(std::move(set));
+  StackFilter filter;
+  filter.focus = options.focus ? &*options.focus : nullptr;
+  filter.ignore = options.ignore ? &*options.ignore : nullptr;
+  filter.hide = options.hide ? &*options.hide : nullptr;
+  filter.match_objects = options.view == View::object;
+  return std::make_shared<const StackSet>(filter_stacks(set, filter));
+}
+
+void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report* report) {
+  const std::vector<StackFrame>& frames = set.frames();
+  // Frames -> rows: one row per function and object (and line in the line
+  // view; the object alone in the object view), inlined or not.
+  struct Key {
+    std::string object, function, file;
+    int line = 0;
+    auto operator<=>(const Key&) const = default;
+  };
+  std::map<Key, uint32_t> row_ids;
+  std::vector<uint32_t> row_of(frames.size(), UINT32_MAX);
+  std::vector<const StackFrame*> example;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const StackFrame& f = frames[i];
+    if (f.function == format::kTruncatedFrame && f.object.empty()) continue;  // not a function
+    Key key{f.object, options.view == View::object ? "" : f.function,
+            options.view == View::line ? f.file : "", options.view == View::line ? f.line : 0};
+    row_ids.try_emplace(std::move(key), 0);
+    row_of[i] = 0;  // numbered below, in key order
+  }
+  // Rows numbered in key order, so that ties keep a name order.
+  {
+    uint32_t n = 0;
+    std::vector<const StackFrame*> ordered(row_ids.size());
+    for (auto& [key, id] : row_ids) id = n++;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (row_of[i] == UINT32_MAX) continue;
+      const StackFrame& f = frames[i];
+      row_of[i] = row_ids[Key{f.object, options.view == View::object ? "" : f.function,
+                              options.view == View::line ? f.file : "", options.view == View::line ? f.line : 0}];
+      ordered[row_of[i]] = &f;
+    }
+    example = std::move(ordered);
+  }
+  std::vector<uint64_t> self(row_ids.size(), 0), cumulative(row_ids.size(), 0);
+  std::vector<size_t> seen(row_ids.size(), SIZE_MAX);
+  for (size_t s = 0; s < set.stacks().size(); ++s) {
+    const Stack& stack = set.stacks()[s];
+    const uint32_t leaf = row_of[stack.frames.back()];
+    if (leaf != UINT32_MAX) format::saturating_add(self[leaf], stack.count);
+    for (FrameId id : stack.frames) {
+      const uint32_t row = row_of[id];
+      if (row == UINT32_MAX || seen[row] == s) continue;  // recursion counts once
+      seen[row] = s;
+      format::saturating_add(cumulative[row], stack.count);
+    }
+  }
+  std::vector<uint32_t> order;
+  for (uint32_t r = 0; r < row_ids.size(); ++r)
+    if (cumulative[r] > 0) order.push_back(r);
+  // Hottest first (self, then cumulative); ties in name order.
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return self[a] != self[b] ? self[a] > self[b] : cumulative[a] > cumulative[b];
+  });
+  report->rows_before_filter = row_ids.size();
+  const uint64_t n = set.total();
+  for (uint32_t r : order) {
+    Row row;
+    row.samples = self[r];
+    row.percent = share(self[r], n);
+    row.interval = wilson_interval(self[r], n);
+    row.cumulative_samples = cumulative[r];
+    row.cumulative_percent = share(cumulative[r], n);
+    if (options.min_percent > 0 && row.percent < options.min_percent && row.cumulative_percent < options.min_percent)
+      continue;
+    const StackFrame& f = *example[r];
+    if (options.view != View::object) {
+      row.function = f.function;
+      row.raw_function = f.raw_function;
+    }
+    row.object_path = f.object;
+    row.object = object_basename(f.object);
+    if (options.view == View::line) {
+      row.file = f.file;
+      row.line = f.line;
+    }
+    report->rows.push_back(std::move(row));
+    if (options.top && report->rows.size() >= options.top) break;
+  }
+  report->samples_shown = 0;
+  for (const Row& row : report->rows) format::saturating_add(report->samples_shown, row.samples);
+}
+
+namespace {
+
+// Every stack's frames as folded names, with stacks that read the same
+// merged: each named stack is a representative of the set (its frames read
+// through name_of), so no stack is copied.
+struct NamedStacks {
+  std::vector<std::string> names;
+  std::vector<uint32_t> name_of;                      // by FrameId
+  std::vector<std::pair<const Stack*, uint64_t>> stacks;  // (representative, count), in the order first met
+};
+
+NamedStacks name_stacks(const StackSet& set, const ReportOptions& options, bool for_text) {
+  NamedStacks out;
+  std::unordered_map<std::string, uint32_t> name_ids;
+  out.name_of.resize(set.frames().size());
+  for (size_t i = 0; i < set.frames().size(); ++i) {
+    const StackFrame& f = set.frames()[i];
+    const bool truncated = f.function == format::kTruncatedFrame && f.object.empty();
+    std::string name = truncated                        ? f.function
+                       : options.view == View::object   ? object_basename(f.object)
+                       : options.folded_objects && !for_text ? object_basename(f.object) + "`" + frame_label(f)
+                                                        : frame_label(f);
+    if (for_text && !truncated && options.view != View::object) name = shorten_name(name, kNameWidth);
+    // ';' separates frames and the last space the count: a ';' inside a
+    // name (C++ templates may hold one) becomes ':'; spaces may stay.
+    std::replace(name.begin(), name.end(), ';', ':');
+    std::replace(name.begin(), name.end(), '\n', ' ');
+    auto [it, inserted] = name_ids.try_emplace(name, static_cast<uint32_t>(out.names.size()));
+    if (inserted) out.names.push_back(std::move(name));
+    out.name_of[i] = it->second;
+  }
+  auto same = [&](const Stack& a, const Stack& b) {
+    return a.frames.size() == b.frames.size() &&
+           std::equal(a.frames.begin(), a.frames.end(), b.frames.begin(),
+                      [&](FrameId x, FrameId y) { return out.name_of[x] == out.name_of[y]; });
+  };
+  std::unordered_multimap<size_t, size_t> index;  // hash of the names -> entry
+  for (const Stack& stack : set.stacks()) {
+    size_t h = 1469598103934665603ull;
+    for (FrameId id : stack.frames) h = (h ^ out.name_of[id]) * 1099511628211ull;
+    size_t at = SIZE_MAX;
+    for (auto [it, end] = index.equal_range(h); it != end && at == SIZE_MAX; ++it)
+      if (same(*out.stacks[it->second].first, stack)) at = it->second;
+    if (at == SIZE_MAX) {
+      at = out.stacks.size();
+      index.emplace(h, at);
+      out.stacks.emplace_back(&stack, 0);
+    }
+    format::saturating_add(out.stacks[at].second, stack.count);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string folded_text(const StackSet& set, const ReportOptions& options) {
+  NamedStacks named = name_stacks(set, options, false);
+  auto& lines = named.stacks;
+  if (options.min_percent > 0)
+    std::erase_if(lines, [&](const auto& line) { return share(line.second, set.total()) < options.min_percent; });
+  // Hottest first; ties in the order the stacks were first met.
+  std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (options.top && lines.size() > options.top) lines.resize(options.top);
+  // Sized first: deep stacks make this the largest thing the report holds,
+  // and a string grown by doubling would peak at twice it.
+  size_t size = 0;
+  for (const auto& [stack, count] : lines) {
+    for (FrameId id : stack->frames) size += named.names[named.name_of[id]].size() + 1;
+    size += 21;
+  }
+  std::string out;
+  out.reserve(size);
+  for (const auto& [stack, count] : lines) {
+    for (size_t i = 0; i < stack->frames.size(); ++i) {
+      if (i) out += ';';
+      out += named.names[named.name_of[stack->frames[i]]];
+    }
+    out += fmt::format(" {}\n", count);
+  }
+  return out;
+}
+
+std::string tree_text(const StackSet& set, const ReportOptions& options, const Summary& summary) {
+  const NamedStacks named = name_stacks(set, options, true);
+  // The stacks merged from the root: a node per distinct path of names.
+  struct Node {
+    uint32_t name;
+    uint64_t total = 0, self = 0;
+    std::map<uint32_t, size_t> children;  // name -> node
+  };
+  std::vector<Node> nodes(1, Node{UINT32_MAX, 0, 0, {}});
+  for (const auto& [stack, count] : named.stacks) {
+    size_t at = 0;
+    for (FrameId id : stack->frames) {
+      const uint32_t name = named.name_of[id];
+      auto [it, inserted] = nodes[at].children.try_emplace(name, nodes.size());
+      if (inserted) nodes.push_back(Node{name, 0, 0, {}});
+      at = it->second;
+      format::saturating_add(nodes[at].total, count);
+    }
+    format::saturating_add(nodes[at].self, count);
+  }
+  std::string out = fmt::format("profil report by call tree: {}\n", describe_summary(summary)) + files_line(summary);
+  out += fmt::format("\n{:>10}  {:>7}  {:>10}  {}\n", "total", "percent", "self", "function (callees indented)");
+  // Depth first, hottest child first (ties by name); an iterative walk,
+  // so that no stack depth can exhaust ours.
+  std::vector<std::pair<size_t, size_t>> pending;  // (node, depth)
+  auto push_children = [&](size_t node, size_t depth) {
+    std::vector<size_t> children;
+    for (const auto& [name, child] : nodes[node].children) children.push_back(child);
+    std::stable_sort(children.begin(), children.end(), [&](size_t a, size_t b) {
+      if (nodes[a].total != nodes[b].total) return nodes[a].total > nodes[b].total;
+      return named.names[nodes[a].name] < named.names[nodes[b].name];
+    });
+    for (auto child = children.rbegin(); child != children.rend(); ++child) pending.emplace_back(*child, depth);
+  };
+  push_children(0, 0);
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    const double percent = share(nodes[node].total, set.total());
+    if (options.min_percent > 0 && percent < options.min_percent) continue;  // and its callees
+    out += fmt::format("{:>10}  {:>6.2f}%  {:>10}  {}{}\n", nodes[node].total, percent, nodes[node].self,
+                       std::string(2 * std::min<size_t>(depth, 64), ' '), named.names[nodes[node].name]);
+    push_children(node, depth + 1);
+  }
+  return out;
+}
+
+namespace {
+const char* relation_name(Relation which) { return which == Relation::callers ? "callers" : "callees"; }
+const std::vector<CallEdge>& edges_of(const CallRelations& r, Relation which) {
+  return which == Relation::callers ? r.callers : r.callees;
+}
+std::string edge_label(const CallEdge& e) { return e.inlined ? e.function + " (inline)" : e.function; }
+}  // namespace
+
+std::string render_relations_text(const std::vector<CallRelations>& relations, Relation which,
+                                  const Summary& summary, bool colour) {
+  const char* bold = colour ? "\x1b[1m" : "";
+  const char* reset = colour ? "\x1b[0m" : "";
+  std::string out = fmt::format("{}profil report, {}: {}{}\n", bold, relation_name(which), describe_summary(summary),
+                                reset) +
+                    files_line(summary);
+  if (relations.empty()) return out + "\nno function matches\n";
+  for (const CallRelations& r : relations) {
+    out += fmt::format("\n{}{}{}  ({})  total {} ({:.2f}%), self {} ({:.2f}%)\n", bold,
+                       shorten_name(r.function, kNameWidth), reset, object_basename(r.object), r.cumulative,
+                       share(r.cumulative, summary.samples), r.self, share(r.self, summary.samples));
+    out += fmt::format("{:>10}  {:>7}  {}\n", "samples", "share", which == Relation::callers ? "caller" : "callee");
+    for (const CallEdge& e : edges_of(r, which))
+      out += fmt::format("{:>10}  {:>6.2f}%  {}  ({})\n", e.samples, e.share, shorten_name(edge_label(e), kNameWidth),
+                         object_basename(e.object));
+    if (which == Relation::callees && r.self)
+      out += fmt::format("{:>10}  {:>6.2f}%  [self]\n", r.self,
+                         r.cumulative ? 100.0 * static_cast<double>(r.self) / static_cast<double>(r.cumulative) : 0);
+  }
+  out += fmt::format("\nshare: of the function's total samples (an edge counts once per stack)\n");
+  return out;
+}
+
+std::string render_relations_csv(const std::vector<CallRelations>& relations, Relation which) {
+  std::string out = fmt::format("function,object,total_samples,self_samples,{},{}_object,inline,samples,share\n",
+                                which == Relation::callers ? "caller" : "callee",
+                                which == Relation::callers ? "caller" : "callee");
+  auto field = [](const std::string& text) {
+    if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+  };
+  for (const CallRelations& r : relations)
+    for (const CallEdge& e : edges_of(r, which))
+      out += fmt::format("{},{},{},{},{},{},{},{},{:.4f}\n", field(r.function), field(object_basename(r.object)),
+                         r.cumulative, r.self, field(e.function), field(object_basename(e.object)), e.inlined ? 1 : 0,
+                         e.samples, e.share);
+  return out;
+}
+
+std::string render_relations_json(const std::vector<CallRelations>& relations, Relation which,
+                                  const Summary& summary) {
+  std::string out = fmt::format("{{\"schema\":\"profil-{}/1\",\"summary\":{},\"functions\":[", relation_name(which),
+                                render_summary_json(summary));
+  for (size_t i = 0; i < relations.size(); ++i) {
+    const CallRelations& r = relations[i];
+    out += fmt::format("{}\n{{\"function\":\"{}\",\"object\":\"{}\",\"total_samples\":{},\"self_samples\":{},\"{}\":[",
+                       i ? "," : "", json_escape(r.function), json_escape(object_basename(r.object)), r.cumulative,
+                       r.self, relation_name(which));
+    const auto& edges = edges_of(r, which);
+    for (size_t j = 0; j < edges.size(); ++j)
+      out += fmt::format("{}{{\"function\":\"{}\",\"object\":\"{}\",\"inline\":{},\"samples\":{},\"share\":{:.4f}}}",
+                         j ? "," : "", json_escape(edges[j].function), json_escape(object_basename(edges[j].object)),
+                         edges[j].inlined ? "true" : "false", edges[j].samples, edges[j].share);
+    out += "]}";
+  }
+  return out + "\n]}\n";
+}
+
+}  // namespace profiling::report
