@@ -35,6 +35,14 @@ SampleKey key_of(const format::Profile& p, const format::Sample& s) {
   return {s.address, std::vector<uint64_t>(callers.begin(), callers.end()), p.stacks.truncated(s.stack)};
 }
 
+// Snapshots are files of their own, each an interval of one process.
+ConvertOptions snapshot_options(ConvertOptions convert, const fs::path& dir) {
+  convert.share = false;
+  convert.dir = dir;
+  convert.reshape = nullptr;
+  return convert;
+}
+
 }  // namespace
 
 format::ProfrawData subtract_dump(const format::ProfrawData& a, const format::ProfrawData& b) {
@@ -71,12 +79,11 @@ format::ProfrawData subtract_dump(const format::ProfrawData& a, const format::Pr
 }
 
 InsideSnapshots::InsideSnapshots(fs::path dir, std::string token, double every_s, ConvertOptions convert)
-    : dir_(std::move(dir)), token_(std::move(token)), every_s_(every_s), convert_(std::move(convert)) {
-  // Snapshots are files of their own, each an interval of one process.
-  convert_.share = false;
-  convert_.dir = dir_;
-  convert_.reshape = nullptr;
-}
+    : dir_(std::move(dir)),
+      token_(std::move(token)),
+      every_s_(every_s),
+      convert_(snapshot_options(std::move(convert), dir_)),
+      sinks_(convert_) {}
 
 InsideSnapshots::~InsideSnapshots() {
   stop();
@@ -163,7 +170,8 @@ void InsideSnapshots::cut() {
     profiles.push_back(std::move(p));
   }
   interval_start_ns_ = now;
-  Conversion c = convert_profiles(std::move(profiles), convert_);
+  for (ProcessProfile& p : profiles) sinks_.add(std::move(p));
+  Conversion c = sinks_.finish();
   std::lock_guard<std::mutex> hold(lock_);
   written_.files.insert(written_.files.end(), c.files.begin(), c.files.end());
   for (ProcessSummary& p : c.processes) {

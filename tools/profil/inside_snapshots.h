@@ -71,6 +71,7 @@ class InsideSnapshots {
   unsigned snapshot_ = 0;
   std::map<std::string, format::ProfrawData> last_;  // by stem: the dump last read
   Conversion written_;
+  ProfileSinks sinks_;  // one converter for every snapshot (run_convert.h)
   std::mutex lock_;
   std::condition_variable wake_;
   bool stopping_ = false;

@@ -84,7 +84,14 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
   ConvertOptions convert = options_.convert;
   convert.share = !snapshots;
   convert.dir = options_.dir;
-  Conversion c = convert_profiles(std::move(profiles), convert);
+  Conversion c;
+  if (snapshots) {
+    if (!snapshot_sinks_) snapshot_sinks_ = std::make_unique<ProfileSinks>(convert);
+    for (ProcessProfile& p : profiles) snapshot_sinks_->add(std::move(p));
+    c = snapshot_sinks_->finish();
+  } else {
+    c = convert_profiles(std::move(profiles), convert);
+  }
   conversion_.files.insert(conversion_.files.end(), c.files.begin(), c.files.end());
   for (ProcessSummary& p : c.processes) {
     p.outside = true;

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <mutex>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -85,6 +86,8 @@ class OutsideRun {
   std::map<std::pair<int64_t, int>, std::string> stems_;  // (pid, generation) -> file stem
   std::set<std::string> used_stems_;
   Conversion conversion_;
+  // --every: one set of sinks for every snapshot (run_convert.h).
+  std::unique_ptr<ProfileSinks> snapshot_sinks_;
 };
 
 }  // namespace profiling::cli

@@ -109,6 +109,7 @@ struct ProfileSinks::State {
   Converter converter;
   Conversion c;
   std::vector<Small> small;
+  size_t warnings_taken = 0;  // the converter's warnings returned by an earlier finish()
 
   // A profile whose files could not be written: said of its dump, which
   // is kept, or of the file a profile made in memory was to be.
@@ -213,8 +214,12 @@ Conversion ProfileSinks::finish() {
     }
   }
   s.small.clear();
-  s.c.warnings = s.converter.warnings();
-  return std::move(s.c);
+  const std::vector<std::string>& warnings = s.converter.warnings();
+  s.c.warnings.assign(warnings.begin() + static_cast<long>(std::min(s.warnings_taken, warnings.size())), warnings.end());
+  s.warnings_taken = warnings.size();
+  Conversion out = std::move(s.c);
+  s.c = Conversion();
+  return out;
 }
 
 Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options) {
