@@ -13,7 +13,7 @@
 # the repetitions.
 #
 # Checkpoints: a running process writes its dump every max(50 ms, 1/32 of
-# its CPU time) (runtime/preload.cc); the CPU time (user+sys) of a ~2.5 s
+# its CPU time) (runtime/preload_dump.cc); the CPU time (user+sys) of a ~2.5 s
 # CPU-bound program under `profil run` with them on, and off
 # (PROFIL_CHECKPOINTS=0), alternating.
 set -euo pipefail

@@ -31,10 +31,10 @@ class AtomicFile {
   // shorter than 200 bytes. mode: the file's permissions (before umask).
   bool open(int dirfd, const char* name, mode_t mode = 0644);
   // Takes over the temporary "<name>.tmp.<pid>" this process created,
-  // empty, beforehand (the preload runtime's placeholder, preload.cc) rather
-  // than creating one: no inode is made and none freed. A failure leaves it
-  // there, emptied again, instead of removing it. false (errno set) when
-  // there is no such file.
+  // empty, beforehand (the preload runtime's placeholder,
+  // run_directory.cc) rather than creating one: no inode is made and none
+  // freed. A failure leaves it there, emptied again, instead of removing
+  // it. false (errno set) when there is no such file.
   bool adopt_placeholder(int dirfd, const char* name);
   int fd() const { return fd_; }
   bool write(const void* data, size_t size);

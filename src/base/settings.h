@@ -29,9 +29,9 @@ inline constexpr unsigned kMaxHz = 100000;
 //     the function returning its sampler::Engine)
 // and its index is the ClockKind's value, so rows are only ever appended
 // (the C API and profraw keep ids of their own: runtime/c_api.cc,
-// runtime/preload.cc). sampler.h makes ClockKind of it, thread_clocks.cc
-// the engine table, this file the names. auto is the perf ring with its
-// fallbacks (sampler/engine.h).
+// runtime/internal/preload_state.h). sampler.h makes ClockKind of it,
+// thread_clocks.cc the engine table, this file the names. auto is the perf
+// ring with its fallbacks (sampler/engine.h).
 #define PROFIL_CLOCK_TABLE(X)                      \
   X(cpu, "cpu", cpu_timer_engine)                  \
   X(perf, "perf", perf_ring_engine)                \

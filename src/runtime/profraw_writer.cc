@@ -153,12 +153,12 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
   {
     base::AtomicFile file;
     // A process's first dump goes into the temporary its runtime created,
-    // empty, at start as a placeholder (preload.cc, choose_name): creating
-    // a second file allocates an inode, and the placeholder's removal frees
-    // one, per process; ext4 then searches past every inode freed in the
-    // last seconds for each new one (recently_deleted()), about a third of
-    // a shell loop's CPU under profil run (issue 12). Otherwise (a later
-    // dump, or the placeholder gone) a new temporary.
+    // empty, at start as a placeholder (run_directory.cc, choose_name):
+    // creating a second file allocates an inode, and the placeholder's
+    // removal frees one, per process; ext4 then searches past every inode
+    // freed in the last seconds for each new one (recently_deleted()),
+    // about a third of a shell loop's CPU under profil run (issue 12).
+    // Otherwise (a later dump, or the placeholder gone) a new temporary.
     // 0600: a dump holds /proc/self/maps, the process's address layout
     // (issue 11), which only its owner should read.
     if ((in_place && file.adopt_placeholder(dirfd, name)) || file.open(dirfd, name, 0600)) {

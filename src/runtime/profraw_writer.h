@@ -65,7 +65,7 @@ struct ProfrawInfo {
 // Writes <dir>/<name> atomically (temporary + rename). false with errno set
 // when it could not be written; no file of that name is then created.
 // in_place: the temporary "<name>.tmp.<pid>" exists, empty (the
-// placeholder of a process's first dump, preload.cc), and is written and
+// placeholder of a process's first dump, run_directory.cc), and is written and
 // renamed instead of a new one; a failed write leaves it there empty again
 // (profil run then reads a process that wrote nothing; its own line says
 // why).

@@ -31,7 +31,7 @@ std::string program_of(const format::profraw::LedgerRecord& record);
 // directory is never read (issue 11, case 2), and only regular files (a
 // symlink, FIFO or device under such a name is left alone). An empty
 // temporary is a placeholder: a process that started profiling and has not
-// written its dump (preload.cc, choose_name).
+// written its dump (runtime/run_directory.cc, choose_name).
 struct RunFiles {
   std::vector<std::filesystem::path> dumps;
   std::map<int64_t, std::vector<std::filesystem::path>> placeholders;  // by pid
