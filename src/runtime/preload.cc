@@ -1,10 +1,10 @@
 // The preload runtime (preload.h): start-up. The constructor reads the
 // environment (PROFIL_RUN_DIR, PROFIL_RUN_ID, PROFIL_TABLE_SIZE,
 // PROFIL_STACKS, PROFIL_STACK_DEPTH, PROFIL_CHECKPOINTS, PROFIL_SNAPSHOTS),
-// maps the tables,
-// keeps the output directory, registers the fork, process-end and crash
-// hooks and starts sampling; the destructor writes the dump at exit. The
-// handler stack each thread gets (install_alternate_stack) is here too.
+// maps the tables, keeps the output directory, registers the fork,
+// process-end and crash hooks and starts sampling; the destructor writes
+// the dump at exit. The handler stack each thread gets
+// (install_alternate_stack) is here too.
 // The other jobs are in their own files, their shared state in
 // internal/preload_state.h: the run directory and its names
 // (run_directory.cc), the dump and checkpoints (preload_dump.cc), fork and

@@ -2,10 +2,9 @@
 // (preload_dump, preload.h), once for good at the process's end, or
 // provisionally (exit() while other threads run) and as checkpoints while
 // it runs (on_periodic, also at the tool's request: snapshot_request.h),
-// each replaced by the next; and the accounting it
-// writes with the samples: the baselines sampling counts from
-// (mark_sampling_start) and the CPU time no sample caught
-// (collect_unsampled).
+// each replaced by the next; and the accounting it writes with the
+// samples: the baselines sampling counts from (mark_sampling_start) and the
+// CPU time no sample caught (collect_unsampled).
 //
 // ASYNC-SIGNAL-SAFE, the whole file: the dump runs from the sampling
 // handler (checkpoints), from crash and terminating signals' hooks
