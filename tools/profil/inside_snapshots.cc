@@ -1,6 +1,7 @@
 #include "inside_snapshots.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -146,13 +147,24 @@ void InsideSnapshots::cut() {
   ++snapshot_;
   const int64_t now = realtime_ns();
   for (const fs::path& raw : files.dumps) {
+    // A dump is replaced by a rename, never rewritten in place: the same
+    // inode and size as at the last cut is the dump already read (an ended
+    // process's final one stays for the rest of the run, and was read
+    // again at every cut).
+    struct stat st{};
+    if (::stat(raw.c_str(), &st) != 0) continue;
+    const DumpIdentity identity{st.st_ino, st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+    if (auto seen = read_.find(raw.string()); seen != read_.end() && seen->second == identity) continue;
+    read_[raw.string()] = identity;
     std::string bytes, problem;
-    if (!format::try_read_file(raw.string(), &bytes, &problem, format::kMaxInputSize, false)) continue;
     format::ProfrawData data;
     try {
+      if (!format::try_read_file(raw.string(), &bytes, &problem, format::kMaxInputSize, false))
+        throw format::FormatError(problem);
       data = format::read_profraw(bytes);
     } catch (const std::exception&) {
-      continue;  // not of this run, or being replaced: read at the next cut
+      read_.erase(raw.string());  // not of this run, or being replaced: read at the next cut
+      continue;
     }
     const auto name = format::parse_dump_name(raw.filename().string(), data.profile.pid);
     if (!name) continue;

@@ -27,6 +27,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 
 #include "format/profraw.h"
 #include "run_convert.h"
@@ -70,6 +71,9 @@ class InsideSnapshots {
   int64_t interval_start_ns_ = 0;  // realtime of the last cut
   unsigned snapshot_ = 0;
   std::map<std::string, format::ProfrawData> last_;  // by stem: the dump last read
+  // The file each dump path held when it was last read, to read it once.
+  using DumpIdentity = std::tuple<uint64_t, int64_t, int64_t, int64_t>;  // inode, size, mtime s, ns
+  std::map<std::string, DumpIdentity> read_;
   Conversion written_;
   ProfileSinks sinks_;  // one converter for every snapshot (run_convert.h)
   std::mutex lock_;
