@@ -87,3 +87,19 @@ profil_add_gtest(secure_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/secure_test.cc)
 if(TARGET secure_test)
   add_dependencies(secure_test gmon_prog_pie)
 endif()
+
+# gprof's call graph without -pg (issue 22): call_split built normally for
+# profil run --gmon, and with -pg and glibc's gmon for the comparison
+# (tests/gmon_call_graph_test.cc). Sibling calls kept: a tail call would
+# leave the callers off the stack.
+add_executable(call_split ${CMAKE_CURRENT_SOURCE_DIR}/gmon_progs/call_split.c)
+target_compile_options(call_split PRIVATE -O1 -fno-optimize-sibling-calls)
+add_executable(call_split_pg ${CMAKE_CURRENT_SOURCE_DIR}/gmon_progs/call_split.c)
+target_compile_options(call_split_pg PRIVATE -O1 -fno-optimize-sibling-calls -pg)
+target_link_options(call_split_pg PRIVATE -pg)
+if(TARGET profil_cli)
+  profil_add_gtest(gmon_call_graph_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gmon_call_graph_test.cc)
+  if(TARGET gmon_call_graph_test)
+    add_dependencies(gmon_call_graph_test profil_cli libprofil call_split call_split_pg)
+  endif()
+endif()

@@ -1,7 +1,12 @@
 #include "report/export.h"
 
 #include <algorithm>
+#include <map>
+#include <span>
 #include <stdexcept>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "format/gmon.h"
 #include "format/pprof.h"
@@ -17,6 +22,59 @@ std::string export_pprof(const format::Profile& profile, Symbolizer* symbolizer)
     // Inlined functions become lines of the location, innermost first.
     return symbolizer->frames(&mapping, symbolizer->symbolize(&mapping, address, profile.frames_for(address)));
   });
+}
+
+std::vector<format::GmonArc> gmon_arcs_from_stacks(const format::Profile& profile, const format::Mapping& program,
+                                                  uint64_t bias, uint64_t text_low, uint64_t text_high,
+                                                  Symbolizer& symbolizer) {
+  auto in_text = [&](uint64_t address) {
+    return program.contains(address) && address - bias >= text_low && address - bias < text_high;
+  };
+  // Runtime address -> link-time entry of the ELF function holding it (0:
+  // none). gprof names an arc's ends by its symbol table alone (binutils
+  // gprof/call_graph.c cg_tally: sym_lookup of from_pc and of self_pc), so
+  // inlined frames are their outer function here.
+  std::unordered_map<uint64_t, uint64_t> entry_of;
+  auto entry = [&](uint64_t address) {
+    auto [it, inserted] = entry_of.try_emplace(address, 0);
+    if (inserted) {
+      const Symbol symbol = symbolizer.symbolize(&program, address);
+      if (symbol.known && !symbol.from_profile) it->second = symbol.function_address;
+    }
+    return it->second;
+  };
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> counts;  // (from_pc, self_pc) -> samples
+  std::vector<std::pair<uint64_t, uint64_t>> seen;            // (caller, callee) entries of this stack
+  for (const format::Sample& sample : profile.samples) {
+    // Only the samples gprof's histogram holds, so that the time gprof
+    // propagates along an arc is the arc's count of samples (see below).
+    if (sample.stack == format::StackTable::kNoCallers || !in_text(sample.address)) continue;
+    const std::span<const uint64_t> callers = profile.stacks.callers(sample.stack);
+    seen.clear();
+    uint64_t callee = sample.address;
+    for (uint64_t caller : callers) {
+      // Both ends in the program: an edge through a library (do_sort ->
+      // qsort -> cmp) is no arc, and gprof could not name its library end.
+      if (in_text(callee) && in_text(caller)) {
+        const uint64_t self_pc = entry(callee), caller_entry = entry(caller);
+        // An edge counts once per sample however often the stack recurses
+        // through it: the samples through the edge, as cumulative counts are.
+        if (self_pc && caller_entry &&
+            std::find(seen.begin(), seen.end(), std::pair{caller_entry, self_pc}) == seen.end()) {
+          seen.emplace_back(caller_entry, self_pc);
+          // The caller's address is inside its call instruction (return
+          // address - 1, format::StackTable), so a call that ends its
+          // function (a noreturn call) still names the caller.
+          format::saturating_add(counts[{caller - bias, self_pc}], sample.count);
+        }
+      }
+      callee = caller;
+    }
+  }
+  std::vector<format::GmonArc> arcs;
+  arcs.reserve(counts.size());
+  for (const auto& [pcs, count] : counts) arcs.push_back({.from_pc = pcs.first, .self_pc = pcs.second, .count = count});
+  return arcs;
 }
 
 std::optional<std::string> gmon_of_program(const format::Profile& profile, const format::Mapping& program,
@@ -43,6 +101,7 @@ std::optional<std::string> gmon_of_program(const format::Profile& profile, const
   }
   format::GmonData data;
   data.histograms.push_back(format::histogram_from_samples(profile, bias, text_low, text_high, rate_hz));
+  data.arcs = gmon_arcs_from_stacks(profile, program, bias, text_low, text_high, symbolizer);
   if (left_out) {
     *left_out = 0;
     for (const format::Sample& s : profile.samples)
