@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -183,10 +184,15 @@ constexpr const char* kDriver = R"(<script>
     function(){ log('zoomed',graph.getAttribute('data-zoomed')); frames('zoomed');
                 document.getElementById('flame-graph-reset').click(); },
     function(){ frames('reset'); document.getElementById('flame-graph-toggle').click(); },
-    function(){ log('orientation',graph.getAttribute('data-orientation')); frames('flame');
-                var pre=document.createElement('pre'); pre.id='flame-graph-test'; pre.textContent=out.join('\n');
-                document.body.appendChild(pre); }
+    function(){ log('orientation',graph.getAttribute('data-orientation')); frames('flame'); }
   ];
+)";
+
+// Ends a driver: runs its `steps` 500 ms apart, then writes what `log`
+// gathered in `out` into <pre id="flame-graph-test">.
+constexpr const char* kRunSteps = R"(
+  steps.push(function(){ var pre=document.createElement('pre'); pre.id='flame-graph-test';
+                         pre.textContent=out.join('\n'); document.body.appendChild(pre); });
   var i=0;
   function next(){
     try{ steps[i++](); }catch(e){ log('error',String(e)); i=steps.length-1; }
@@ -195,6 +201,36 @@ constexpr const char* kDriver = R"(<script>
   setTimeout(next,500);
 })();
 </script>)";
+
+// The page with the driver's scripts, in headless Chromium (no animation,
+// virtual time): what the driver wrote, a line per entry; *dom the page.
+std::vector<std::string> drive(const std::string& dir, std::string page, const std::string& driver,
+                               const std::string& chromium, std::string* dom_out) {
+  const size_t head = page.find("<head>"), end = page.rfind("</body>");
+  EXPECT_TRUE(head != std::string::npos && end != std::string::npos);
+  if (head == std::string::npos || end == std::string::npos) return {};
+  page.insert(end, driver + kRunSteps);
+  page.insert(head + 6, kFramesFromTimers);
+  std::ofstream(dir + "/driven.html") << page;
+  int status = 0;
+  std::string dom = capture("timeout 90 " + chromium +
+                                " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+                                " --disable-component-update --disable-sync --force-prefers-reduced-motion"
+                                " --window-size=1000,900 --virtual-time-budget=20000 --user-data-dir=" +
+                                dir + "/chromium-profile --dump-dom file://" + dir + "/driven.html 2>/dev/null",
+                            &status);
+  EXPECT_EQ(status, 0) << "chromium failed";
+  std::smatch result;
+  if (!std::regex_search(dom, result, std::regex(R"(<pre id="flame-graph-test">([\s\S]*?)</pre>)"))) {
+    ADD_FAILURE() << "the driver wrote nothing";
+    return {};
+  }
+  *dom_out = dom;
+  std::vector<std::string> lines;
+  std::stringstream in(result[1].str());
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
 
 struct Frame {
   double frame_width = 0, rect_width = 0, y = 0;
@@ -239,29 +275,15 @@ TEST_F(HtmlReport, ChromiumDrawsTheFlameGraphOfTheStacks) {
   // The library is inlined, not fetched.
   EXPECT_NE(page.find("<script id=\"flame-graph-library\">"), std::string::npos);
   EXPECT_NE(page.find("d3-flame-graph 5."), std::string::npos);
-  size_t head = page.find("<head>");
-  ASSERT_NE(head, std::string::npos);
-  page.insert(head + 6, kFramesFromTimers);
-  size_t end = page.rfind("</body>");
-  ASSERT_NE(end, std::string::npos);
-  page.insert(end, kDriver);
-  std::ofstream(dir_ + "/driven.html") << page;
-
-  int status = 0;
-  std::string dom = capture("timeout 90 " + chromium +
-                                " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
-                                " --disable-component-update --disable-sync --force-prefers-reduced-motion"
-                                " --window-size=1000,900 --virtual-time-budget=20000 --user-data-dir=" +
-                                dir_ + "/chromium-profile --dump-dom file://" + dir_ + "/driven.html 2>/dev/null",
-                            &status);
-  ASSERT_EQ(status, 0) << "chromium failed";
-  std::smatch result;
-  ASSERT_TRUE(std::regex_search(dom, result, std::regex(R"(<pre id="flame-graph-test">([\s\S]*?)</pre>)")))
-      << "the driver wrote nothing";
-  SCOPED_TRACE("what the driver saw:\n" + result[1].str());
+  std::string dom;
+  const std::vector<std::string> driven = drive(dir_, page, kDriver, chromium, &dom);
+  ASSERT_FALSE(driven.empty());
+  std::string seen;
+  for (const std::string& line : driven) seen += line + "\n";
+  SCOPED_TRACE("what the driver saw:\n" + seen);
   std::map<std::string, std::map<std::string, Frame>> steps;  // step -> path -> frame
   std::map<std::string, std::vector<std::string>> lines;      // kind -> fields
-  for (const std::string& line : split(result[1].str(), '\n')) {
+  for (const std::string& line : driven) {
     std::vector<std::string> f = split(line, '\t');
     ASSERT_FALSE(f.empty());
     EXPECT_NE(f[0], "error") << line;
@@ -346,6 +368,113 @@ TEST_F(HtmlReport, ChromiumDrawsTheFlameGraphOfTheStacks) {
   for (const auto& [path, frame] : flame) EXPECT_LE(frame.y, flame.at("all").y) << path;
   EXPECT_LT(flame.at("all;main").y, flame.at("all").y);
   EXPECT_LT(flame.at("all;main;hot_outer").y, flame.at("all;main").y);
+}
+
+// profil diff --format html: the differential flame graph in Chromium.
+// The new profile's stacks are drawn; a frame whose share grew is red,
+// one that shrank blue, a new one orange (d3-flame-graph's
+// differentialColorMapper), one within the noise grey.
+constexpr const char* kDiffDriver = R"(<script>
+(function(){
+  var out=[], graph=document.getElementById('flame-graph');
+  function log(){ out.push(Array.prototype.join.call(arguments,'\t')); }
+  var names=JSON.parse(document.getElementById('flame-graph-data').textContent).names;
+  function path(g){ var p=[]; for(var a=d3.select(g).datum();a;a=a.parent) p.unshift(names[a.data.n]); return p.join(';'); }
+  function find(p){ var f=null; graph.querySelectorAll('svg g.frame').forEach(function(g){ if(path(g)===p) f=g; }); return f; }
+  var steps=[
+    function(){ log('ready',graph.getAttribute('data-ready'),graph.getAttribute('data-differential'));
+                graph.querySelectorAll('svg g.frame').forEach(function(g){
+                  var d=d3.select(g).datum();
+                  log('frame',path(g),g.querySelector('rect').getAttribute('fill'),d.data.v,d.data.b,('d' in d.data)?d.data.d:'');
+                });
+                find('all;main;hot_outer;hot_inner').dispatchEvent(new MouseEvent('mouseover',{bubbles:true,clientX:200,clientY:100})); },
+    function(){ var tip=document.querySelector('.d3-flame-graph-tip');
+                log('tooltip',tip?tip.textContent.replace(/\n/g,'|'):''); }
+  ];
+)";
+
+TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
+  std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  const std::string fixture = build_ + "/tests/report_fixtures/report_fixture_pie";
+  const std::string base = dir_ + "/base.profraw", changed = dir_ + "/new.profraw", html = dir_ + "/diff.html";
+  int status = 0;
+  // hot_inner grows (49 % -> 67 % of the samples), local_helper shrinks
+  // (24 % -> 3 %), fixture_library_work is new, hot_outer's own 300 stay.
+  capture(build_ + "/bin/report_make_profile " + base + " " + fixture +
+              " 'hot_inner<-hot_outer<-main=600' 'hot_outer<-main=300' 'local_helper<-main=300' main=30",
+          &status);
+  ASSERT_EQ(status, 0);
+  capture(build_ + "/bin/report_make_profile " + changed + " " + fixture +
+              " 'hot_inner<-hot_outer<-main=1200' 'hot_outer<-main=300' 'local_helper<-main=50'"
+              " 'fixture_library_work<-main=200' main=30",
+          &status);
+  ASSERT_EQ(status, 0);
+  capture(build_ + "/bin/profil diff --format html -o " + html + " " + base + " " + changed, &status);
+  ASSERT_EQ(status, 0);
+  std::ifstream in(html);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string page = text.str();
+  ASSERT_FALSE(page.empty());
+  EXPECT_NE(page.find("<h2>Differential flame graph</h2>"), std::string::npos);
+  EXPECT_NE(page.find("base: <code>" + base + "</code>"), std::string::npos);
+  EXPECT_NE(page.find("new: <code>" + changed + "</code>"), std::string::npos);
+  EXPECT_EQ(page.find("<script src"), std::string::npos);  // self-contained
+  std::string dom;
+  const std::vector<std::string> driven = drive(dir_, page, kDiffDriver, chromium, &dom);
+  ASSERT_FALSE(driven.empty());
+  std::string seen;
+  for (const std::string& line : driven) seen += line + "\n";
+  SCOPED_TRACE("what the driver saw:\n" + seen);
+  std::map<std::string, std::vector<std::string>> frames, lines;
+  for (const std::string& line : driven) {
+    std::vector<std::string> f = split(line, '\t');
+    ASSERT_FALSE(f.empty());
+    EXPECT_NE(f[0], "error") << line;
+    if (f[0] == "frame" && f.size() >= 5)
+      frames[f[1]] = f;
+    else
+      lines[f[0]] = f;
+  }
+  ASSERT_EQ(lines["ready"].size(), 3u);
+  EXPECT_EQ(lines["ready"][1], "1");
+  EXPECT_EQ(lines["ready"][2], "1");
+  // The new profile's shape: its six paths, local_helper's base-only
+  // samples not drawn apart.
+  EXPECT_EQ(frames.size(), 6u);
+  auto rgb = [](const std::string& fill) {
+    std::smatch m;
+    std::array<int, 3> c{-1, -1, -1};
+    if (std::regex_search(fill, m, std::regex(R"(rgb\((\d+)\s*,\s*(\d+)\s*,\s*(\d+)\))")))
+      c = {std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3])};
+    return c;
+  };
+  auto colour_of = [](const std::array<int, 3>& c) -> std::string {
+    if (c[0] == 255 && c[1] == 190 && c[2] == 90) return "orange";
+    if (c[0] == 220 && c[1] == 220 && c[2] == 220) return "grey";
+    if (c[0] > c[1] && c[1] == c[2]) return "red";
+    if (c[2] > c[0] && c[0] == c[1]) return "blue";
+    return "other";
+  };
+  auto expect_colour = [&](const std::string& path, const std::string& what) {
+    ASSERT_TRUE(frames.count(path)) << path;
+    EXPECT_EQ(colour_of(rgb(frames[path][2])), what) << path << ": " << frames[path][2];
+  };
+  expect_colour("all;main;hot_outer;hot_inner", "red");
+  expect_colour("all;main;hot_outer", "red");
+  expect_colour("all;main;local_helper", "blue");
+  expect_colour("all;main;fixture_library_work", "orange");
+  expect_colour("all;main", "grey");  // 100 % of both
+  EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][3], "1200");
+  EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][4], "600");
+  // Hover: both sides and the verdict.
+  ASSERT_EQ(lines["tooltip"].size(), 2u);
+  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 48.78 %|change: +18.64 points of share"), std::string::npos)
+      << lines["tooltip"][1];
+  EXPECT_NE(lines["tooltip"][1].find(", changed"), std::string::npos) << lines["tooltip"][1];
+  // The rows' table is there.
+  EXPECT_NE(dom.find("<th>q (seconds)</th>"), std::string::npos);
 }
 
 }  // namespace

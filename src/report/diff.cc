@@ -1,5 +1,7 @@
 // `profil diff`: each function's samples in two profiles, and whether the
-// change of its share is more than a binomial draw would give by chance.
+// change of its share (diff_test) and of its seconds (poisson_rate_test) is
+// more than sampling would give by chance, held to a false discovery rate
+// across the rows (benjamini_hochberg).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -46,15 +48,78 @@ double diff_test(uint64_t k1, uint64_t n1, uint64_t k2, uint64_t n2, double* z) 
 
 namespace {
 
+// Two-sided exact binomial p value of k of m at probability q: the sum of
+// every outcome no likelier than k (R's binom.test), the terms from the
+// ratio of each to the one before (one log each; m <= kExactTestLimit).
+double binomial_two_sided(uint64_t k, uint64_t m, double q) {
+  const double mm = static_cast<double>(m), odds = std::log(q) - std::log1p(-q);
+  std::vector<double> log_pmf(m + 1);
+  log_pmf[0] = mm * std::log1p(-q);
+  for (uint64_t j = 0; j < m; ++j) {
+    const double jj = static_cast<double>(j);
+    log_pmf[j + 1] = log_pmf[j] + std::log((mm - jj) / (jj + 1)) + odds;  // P(j+1)/P(j)
+  }
+  const double seen = log_pmf[k] + 1e-7;  // ties within rounding count as no likelier
+  double p = 0;
+  for (double l : log_pmf)
+    if (l <= seen) p += std::exp(l);
+  return std::min(1.0, p);
+}
+
+}  // namespace
+
+double poisson_rate_test(uint64_t k1, double e1, uint64_t k2, double e2, double* z) {
+  *z = 0;
+  if (!(e1 > 0) || !(e2 > 0)) return 1;
+  const uint64_t m = k1 + k2;
+  if (m == 0) return 1;
+  const double q = e2 / (e1 + e2), mm = static_cast<double>(m);
+  *z = (static_cast<double>(k2) - mm * q) / std::sqrt(mm * q * (1 - q));
+  if (m > kExactTestLimit) return std::erfc(std::fabs(*z) / std::sqrt(2.0));
+  return binomial_two_sided(k2, m, q);
+}
+
+std::vector<double> benjamini_hochberg(const std::vector<double>& p_values) {
+  const size_t n = p_values.size();
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return p_values[a] < p_values[b]; });
+  // q of the i-th smallest = min over j >= i of p_(j) n / j, capped at 1.
+  std::vector<double> q(n);
+  double running = 1;
+  for (size_t rank = n; rank > 0; --rank) {
+    const size_t i = order[rank - 1];
+    running = std::min(running, p_values[i] * static_cast<double>(n) / static_cast<double>(rank));
+    q[i] = running;
+  }
+  return q;
+}
+
+namespace {
+
 struct Counts {
   uint64_t base = 0, changed = 0, base_cumulative = 0, new_cumulative = 0;
 };
 using Key = std::pair<std::string, std::string>;  // (object basename, function)
 
+// What one sample is exposed to on each side for the rate test: samples
+// per CPU second (seconds per run), times the wall seconds when asked and
+// both are known (else 0: no test).
+std::pair<double, double> exposures(const Diff& diff) {
+  auto rate = [](const Summary& s) { return s.period_ns ? 1e9 / static_cast<double>(s.period_ns) : 0.0; };
+  double e1 = rate(diff.base), e2 = rate(diff.changed);
+  if (diff.per_wall_second) {
+    e1 *= diff.base.wall_seconds;
+    e2 *= diff.changed.wall_seconds;
+  }
+  return {e1, e2};
+}
+
 Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint64_t new_total, Diff diff) {
   const double n1 = static_cast<double>(base_total), n2 = static_cast<double>(new_total);
   const double base_period = static_cast<double>(diff.base.period_ns) / 1e9;
   const double new_period = static_cast<double>(diff.changed.period_ns) / 1e9;
+  const auto [base_exposure, new_exposure] = exposures(diff);
   auto percent = [](uint64_t k, double n) { return n > 0 ? 100 * static_cast<double>(k) / n : 0; };
   for (const auto& [key, c] : counts) {
     DiffRow row;
@@ -70,7 +135,6 @@ Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint6
       row.delta_error = 100 * 1.959963984540054 * std::sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2);
     }
     row.p_value = diff_test(c.base, base_total, c.changed, new_total, &row.z);
-    row.significant = row.p_value < 0.05;
     row.base_seconds = static_cast<double>(c.base) * base_period;
     row.new_seconds = static_cast<double>(c.changed) * new_period;
     row.delta_samples = static_cast<int64_t>(c.changed) - static_cast<int64_t>(c.base);
@@ -81,9 +145,23 @@ Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint6
     row.new_cumulative_percent = percent(c.new_cumulative, n2);
     row.cumulative_delta = row.new_cumulative_percent - row.base_cumulative_percent;
     row.cumulative_p_value = diff_test(c.base_cumulative, base_total, c.new_cumulative, new_total, &row.cumulative_z);
-    row.cumulative_significant = row.cumulative_p_value < 0.05;
+    row.rate_p_value = poisson_rate_test(c.base, base_exposure, c.changed, new_exposure, &row.rate_z);
     diff.rows.push_back(std::move(row));
   }
+  // Each test's verdicts held to a false discovery rate across the rows.
+  auto adjust = [&](double DiffRow::*p, double DiffRow::*q, bool DiffRow::*significant) {
+    std::vector<double> ps;
+    ps.reserve(diff.rows.size());
+    for (const DiffRow& row : diff.rows) ps.push_back(row.*p);
+    const std::vector<double> qs = benjamini_hochberg(ps);
+    for (size_t i = 0; i < diff.rows.size(); ++i) {
+      diff.rows[i].*q = qs[i];
+      diff.rows[i].*significant = qs[i] < kDiffLevel;
+    }
+  };
+  adjust(&DiffRow::p_value, &DiffRow::q_value, &DiffRow::significant);
+  adjust(&DiffRow::cumulative_p_value, &DiffRow::cumulative_q_value, &DiffRow::cumulative_significant);
+  adjust(&DiffRow::rate_p_value, &DiffRow::rate_q_value, &DiffRow::rate_significant);
   std::stable_sort(diff.rows.begin(), diff.rows.end(), [](const DiffRow& a, const DiffRow& b) {
     bool a_gain = a.z > 0 || (a.z == 0 && a.delta > 0), b_gain = b.z > 0 || (b.z == 0 && b.delta > 0);
     if (a_gain != b_gain) return a_gain;
@@ -118,7 +196,7 @@ void count_stacks(const StackSet& set, std::map<Key, Counts>* counts, Field self
 
 }  // namespace
 
-Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed) {
+Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& changed, DiffOptions options) {
   std::map<Key, Counts> counts;
   for (const SymbolizedSample& s : base.samples) {
     Counts& c = counts[{object_basename(s.symbol.object), drop_symbol_version(s.symbol.function)}];
@@ -133,17 +211,19 @@ Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& chang
   Diff diff;
   diff.base = summarize(base, {});
   diff.changed = summarize(changed, {});
+  diff.per_wall_second = options.per_wall_second;
   return diff_counts(counts, base.total, changed.total, std::move(diff));
 }
 
 Diff diff_stacks(const StackSet& base, const StackSet& changed, const Summary& base_summary,
-                 const Summary& new_summary) {
+                 const Summary& new_summary, DiffOptions options) {
   std::map<Key, Counts> counts;
   count_stacks(base, &counts, &Counts::base, &Counts::base_cumulative);
   count_stacks(changed, &counts, &Counts::changed, &Counts::new_cumulative);
   Diff diff;
   diff.base = base_summary;
   diff.changed = new_summary;
+  diff.per_wall_second = options.per_wall_second;
   return diff_counts(counts, base.total(), changed.total(), std::move(diff));
 }
 

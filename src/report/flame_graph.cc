@@ -28,9 +28,18 @@ uint32_t FlameGraph::intern(std::vector<std::string>& table, Ids& ids, std::stri
 }
 
 void FlameGraph::add(const std::vector<FlameFrame>& root_first, uint64_t count) {
+  add_to(root_first, count, &Node::total);
+}
+
+void FlameGraph::add_base(const std::vector<FlameFrame>& root_first, uint64_t count) {
+  differential_ = true;
+  add_to(root_first, count, &Node::base);
+}
+
+void FlameGraph::add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field) {
   if (count == 0) return;
   uint32_t at = 0;
-  format::saturating_add(nodes_[0].total, count);
+  format::saturating_add(nodes_[0].*field, count);
   for (const FlameFrame& frame : root_first) {
     const auto key = std::make_tuple(intern(names_, name_ids_, frame.name), intern(objects_, object_ids_, frame.object),
                                      frame.inlined);
@@ -41,7 +50,7 @@ void FlameGraph::add(const std::vector<FlameFrame>& root_first, uint64_t count) 
       nodes_.push_back(std::move(node));  // may move nodes_: `it` stays valid (it is the map's)
     }
     at = it->second;
-    format::saturating_add(nodes_[at].total, count);
+    format::saturating_add(nodes_[at].*field, count);
   }
 }
 
@@ -73,6 +82,27 @@ void append_table(std::string& out, const char* key, const std::vector<std::stri
 
 std::string FlameGraph::json(uint64_t total) const {
   std::string out = fmt::format("{{\"total\":{},", total);
+  // A differential graph's verdicts: each drawn node's change of share
+  // tested (the new total against the base's), held to a false discovery
+  // rate across the nodes as profil diff's rows are.
+  std::vector<double> q_of;
+  const uint64_t base_total = nodes_[0].base;
+  if (differential_) {
+    out += fmt::format("\"base_total\":{},", base_total);
+    // The drawn nodes but the root (100 % on both sides) are the tests.
+    std::vector<size_t> tested;
+    std::vector<double> p;
+    for (size_t i = 1; i < nodes_.size(); ++i) {
+      if (!nodes_[i].total) continue;
+      double z;
+      tested.push_back(i);
+      p.push_back(diff_test(nodes_[i].base, base_total, nodes_[i].total, total, &z));
+    }
+    const std::vector<double> q = benjamini_hochberg(p);
+    q_of.assign(nodes_.size(), 1.0);
+    for (size_t j = 0; j < tested.size(); ++j) q_of[tested[j]] = q[j];
+  }
+  const double scale = base_total ? static_cast<double>(total) / static_cast<double>(base_total) : 0;
   append_table(out, "names", names_);
   append_table(out, "objects", objects_);
   out += "\"tree\":";
@@ -87,13 +117,19 @@ std::string FlameGraph::json(uint64_t total) const {
     const Node& node = nodes_[id];
     out += fmt::format("{{\"n\":{},\"o\":{},\"v\":{}", node.name, node.object, node.total);
     if (node.inlined) out += ",\"i\":1";
+    if (differential_) {
+      out += fmt::format(",\"b\":{},\"q\":{:.3g}", node.base, q_of[id]);
+      const double delta = static_cast<double>(node.total) - static_cast<double>(node.base) * scale;
+      if (q_of[id] < kDiffLevel && delta != 0) out += fmt::format(",\"d\":{:.6g}", delta);
+    }
     if (node.children.empty()) {
       out += '}';
       return;
     }
     out += ",\"c\":[";
     Pending p;
-    for (const auto& [key, child] : node.children) p.children.push_back(child);
+    for (const auto& [key, child] : node.children)
+      if (nodes_[child].total) p.children.push_back(child);  // a base-only path is not drawn
     std::stable_sort(p.children.begin(), p.children.end(), [this](uint32_t a, uint32_t b) {
       const Node &x = nodes_[a], &y = nodes_[b];
       if (names_[x.name] != names_[y.name]) return names_[x.name] < names_[y.name];
@@ -115,8 +151,10 @@ std::string FlameGraph::json(uint64_t total) const {
   return out + "}";
 }
 
-FlameGraph flame_graph_of(const StackSet& set) {
-  FlameGraph graph;
+namespace {
+
+// Adds every stack of `set` to the graph (as the base's with `base`).
+void add_stacks(FlameGraph& graph, const StackSet& set, bool base) {
   // Each distinct frame's label and object name once.
   std::vector<std::string> labels, objects;
   for (const StackFrame& frame : set.frames()) {
@@ -127,8 +165,25 @@ FlameGraph flame_graph_of(const StackSet& set) {
   for (const Stack& stack : set.stacks()) {
     frames.clear();
     for (FrameId id : stack.frames) frames.push_back({labels[id], objects[id], set.frames()[id].inlined});
-    graph.add(frames, stack.count);
+    if (base)
+      graph.add_base(frames, stack.count);
+    else
+      graph.add(frames, stack.count);
   }
+}
+
+}  // namespace
+
+FlameGraph flame_graph_of(const StackSet& set) {
+  FlameGraph graph;
+  add_stacks(graph, set, false);
+  return graph;
+}
+
+FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed) {
+  FlameGraph graph;
+  add_stacks(graph, changed, false);
+  add_stacks(graph, base, true);
   return graph;
 }
 
@@ -216,8 +271,16 @@ constexpr const char* kFlameGraphScript = R"(
   }
   function name(d){ return names[d.data.n]; }
   function where(d){ var o=objects[d.data.o]; return o?' ('+o+')':''; }
+  // A differential graph (profil diff): the new profile's shape, each
+  // frame also with its base samples and whether its share changed.
+  var differential=('base_total' in data), nb=data.base_total;
+  function change(d){
+    var b=d.data.b||0, pb=nb?100*b/nb:0, pn=n?100*d.data.v/n:0, c=pn-pb;
+    return 'base: '+b+' samples, '+pb.toFixed(2)+' %\nchange: '+(c>=0?'+':'')+c.toFixed(2)+
+      ' points of share, q = '+d.data.q+(('d' in d.data)?', changed':', within the noise');
+  }
   function describe(d){
-    return name(d)+where(d)+'\ntotal: '+share(d.data.v)+'\nself: '+share(self(d));
+    return name(d)+where(d)+'\ntotal: '+share(d.data.v)+'\nself: '+share(self(d))+(differential?'\n'+change(d):'');
   }
   var tip=flamegraph.tooltip.defaultFlamegraphTooltip().text(describe);
   var searched=null, pattern=null;
@@ -250,6 +313,9 @@ constexpr const char* kFlameGraphScript = R"(
       matches.textContent=results.length?'matches: '+frames.size+' function'+(frames.size==1?'':'s')+', '+share(sum):'no match';
       matches.setAttribute('data-samples',sum);
     });
+  // Red grew, blue shrank, more saturated the larger the change against
+  // the frame's samples; grey within the noise (no "d"); orange: new.
+  if(differential){ chart.setColorMapper(flamegraph.colorMapper.differentialColorMapper); el.setAttribute('data-differential','1'); }
   d3.select(el).datum(data.tree).call(chart);
   el.setAttribute('data-orientation','icicle');
   var search=document.getElementById('flame-graph-search');
@@ -275,7 +341,8 @@ constexpr const char* kFlameGraphScript = R"(
 }  // namespace
 
 std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
-  std::string out = "<h2>Flame graph</h2>\n<style>" + std::string(kFlameGraphStyle) + "</style>\n";
+  std::string out = std::string(graph.differential() ? "<h2>Differential flame graph</h2>" : "<h2>Flame graph</h2>") +
+                    "\n<style>" + std::string(kFlameGraphStyle) + "</style>\n";
   out += "<div id=\"flame-graph-controls\">"
          "<input id=\"flame-graph-search\" type=\"search\" placeholder=\"search (regular expression)\" "
          "aria-label=\"search functions\">"
@@ -286,6 +353,12 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
   out += "<p>Each frame's width is its total samples: itself and what it called there. Click a frame to zoom, "
          "hover for its self and total samples with their 95 % intervals; search highlights the functions "
          "that match and sums their samples.</p>\n";
+  if (graph.differential())
+    out += "<p id=\"flame-graph-legend\">The new profile's stacks, coloured by the change of each frame's share "
+           "since the base: <span style=\"color:#c00\">red</span> grew, <span style=\"color:#00c\">blue</span> "
+           "shrank, the deeper the larger the change against the frame's samples; grey frames are within the "
+           "sampling noise (Fisher's exact or z test, false discovery rate 5 % across the frames); orange frames are "
+           "new. Paths only in the base are not drawn: their loss shows on their callers.</p>\n";
   out += "<script type=\"application/json\" id=\"flame-graph-data\">" + graph.json(total) + "</script>\n";
   // On lines of its own, so that a reader (or a golden test) can tell the
   // library from the page.

@@ -36,8 +36,13 @@ class FlameGraph {
   FlameGraph();
   // A stack, root first, and its samples. An empty stack counts at the root.
   void add(const std::vector<FlameFrame>& root_first, uint64_t count);
+  // A stack of the base profile of a differential graph (profil diff):
+  // counted apart; the graph's shape stays the new profile's (add).
+  void add_base(const std::vector<FlameFrame>& root_first, uint64_t count);
   // Samples added: the root's value.
   uint64_t samples() const { return nodes_[0].total; }
+  uint64_t base_samples() const { return nodes_[0].base; }
+  bool differential() const { return differential_; }
   // The JSON the page reads, names and objects interned once:
   //   {"total":T,"names":[...],"objects":[...],
   //    "tree":{"n":name,"o":object,"v":samples,"i":1 (inlined),"c":[children]}}
@@ -45,6 +50,14 @@ class FlameGraph {
   // whatever was filtered); the root is named "all". Children come in name
   // order (then object), as flame graphs place them. No "<" is left in the
   // text (written \u003c), so it can be inlined in a <script> element.
+  // A differential graph adds "base_total" and per node "b" (its base
+  // samples), "q" (diff_test's p value of its change of share, adjusted
+  // across the nodes by benjamini_hochberg) and, where q < kDiffLevel,
+  // "d": its change, new less base scaled to the new total (Gregg's
+  // difffolded.pl -n), which d3-flame-graph's differentialColorMapper
+  // paints red (grew) or blue (shrank); a node within the noise gets no
+  // "d" and stays grey. Nodes only in the base (new 0) are left out: the
+  // graph has the new profile's shape, their loss shows on their parent.
   std::string json(uint64_t total) const;
 
  private:
@@ -52,6 +65,7 @@ class FlameGraph {
     uint32_t name = 0, object = 0;
     bool inlined = false;
     uint64_t total = 0;
+    uint64_t base = 0;  // a differential graph's base samples
     std::map<std::tuple<uint32_t, uint32_t, bool>, uint32_t> children;  // (name, object, inlined) -> node
   };
   // Looked up by string_view: a frame already interned costs no allocation.
@@ -61,6 +75,8 @@ class FlameGraph {
   };
   using Ids = std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>;
   static uint32_t intern(std::vector<std::string>& table, Ids& ids, std::string_view text);
+  void add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field);
+  bool differential_ = false;
   std::vector<Node> nodes_;
   std::vector<std::string> names_, objects_;
   Ids name_ids_, object_ids_;
@@ -69,6 +85,9 @@ class FlameGraph {
 // The flame graph of a stack set (the one stack model): frames labelled as
 // frame_label does, objects by file name.
 FlameGraph flame_graph_of(const StackSet& set);
+// The differential flame graph of `profil diff --format html`: the new
+// stacks' shape, each frame with its base samples too.
+FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed);
 
 // The flame graph of the report's stacks: report.stacks when the report
 // holds them, else the stacks the folded view walks (the address view's

@@ -101,5 +101,42 @@ TEST(FlameGraph, DeepStacksNeedNoRecursion) {
   EXPECT_EQ(opened, closed);
 }
 
+// profil diff's graph: the new stacks' shape, each node with its base
+// samples; a change beyond the noise carries "d" (new less base scaled to
+// the new total), a change within it none, a base-only path is not drawn.
+TEST(FlameGraph, DifferentialMarksOnlyChangesBeyondTheNoise) {
+  FlameGraph graph;
+  graph.add(stack({"main", "grew"}), 600);
+  graph.add(stack({"main", "same"}), 400);
+  graph.add_base(stack({"main", "grew"}), 200);
+  graph.add_base(stack({"main", "same"}), 205);
+  graph.add_base(stack({"main", "gone"}), 95);
+  ASSERT_TRUE(graph.differential());
+  EXPECT_EQ(graph.samples(), 1000u);
+  EXPECT_EQ(graph.base_samples(), 500u);
+  const std::string json = graph.json(graph.samples());
+  const std::vector<std::string> names = names_of(json);
+  auto node = [&](const std::string& name) {
+    const auto id = std::find(names.begin(), names.end(), name) - names.begin();
+    std::smatch m;
+    if (!std::regex_search(json, m, std::regex("\\{\"n\":" + std::to_string(id) + ",[^{}\\[]*")))
+      return std::string();
+    return m.str();
+  };
+  EXPECT_NE(json.find("\"base_total\":500,"), std::string::npos) << json;
+  // grew: 40 % -> 60 % of the samples; 600 - 200 x 2 = 200.
+  EXPECT_NE(node("grew").find("\"b\":200"), std::string::npos) << json;
+  EXPECT_NE(node("grew").find("\"d\":200"), std::string::npos) << json;
+  // same: 41 % -> 40 %, noise: no "d"; gone: not drawn.
+  EXPECT_NE(node("same").find("\"b\":205"), std::string::npos) << json;
+  EXPECT_EQ(node("same").find("\"d\""), std::string::npos) << json;
+  EXPECT_EQ(node("gone"), "") << json;
+  // A graph of one profile has none of these fields.
+  FlameGraph plain;
+  plain.add(stack({"main"}), 3);
+  EXPECT_FALSE(plain.differential());
+  EXPECT_EQ(plain.json(3).find("\"b\":"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace profiling::report

@@ -287,15 +287,9 @@ std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& sym
   return out + "</div>\n";
 }
 
-}  // namespace
-
-std::string render_html(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
-  const Summary& s = report.summary;
-  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  out += fmt::format("<title>profil report: {}</title>\n", escape(s.program.empty() ? "profile" : object_basename(s.program)));
-  out += "<style>" + std::string(kStyle) + "</style></head><body>\n";
-  out += fmt::format("<h1>profil report by {}</h1>\n<div id=\"summary\" class=\"summary\">\n", view_name(report.view));
-  out += fmt::format("<p><b>{}</b> samples", s.samples);
+// A summary's samples, rate, clock, program and files, as paragraphs.
+std::string summary_paragraphs(const Summary& s) {
+  std::string out = fmt::format("<p><b>{}</b> samples", s.samples);
   if (s.period_ns)
     out += fmt::format(" at <b>{:.6g} Hz</b> ({} ns each): <b>{:.3f} s</b> of CPU time", s.rate_hz, s.period_ns, s.cpu_seconds);
   if (!s.clock.empty()) out += fmt::format(", {} clock", escape(s.clock));
@@ -308,6 +302,18 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
     for (const std::string& f : s.files) out += " <code>" + escape(f) + "</code>";
     out += "</p>\n";
   }
+  return out;
+}
+
+}  // namespace
+
+std::string render_html(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+  const Summary& s = report.summary;
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  out += fmt::format("<title>profil report: {}</title>\n", escape(s.program.empty() ? "profile" : object_basename(s.program)));
+  out += "<style>" + std::string(kStyle) + "</style></head><body>\n";
+  out += fmt::format("<h1>profil report by {}</h1>\n<div id=\"summary\" class=\"summary\">\n", view_name(report.view));
+  out += summary_paragraphs(s);
   out += "<p>Each share carries its 95 % Wilson score interval: the samples are a random draw from the "
          "program's CPU time.</p>\n</div>\n";
 
@@ -349,6 +355,54 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
 
   out += "<h2>Samples over each object's address space</h2>\n" + address_space_charts(symbolized, symbolizer);
   out += "<h2>Source lines of the hottest functions</h2>\n" + source_sections(symbolized, symbolizer);
+  out += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
+  return out;
+}
+
+std::string render_diff_html(const Diff& diff, const std::string& base_name, const std::string& new_name) {
+  std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  const std::string program = diff.changed.program.empty() ? "profiles" : object_basename(diff.changed.program);
+  out += fmt::format("<title>profil diff: {}</title>\n", escape(program));
+  out += "<style>" + std::string(kStyle) + "</style></head><body>\n<h1>profil diff</h1>\n";
+  out += "<div id=\"summary\" class=\"summary\">\n<p>base: <code>" + escape(base_name) + "</code></p>\n" +
+         summary_paragraphs(diff.base) + "<p>new: <code>" + escape(new_name) + "</code></p>\n" +
+         summary_paragraphs(diff.changed) + "</div>\n";
+  if (diff.base_stacks && diff.new_stacks) {
+    const FlameGraph graph = differential_flame_graph(*diff.base_stacks, *diff.new_stacks);
+    out += flame_graph_section(graph, graph.samples());
+  }
+  // The rows as profil diff's text: self seconds and their test, share and
+  // its test, total share and its test; q: adjusted across the rows.
+  out += "<h2>Each function</h2>\n<table id=\"profile-table\" class=\"sortable\"><thead><tr>"
+         "<th>base</th><th>new</th><th>change</th><th>change s</th><th>q (seconds)</th><th>share change</th>"
+         "<th>q (share)</th><th>total</th><th>total change</th><th>q (total)</th><th>function</th><th>object</th>"
+         "</tr></thead><tbody>\n";
+  auto verdict = [](double q, bool significant) {
+    return fmt::format("<td class=\"num\" data-v=\"{:.6g}\"{}>{:.2g}</td>", q,
+                       significant ? " style=\"font-weight:bold\"" : "", q);
+  };
+  for (const DiffRow& r : diff.rows) {
+    // Red slower, blue faster: by the seconds when they changed, else by
+    // the share.
+    const char* tint = !(r.significant || r.rate_significant) ? ""
+                       : (r.rate_significant ? r.rate_z : r.z) > 0 ? " style=\"color:#b00\""
+                                                                    : " style=\"color:#00a\"";
+    out += fmt::format(
+        "<tr{}><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:+}</td>"
+        "<td class=\"num\" data-v=\"{:.6f}\">{:+.3f}</td>{}<td class=\"num\" data-v=\"{:.6f}\">{:+.2f}%</td>{}"
+        "<td class=\"num\" data-v=\"{:.6f}\">{:.2f}%</td><td class=\"num\" data-v=\"{:.6f}\">{:+.2f}%</td>{}"
+        "<td class=\"fn\">{}</td><td class=\"fn obj\">{}</td></tr>\n",
+        tint, r.base_samples, r.new_samples, r.delta_samples, r.delta_seconds, r.delta_seconds,
+        verdict(r.rate_q_value, r.rate_significant), r.delta, r.delta, verdict(r.q_value, r.significant),
+        r.new_cumulative_percent, r.new_cumulative_percent, r.cumulative_delta, r.cumulative_delta,
+        verdict(r.cumulative_q_value, r.cumulative_significant), escape(r.function), escape(r.object));
+  }
+  out += "</tbody></table>\n";
+  out += fmt::format(
+      "<p>q: each test's p value adjusted for the false discovery rate across the {} rows (Benjamini-Hochberg), "
+      "bold below {}: seconds, did the function's self time {} change (the conditional binomial test of two Poisson "
+      "counts); share, did its share of the samples change (Fisher's exact test up to {} samples, z test above).</p>\n",
+      diff.rows.size(), kDiffLevel, diff.per_wall_second ? "per wall second" : "per run", kExactTestLimit);
   out += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return out;
 }

@@ -238,26 +238,34 @@ std::string render_diff_text(const Diff& diff, const std::string& base_name, con
   size_t function_width = 8;
   for (const DiffRow& r : diff.rows)
     function_width = std::max(function_width, width_of(shorten_name(r.function, kNameColumn)));
-  // Self: samples, seconds, the change of share with its interval and
-  // test; total (cumulative): the change of share and its test.
-  out += fmt::format("{}{:>8}  {:>8}  {:>7}  {:>9}  {:>8}  {:>8}  {:>6}  {:>7}  {:>8}  {:>9}  {:>8}  {:>6}  {}  {}{}\n",
-                     bold, "base", "new", "change", "change s", "share", "±95%", "p", "self", "total", "share",
-                     "p", "total", pad_right("function", function_width), "object", reset);
+  // Self: samples, seconds and their test, the change of share with its
+  // interval and test; total (cumulative): the change of share and its
+  // test. Each test's q: its p adjusted across the rows (FDR).
+  out += fmt::format(
+      "{}{:>8}  {:>8}  {:>7}  {:>9}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>7}  {:>8}  {:>9}  {:>7}  {:>7}  {}  {}{}\n",
+      bold, "base", "new", "change", "change s", "q", "seconds", "share", "±95%", "q", "share", "total", "share", "q",
+      "total", pad_right("function", function_width), "object", reset);
   auto verdict = [](bool significant) { return significant ? "changed" : "noise"; };
   for (const DiffRow& r : diff.rows) {
     const char* tint = "";
-    if (colour && r.significant) tint = r.z > 0 ? "\x1b[31m" : "\x1b[32m";
+    if (colour && (r.significant || r.rate_significant))
+      tint = (r.rate_significant ? r.rate_z : r.z) > 0 ? "\x1b[31m" : "\x1b[32m";  // by the seconds first
     out += fmt::format(
-        "{}{:>8}  {:>8}  {:>+7}  {:>+9.3f}  {:>+7.2f}%  {:>8.2f}  {:>6.2g}  {:>7}  {:>7.2f}%  {:>+8.2f}%  {:>8.2g}  {:>6}  {}  {}{}\n",
-        tint, r.base_samples, r.new_samples, r.delta_samples, r.delta_seconds, r.delta, r.delta_error, r.p_value,
-        verdict(r.significant), r.new_cumulative_percent, r.cumulative_delta, r.cumulative_p_value,
-        verdict(r.cumulative_significant), pad_right(shorten_name(r.function, kNameColumn), function_width), r.object,
-        *tint ? reset : "");
+        "{}{:>8}  {:>8}  {:>+7}  {:>+9.3f}  {:>7.2g}  {:>7}  {:>+7.2f}%  {:>8.2f}  {:>7.2g}  {:>7}  {:>7.2f}%  {:>+8.2f}%  "
+        "{:>7.2g}  {:>7}  {}  {}{}\n",
+        tint, r.base_samples, r.new_samples, r.delta_samples, r.delta_seconds, r.rate_q_value,
+        verdict(r.rate_significant), r.delta, r.delta_error, r.q_value, verdict(r.significant),
+        r.new_cumulative_percent, r.cumulative_delta, r.cumulative_q_value, verdict(r.cumulative_significant),
+        pad_right(shorten_name(r.function, kNameColumn), function_width), r.object, *tint ? reset : "");
   }
-  out += "\nbase, new, change: self samples; change s: seconds (samples x period); share: change in percentage "
-         "points of all samples; total: cumulative share (the function and its callees) in new, and its change.\n"
-         "p: Fisher's exact test up to 1000 samples, two-proportion z test above; \"changed\": p < 0.05, else "
-         "within the sampling noise\n";
+  out += fmt::format(
+      "\nbase, new, change: self samples; change s: seconds (samples x period); share: change in percentage points "
+      "of all samples; total: cumulative share (the function and its callees) in new, and its change.\n"
+      "seconds: did the function's self time {} change (samples as Poisson counts, the conditional binomial test); "
+      "share: did its share of the samples change (Fisher's exact test up to {} samples, two-proportion z test "
+      "above).\nq: the test's p value adjusted for the false discovery rate across the {} rows (Benjamini-Hochberg); "
+      "\"changed\": q < {}, else within the sampling noise\n",
+      diff.per_wall_second ? "per wall second" : "per run", kExactTestLimit, diff.rows.size(), kDiffLevel);
   return out;
 }
 
@@ -266,16 +274,17 @@ std::string render_diff_csv(const Diff& diff) {
       "function,object,base_samples,new_samples,base_percent,new_percent,delta,delta_error,z,p_value,base_seconds,"
       "new_seconds,delta_samples,delta_seconds,significant,base_cumulative_samples,new_cumulative_samples,"
       "base_cumulative_percent,new_cumulative_percent,cumulative_delta,cumulative_z,cumulative_p_value,"
-      "cumulative_significant\n";
+      "cumulative_significant,q_value,cumulative_q_value,rate_z,rate_p_value,rate_q_value,rate_significant\n";
   for (const DiffRow& r : diff.rows)
     out += fmt::format(
         "{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.6g},{:.6f},{:.6f},{},{:.6f},{},{},{},{:.4f},{:.4f},{:.4f},"
-        "{:.4f},{:.6g},{}\n",
+        "{:.4f},{:.6g},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.6g},{}\n",
         csv_field(r.function), csv_field(r.object), r.base_samples, r.new_samples, r.base_percent, r.new_percent,
         r.delta, r.delta_error, r.z, r.p_value, r.base_seconds, r.new_seconds, r.delta_samples, r.delta_seconds,
         r.significant ? 1 : 0, r.base_cumulative, r.new_cumulative, r.base_cumulative_percent,
         r.new_cumulative_percent, r.cumulative_delta, r.cumulative_z, r.cumulative_p_value,
-        r.cumulative_significant ? 1 : 0);
+        r.cumulative_significant ? 1 : 0, r.q_value, r.cumulative_q_value, r.rate_z, r.rate_p_value, r.rate_q_value,
+        r.rate_significant ? 1 : 0);
   return out;
 }
 
@@ -292,14 +301,17 @@ std::string render_diff_json(const Diff& diff) {
         "\"base_seconds\":{:.6f},\"new_seconds\":{:.6f},\"delta_samples\":{},\"delta_seconds\":{:.6f},"
         "\"significant\":{},\"base_cumulative_samples\":{},\"new_cumulative_samples\":{},"
         "\"base_cumulative_percent\":{:.4f},\"new_cumulative_percent\":{:.4f},\"cumulative_delta\":{:.4f},"
-        "\"cumulative_z\":{:.4f},\"cumulative_p_value\":{:.6g},\"cumulative_significant\":{}}}",
+        "\"cumulative_z\":{:.4f},\"cumulative_p_value\":{:.6g},\"cumulative_significant\":{},\"q_value\":{:.6g},"
+        "\"cumulative_q_value\":{:.6g},\"rate_z\":{:.4f},\"rate_p_value\":{:.6g},\"rate_q_value\":{:.6g},"
+        "\"rate_significant\":{}}}",
         json_escape(r.function), json_escape(r.object), r.base_samples, r.new_samples, r.base_percent,
         r.new_percent, r.delta, r.delta_error, r.z, r.p_value, r.base_seconds, r.new_seconds, r.delta_samples,
         r.delta_seconds, r.significant, r.base_cumulative, r.new_cumulative, r.base_cumulative_percent,
         r.new_cumulative_percent, r.cumulative_delta, r.cumulative_z, r.cumulative_p_value,
-        r.cumulative_significant);
+        r.cumulative_significant, r.q_value, r.cumulative_q_value, r.rate_z, r.rate_p_value, r.rate_q_value,
+        r.rate_significant);
   }
-  return out + "\n]}\n";
+  return out + fmt::format("\n],\"rate_per\":\"{}\"}}\n", diff.per_wall_second ? "wall_second" : "run");
 }
 
 }  // namespace profiling::report

@@ -37,6 +37,10 @@ std::string render_diff_text(const Diff& diff, const std::string& base_name, con
                              bool colour);
 std::string render_diff_csv(const Diff& diff);
 std::string render_diff_json(const Diff& diff);
+// `profil diff --format html`: both summaries, the differential flame graph
+// (the new stacks coloured by each frame's change of share,
+// flame_graph.h differential_flame_graph) and the sortable table of rows.
+std::string render_diff_html(const Diff& diff, const std::string& base_name, const std::string& new_name);
 
 // The one-line summary every format opens with.
 std::string describe_summary(const Summary& summary);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <vector>
@@ -343,6 +344,82 @@ TEST(Diff, TheFunctionThatGainedShareComesFirst) {
   EXPECT_EQ(d.rows[2].object, "c");
   EXPECT_LT(d.rows[1].z, d.rows[2].z);
   EXPECT_LT(d.rows[2].z, 0);
+}
+
+// Two profiles of one program, drawn from one distribution over two wall
+// durations (2 s and 3 s at one rate): every difference is noise. Of 400
+// functions (Zipf: many small counts) about 5 % have p < 0.05 in each
+// test; the false discovery rate correction leaves a trial with any
+// "changed" row at most about 5 % of the time (under the complete null,
+// Benjamini-Hochberg at level alpha bounds P(any) by alpha).
+TEST(Diff, SameDistributionGivesNoChangedRowsAfterFdr) {
+  const int kFunctions = 400, kTrials = 20;
+  std::vector<double> weights;
+  for (int i = 1; i <= kFunctions; ++i) weights.push_back(1.0 / i);
+  std::mt19937_64 random(2222);
+  std::discrete_distribution<int> pick(weights.begin(), weights.end());
+  size_t raw = 0, rows = 0, trials_with_any = 0;
+  for (int trial = 0; trial < kTrials; ++trial) {
+    format::Profile base, changed;
+    for (format::Profile* p : {&base, &changed}) {
+      p->period_ns = 1'000'000;
+      for (int i = 0; i < kFunctions; ++i)
+        p->mappings.push_back({0x10000u * (i + 1), 0x10000u * (i + 1) + 0x1000, 0,
+                               "/nonexistent/f" + std::to_string(i), ""});
+    }
+    base.duration_ns = 2'000'000'000;
+    changed.duration_ns = 3'000'000'000;
+    std::poisson_distribution<uint64_t> base_n(20000), new_n(30000);
+    for (auto [p, n] : {std::pair{&base, base_n(random)}, std::pair{&changed, new_n(random)}}) {
+      std::vector<uint64_t> counts(kFunctions);
+      for (uint64_t s = 0; s < n; ++s) ++counts[pick(random)];
+      for (int i = 0; i < kFunctions; ++i)
+        if (counts[i]) p->samples.push_back({0x10000u * (i + 1) + 0x10, counts[i]});
+    }
+    Symbolizer symbolizer;
+    const Diff d = diff_profiles(symbolized_of(base, symbolizer), symbolized_of(changed, symbolizer),
+                                 {.per_wall_second = true});
+    bool any = false;
+    for (const DiffRow& r : d.rows) {
+      ++rows;
+      raw += (r.p_value < kDiffLevel) + (r.rate_p_value < kDiffLevel);
+      any = any || r.significant || r.rate_significant || r.cumulative_significant;
+    }
+    trials_with_any += any;
+  }
+  std::fprintf(stderr, "same distribution: %zu of %zu tests at p < 0.05; %zu of %d trials with a changed row\n", raw,
+               2 * rows, trials_with_any, kTrials);
+  // Uncorrected, the noise is called changed (Fisher's test is
+  // conservative at small counts, so below 5 %, but far from none).
+  EXPECT_GT(raw, rows / 100);
+  // Corrected: three families (share, cumulative, seconds) at 5 % each
+  // allow ~15 % of trials; P(Bin(20, 0.15) > 7) < 0.002.
+  EXPECT_LE(trials_with_any, 7u);
+}
+
+// The seconds test sees what the share test cannot: every function twice
+// as slow keeps its share.
+TEST(Diff, RateTestSeesSecondsWhenSharesStay) {
+  format::Profile base, changed;
+  for (format::Profile* p : {&base, &changed}) {
+    p->period_ns = 1'000'000;
+    p->mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/a", ""});
+    p->mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/b", ""});
+  }
+  base.samples = {{0x1100, 300}, {0x3100, 300}};
+  changed.samples = {{0x1100, 600}, {0x3100, 600}};
+  Symbolizer symbolizer;
+  const Diff d = diff_profiles(symbolized_of(base, symbolizer), symbolized_of(changed, symbolizer));
+  ASSERT_EQ(d.rows.size(), 2u);
+  for (const DiffRow& r : d.rows) {
+    EXPECT_FALSE(r.significant) << r.object;
+    EXPECT_TRUE(r.rate_significant) << r.object;
+    EXPECT_NEAR(r.rate_z, 10, 1e-9);  // (600 - 450) / sqrt(900/4)
+    EXPECT_LT(r.rate_q_value, 1e-9);
+  }
+  const std::string json = render_diff_json(d);
+  EXPECT_NE(json.find("\"rate_significant\":true"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"rate_per\":\"run\""), std::string::npos) << json;
 }
 
 }  // namespace

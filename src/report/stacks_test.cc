@@ -309,5 +309,35 @@ TEST(Diff, StacksGiveSecondsAndCumulative) {
   EXPECT_NE(json.find("\"files\":[\"new.pb.gz\"]"), std::string::npos);
 }
 
+// The rate test of two Poisson counts, as R's poisson.test gives it.
+TEST(Diff, PoissonRateTestConditionsOnTheSum) {
+  double z;
+  // 0 -> 4 over equal exposures: all four fell on one side, p = 2/16.
+  EXPECT_NEAR(poisson_rate_test(0, 1, 4, 1, &z), 0.125, 1e-12);
+  EXPECT_GT(z, 0);
+  // poisson.test(c(10, 10), c(1, 2)): k2 = 10 of 20 at q = 2/3, p = 0.15234
+  // (sum of dbinom(0:20, 20, 2/3) no likelier than dbinom(10, 20, 2/3))
+  EXPECT_NEAR(poisson_rate_test(10, 1, 10, 2, &z), 0.152342, 1e-6);
+  EXPECT_LT(z, 0);  // fewer than the 13.3 equal rates expect
+  EXPECT_NEAR(poisson_rate_test(7, 1, 7, 1, &z), 1.0, 1e-12);
+  // Above the exact limit, the normal approximation.
+  const double p = poisson_rate_test(1000, 1, 1100, 1, &z);
+  EXPECT_NEAR(z, 50 / std::sqrt(2100 * 0.25), 1e-9);  // (1100 - 2100/2) / sqrt(2100/4)
+  EXPECT_NEAR(p, std::erfc(std::fabs(z) / std::sqrt(2.0)), 1e-12);
+  EXPECT_EQ(poisson_rate_test(3, 0, 4, 1, &z), 1.0);  // no exposure: no test
+}
+
+TEST(Diff, BenjaminiHochbergAsRsPAdjust) {
+  // p.adjust(c(0.01, 0.04, 0.03, 0.005), "BH") = 0.02 0.04 0.04 0.02
+  const std::vector<double> q = benjamini_hochberg({0.01, 0.04, 0.03, 0.005});
+  ASSERT_EQ(q.size(), 4u);
+  EXPECT_NEAR(q[0], 0.02, 1e-12);
+  EXPECT_NEAR(q[1], 0.04, 1e-12);
+  EXPECT_NEAR(q[2], 0.04, 1e-12);
+  EXPECT_NEAR(q[3], 0.02, 1e-12);
+  EXPECT_NEAR(benjamini_hochberg({0.9, 0.8})[0], 0.9, 1e-12);  // never above 1, monotone
+  EXPECT_TRUE(benjamini_hochberg({}).empty());
+}
+
 }  // namespace
 }  // namespace profiling::report

@@ -2,6 +2,7 @@
 // samples, most significant first, in samples and seconds, self and
 // cumulative, each change marked as beyond the sampling noise or not.
 #include <cstdio>
+#include <memory>
 
 #include "command.h"
 #include "common.h"
@@ -20,6 +21,7 @@ struct DiffArgs {
   size_t top = 0;
   std::string color = "auto";
   std::string output;
+  bool per_second = false;
 };
 
 int run_diff(const DiffArgs& args) {
@@ -37,10 +39,17 @@ int run_diff(const DiffArgs& args) {
   // Both sides as stacks (inline frames, cumulative counts), named by the
   // one symbolizer so that a function has one name on both sides.
   report::ElfFrameSymbolizer frames(symbolizer);
-  const report::StackSet base_stacks = report::build_stacks(base.profile, frames);
-  const report::StackSet new_stacks = report::build_stacks(changed.profile, frames);
-  report::Diff diff = report::diff_stacks(base_stacks, new_stacks, report::summarize(base_symbolized, {args.base}),
-                                          report::summarize(new_symbolized, {args.changed}));
+  auto base_stacks = std::make_shared<const report::StackSet>(report::build_stacks(base.profile, frames));
+  auto new_stacks = std::make_shared<const report::StackSet>(report::build_stacks(changed.profile, frames));
+  const report::Summary base_summary = report::summarize(base_symbolized, {args.base});
+  const report::Summary new_summary = report::summarize(new_symbolized, {args.changed});
+  if (args.per_second && (base_summary.wall_seconds <= 0 || new_summary.wall_seconds <= 0))
+    return fail(base_summary.wall_seconds <= 0 ? args.base : args.changed,
+                "--per-second: the profile does not say how long it covers");
+  report::Diff diff = report::diff_stacks(*base_stacks, *new_stacks, base_summary, new_summary,
+                                          {.per_wall_second = args.per_second});
+  diff.base_stacks = std::move(base_stacks);
+  diff.new_stacks = std::move(new_stacks);
   if (args.top && diff.rows.size() > args.top) diff.rows.resize(args.top);
   print_warnings(symbolizer);
   const bool colour = use_colour(args.color, writes_to_file(args.output));
@@ -56,6 +65,9 @@ RegisterCommand register_diff(
       app.add_option("new", args->changed, "The profile after")->required();
       add_format_option(app, &args->format, FormatUse::diff);
       app.add_option("--top", args->top, "Show only the first N rows");
+      app.add_flag("--per-second", args->per_second,
+                   "Test each function's samples per wall second of each profile, not per run (profiles of "
+                   "different lengths)");
       app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
       add_output_option(app, &args->output, "Write to FILE");
       add_color_option(app, &args->color);

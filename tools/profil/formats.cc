@@ -60,6 +60,9 @@ const std::vector<OutputFormat>& table() {
        .rendered = [](const report::Report& r, const report::SymbolizedProfile& symbolized,
                       report::Symbolizer& symbolizer,
                       bool) { return report::render_html(r, symbolized, symbolizer); },
+       .compared = [](const report::Diff& d, const std::string& base, const std::string& changed, bool) {
+         return report::render_diff_html(d, base, changed);
+       },
        .per_address = true},
       {.name = "pprof", .help = "a gzipped pprof profile.proto", .exported = export_pprof},
       {.name = "gmon", .help = "a GNU gmon.out for gprof (the main executable's samples)", .exported = export_gmon},
