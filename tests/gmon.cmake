@@ -100,6 +100,7 @@ target_link_options(call_split_pg PRIVATE -pg)
 if(TARGET profil_cli)
   profil_add_gtest(gmon_call_graph_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/gmon_call_graph_test.cc)
   if(TARGET gmon_call_graph_test)
-    add_dependencies(gmon_call_graph_test profil_cli libprofil call_split call_split_pg)
+    add_dependencies(gmon_call_graph_test profil_cli libprofil call_split call_split_pg report_make_profile
+                     report_fixtures)
   endif()
 endif()

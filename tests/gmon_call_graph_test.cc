@@ -149,4 +149,46 @@ TEST(GmonCallGraph, PgSplitsTimeByCalls) {
   EXPECT_NEAR(parents.at("light").self, parents.at("heavy").self, 0.011) << g.out;
 }
 
+// What an arc counts, on a profile of known stacks (report_make_profile
+// over the report tests' fixture, its library libreport_fixture.so):
+// samples through each edge inside the program, once per sample however
+// the stack recurses, among the samples the histogram holds.
+TEST(GmonCallGraph, ArcsCountSamplesThroughEdgesInsideTheProgram) {
+  TempDir dir;
+  const std::string fixture = build_dir() + "/tests/report_fixtures/report_fixture_pie";
+  const std::string profile = (dir.path() / "known.profraw").string(), gmon = (dir.path() / "known.gmon").string();
+  Result m = run({bin("report_make_profile"), profile, fixture,
+                  "hot_inner<-hot_outer<-main=600",
+                  "hot_inner<-hot_inner<-hot_outer<-main=100",        // hot_inner calls itself
+                  "hot_inner<-fixture_library_work<-main=50",         // through the library
+                  "fixture_library_work<-hot_outer<-main=40",         // leaf in the library
+                  "local_helper<-main=30"},
+                 dir.path());
+  ASSERT_EQ(m.status, 0) << m.err;
+  Result e = run({bin("profil"), "report", "--format", "gmon", "-o", gmon, profile}, dir.path());
+  ASSERT_EQ(e.status, 0) << e.err;
+  Result g = run({"/usr/bin/gprof", "-q", "-b", fixture, gmon}, dir.path());
+  ASSERT_EQ(g.status, 0) << g.err;
+  // hot_inner: 700 samples came from hot_outer (the recursive stack once);
+  // the 50 under the library have no caller in the program.
+  const auto inner = parents_of(g.out, "hot_inner");
+  ASSERT_TRUE(inner.count("hot_outer")) << g.out;
+  EXPECT_EQ(inner.at("hot_outer").called, 700u) << g.out;
+  EXPECT_EQ(inner.at("hot_outer").total, 700u) << g.out;
+  EXPECT_FALSE(inner.count("fixture_library_work")) << g.out;
+  // Its self-recursion: gprof's "calls+self" on the primary line.
+  EXPECT_TRUE(std::regex_search(g.out, std::regex(R"(\n\[[0-9]+\][ 0-9.]+700\+100\s+hot_inner \[)"))) << g.out;
+  // hot_outer: from main 700, not the 40 whose leaf is in the library
+  // (outside the histogram, so outside the time gprof shares out).
+  const auto outer = parents_of(g.out, "hot_outer");
+  ASSERT_TRUE(outer.count("main")) << g.out;
+  EXPECT_EQ(outer.at("main").called, 700u) << g.out;
+  const auto helper = parents_of(g.out, "local_helper");
+  ASSERT_TRUE(helper.count("main")) << g.out;
+  EXPECT_EQ(helper.at("main").called, 30u) << g.out;
+  // Without recursion the time gprof propagates is the arc's samples:
+  // local_helper's 30 samples at 1000 Hz are main's 0.03 s of children.
+  EXPECT_NEAR(helper.at("main").self + helper.at("main").children, 0.03, 0.0051) << g.out;
+}
+
 }  // namespace
