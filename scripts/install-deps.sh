@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config binutils
-  libelf-dev libdw-dev zlib1g-dev
+  libelf-dev libdw-dev zlib1g-dev libiberty-dev
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
   libcli11-dev libfmt-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -79,6 +79,15 @@ if(TARGET report_symbolizer_test)
     REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}" REPORT_FIXTURE_SRC="${REPORT_FIXTURE_SRC}")
 endif()
 
+# Stripped code split per function and the hint naming its debug package.
+profil_add_gtest(report_missing_symbols_test
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_missing_symbols_test.cc
+  LIBS profil_report)
+if(TARGET report_missing_symbols_test)
+  add_dependencies(report_missing_symbols_test report_fixtures)
+  target_compile_definitions(report_missing_symbols_test PRIVATE REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}")
+endif()
+
 # Golden reports: exact profiles of the fixtures (report_make_profile), the
 # transcript of profil's answers compared with report_golden/<case>.expected.
 add_executable(report_make_profile ${CMAKE_CURRENT_SOURCE_DIR}/report_make_profile.cc)

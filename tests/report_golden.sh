@@ -7,7 +7,8 @@
 # $FIXTURES in a line is the directory of the fixture programs.
 # Every `run` appends "$ profil ARGS", its stdout, its stderr and "exit N"
 # to the transcript, which must equal CASE.expected once the paths of the
-# build and source trees are replaced by FIXTURES/ and SOURCE/.
+# build and source trees are replaced by FIXTURES/ and SOURCE/, and build
+# ids (the fixtures' change with the build tree's path) by BUILD-ID.
 # UPDATE_GOLDEN=1 rewrites the expected file instead (review the diff!).
 set -uo pipefail
 profil=$1 maker=$2 fixtures=$3 source=$4 case_file=$5
@@ -21,7 +22,7 @@ cd "$work" || exit 1
 export FIXTURES=$fixtures
 transcript=$work/transcript
 : > "$transcript"
-normalise() { sed -e "s#$fixtures#FIXTURES#g" -e "s#$source#SOURCE#g" -e "s#$work/##g"; }
+normalise() { sed -e "s#$fixtures#FIXTURES#g" -e "s#$source#SOURCE#g" -e "s#$work/##g" -e 's/build id [0-9a-f]\{40\}/build id BUILD-ID/g'; }
 while IFS= read -r line || [ -n "$line" ]; do
   case "$line" in
     ''|'#'*) continue ;;

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "format/profile.h"
 #include "report/report.h"
 #include "report/symbolizer.h"
@@ -138,13 +140,21 @@ TEST(Symbolizer, StrippedFindsItsDebugFileByBuildId) {
   std::system(("rm -rf " + root).c_str());
 }
 
-TEST(Symbolizer, FullyStrippedGroupsAddressesAsUnknownInTheObject) {
+// Nothing names its functions: each is "object+0x<its first link-time
+// address>", as .eh_frame delimits it (unnamed_code.h).
+TEST(Symbolizer, FullyStrippedNamesAddressesByTheFunctionTheyAreIn) {
   FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
   ASSERT_FALSE(fixture.functions.empty());
   Symbolizer symbolizer;
-  Symbol symbol = symbolize(symbolizer, fixture.profile, fixture.functions.at("hot_inner"));
+  const uint64_t inner = fixture.functions.at("hot_inner");
+  uint64_t link_time = 0;
+  ASSERT_TRUE(symbolizer.file_address(*fixture.profile.mapping_for(inner), inner, &link_time));
+  const std::string name = "report_fixture_pie_stripped+0x" + fmt::format("{:x}", link_time);
+  Symbol symbol = symbolize(symbolizer, fixture.profile, inner);
   EXPECT_FALSE(symbol.known);
-  EXPECT_EQ(symbol.function, kUnknownFunction);
+  EXPECT_EQ(symbol.function, name);
+  EXPECT_EQ(symbolize(symbolizer, fixture.profile, inner + 3).function, name);
+  EXPECT_NE(symbolize(symbolizer, fixture.profile, fixture.functions.at("hot_outer")).function, name);
   EXPECT_EQ(object_basename(symbol.object), "report_fixture_pie_stripped");
   // The library keeps its symbols.
   EXPECT_EQ(symbolize(symbolizer, fixture.profile, fixture.functions.at("fixture_library_work")).function,
@@ -348,7 +358,7 @@ TEST(Report, ProfileNamesGroupLikeSymbolTableNames) {
   EXPECT_EQ(lines.rows[0].line, 3);
 }
 
-TEST(Report, UnknownAddressesAreGroupedPerObjectNeverDropped) {
+TEST(Report, UnnamedAddressesAreGroupedPerFunctionNeverDropped) {
   FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
   format::Profile& profile = fixture.profile;
   profile.period_ns = 1'000'000;
@@ -358,14 +368,17 @@ TEST(Report, UnknownAddressesAreGroupedPerObjectNeverDropped) {
   Symbolizer symbolizer;
   SymbolizedProfile symbolized = symbolize_profile(profile, symbolizer, false);
   Report report = build_report(symbolized, {}, {});
-  ASSERT_EQ(report.rows.size(), 3u);
-  EXPECT_EQ(report.rows[0].function, "[unknown]");
+  ASSERT_EQ(report.rows.size(), 4u);
+  EXPECT_TRUE(report.rows[0].function.starts_with("report_fixture_pie_stripped+0x")) << report.rows[0].function;
   EXPECT_EQ(report.rows[0].object, "report_fixture_pie_stripped");
-  EXPECT_EQ(report.rows[0].samples, 50u);
-  EXPECT_EQ(report.rows[1].function, "fixture_library_work");
-  EXPECT_EQ(report.rows[2].object, "[unknown]");
+  EXPECT_EQ(report.rows[0].samples, 30u);
+  EXPECT_TRUE(report.rows[1].function.starts_with("report_fixture_pie_stripped+0x")) << report.rows[1].function;
+  EXPECT_EQ(report.rows[1].samples, 20u);
+  EXPECT_EQ(report.rows[2].function, "fixture_library_work");
+  EXPECT_EQ(report.rows[3].function, "[unknown]");  // in no mapping
+  EXPECT_EQ(report.rows[3].object, "[unknown]");
   EXPECT_EQ(report.summary.samples, 65u);
-  EXPECT_NEAR(report.rows[0].percent, 100.0 * 50 / 65, 1e-9);
+  EXPECT_NEAR(report.rows[0].percent, 100.0 * 30 / 65, 1e-9);
 }
 
 }  // namespace

@@ -1,10 +1,5 @@
 #include "report/report.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -19,10 +14,9 @@
 #include <fmt/format.h>
 #include <re2/re2.h>
 
+#include "report/child_output.h"
 #include "report/stack_views.h"
 #include "report/stacks.h"
-
-extern char** environ;
 
 namespace profiling::report {
 
@@ -164,30 +158,8 @@ std::vector<std::pair<uint64_t, std::string>> disassemble(const std::string& obj
   std::vector<std::string> args = {objdump, "-d", "-w", "-C", "--no-show-raw-insn",
                                    fmt::format("--start-address={:#x}", start),
                                    fmt::format("--stop-address={:#x}", end), file};
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int pipe_fds[2];
-  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return out;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], 1);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(pipe_fds[1]);
   std::string text;
-  if (spawned == 0) {
-    char buffer[8192];
-    ssize_t got;
-    while ((got = read(pipe_fds[0], buffer, sizeof buffer)) > 0 || (got < 0 && errno == EINTR))
-      if (got > 0) text.append(buffer, static_cast<size_t>(got));
-    int status;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  close(pipe_fds[0]);
+  child_output(args, &text);
   // Instruction lines are "  401136:\tpush   %rbp" (binutils objdump.c).
   size_t pos = 0;
   while (pos < text.size()) {

@@ -1,6 +1,5 @@
 #include "report/symbolizer.h"
 
-#include <cxxabi.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
@@ -17,19 +16,6 @@
 #include <unordered_map>
 
 namespace profiling::report {
-
-std::string demangle(const std::string& name) {
-  // Only Itanium C++ ABI names (_Z...) are mangled; plain C names such as
-  // "main" must not go through the demangler, which accepts some of them as
-  // types ("i" -> "int").
-  if (name.size() < 3 || name[0] != '_' || name[1] != 'Z') return name;
-  int status = 0;
-  char* out = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
-  if (status != 0 || out == nullptr) return name;
-  std::string result(out);
-  std::free(out);
-  return result;
-}
 
 std::string object_basename(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -474,7 +460,12 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
       return symbol;
     }
   }
-  if (!carried || carried->empty() || !name_from_frames(*carried, &symbol)) return symbol;
+  if (!carried || carried->empty() || !name_from_frames(*carried, &symbol)) {
+    // Code of a readable object that nothing names (stripped): a row per
+    // function, "xz+0x1a2b0" (unnamed_code.h), not one [unknown] per object.
+    if (object && symbol.file_address != 0) unnamed_.name(mapping->path, &symbol);
+    return symbol;
+  }
   // CPU time no sample caught (format::unsampled_address): its own object,
   // so the object view shows how much of the total it is.
   if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "format/profile.h"
+#include "report/demangle.h"  // demangle(), which the symbolizer names functions with
+#include "report/unnamed_code.h"
 
 namespace profiling::report {
 
@@ -105,10 +107,9 @@ class Symbolizer {
   std::string debug_root_;
   std::map<std::string, std::unique_ptr<ElfObject>> objects_;  // key: path + '\0' + build id
   std::vector<ObjectProblem> problems_;  // not yet taken
+  UnnamedCode unnamed_;  // names for what a readable object's symbol table does not name
 };
 
-// "_ZN3foo3barEv" -> "foo::bar()"; other names are returned as they are.
-std::string demangle(const std::string& name);
 // The last path component ("/usr/lib/libc.so.6" -> "libc.so.6").
 std::string object_basename(const std::string& path);
 // Lowercase hex GNU build id of an ELF file, "" when it has none or cannot be read.

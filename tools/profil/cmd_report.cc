@@ -10,6 +10,7 @@
 #include "common.h"
 #include "formats.h"
 #include "report/input.h"
+#include "report/missing_symbols.h"
 #include "report/report.h"
 #include "report/stack_views.h"
 #include "report/stacks.h"
@@ -79,6 +80,9 @@ int run_report(const ReportArgs& args) {
   bool per_address = options.view == report::View::address || format->per_address;
   report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines, per_address);
   if (symbolized.saturated && !saturated) report::warn_saturated();
+  // Objects that are mostly unnamed: what would name them (missing_symbols.h).
+  for (const std::string& hint : report::missing_symbol_hints(symbolized))
+    std::fprintf(stderr, "profil: hint: %s\n", hint.c_str());
   // The stacks are symbolized once, here, and every view of them reads the
   // same set (the address view's rows are its leaves alone).
   report::ElfFrameSymbolizer frames(symbolizer);
