@@ -116,3 +116,12 @@ foreach(inside_test run_test run_signals_test run_invisible_test run_status_test
     target_compile_definitions(${inside_test} PRIVATE PROFIL_TEST_SOURCE="inside")
   endif()
 endforeach()
+
+# JIT code named from its perf-PID.map (issue 23, report/jit_map.h): node
+# --perf-basic-prof, sampled from inside and from outside.
+if(TARGET profil_cli)
+  foreach(source inside outside)
+    add_test(NAME run_jit_node_${source}
+      COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_jit_node.sh $<TARGET_FILE:profil_cli> --${source})
+  endforeach()
+endif()

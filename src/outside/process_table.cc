@@ -365,8 +365,12 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
   for (const MappedCode& m : image.code) {
-    if (m.path.empty() || m.path[0] == '[') continue;
-    format::Mapping mapping{m.start, m.end, m.file_offset, m.path, m.build_id};
+    // Anonymous code (a JIT's: "" in /proc/PID/maps, "//anon" in perf's
+    // mmap records) is kept as "[anon]", as the preload's dumps keep it, for
+    // its perf-PID.map to name (report/jit_map.h); [vdso] and the like go.
+    const bool anonymous = m.path.empty() || m.path == "//anon" || m.path.starts_with("[anon");
+    if (!anonymous && (m.path.empty() || m.path[0] == '[')) continue;
+    format::Mapping mapping{m.start, m.end, m.file_offset, anonymous ? "[anon]" : m.path, m.build_id};
     if (m.path == image.program)
       profile.mappings.insert(profile.mappings.begin(), std::move(mapping));
     else

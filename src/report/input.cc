@@ -8,6 +8,7 @@
 #include "format/gmon.h"
 #include "format/pprof.h"
 #include "format/profraw.h"
+#include "report/jit_map.h"
 #include "report/merge.h"
 #include "report/symbolizer.h"
 
@@ -110,7 +111,12 @@ LoadedProfile decode_profile(std::string_view bytes, const std::string& path, co
 }
 
 LoadedProfile load_profile(const std::string& path, const std::string& exe) {
-  return decode_profile(read_whole_file(path), path, exe);
+  LoadedProfile loaded = decode_profile(read_whole_file(path), path, exe);
+  // JIT code: named from the perf-PID.map profil run kept beside the
+  // profile, else the JIT's own in /tmp (jit_map.h).
+  const size_t slash = path.rfind('/');
+  name_jit_code(&loaded.profile, {slash == std::string::npos ? "." : path.substr(0, slash), "/tmp"});
+  return loaded;
 }
 
 format::Profile merge_profiles(const std::vector<LoadedProfile>& inputs, bool* saturated) {

@@ -10,6 +10,7 @@
 #include "format/file_io.h"
 #include "report/export.h"
 #include "report/input.h"
+#include "report/jit_map.h"
 #include "report/symbolizer.h"
 
 namespace profiling::cli {
@@ -120,6 +121,17 @@ struct ProfileSinks::State {
       c.losses.push_back({raw_path, why + "; the dump is kept"});
   }
 
+  // A JIT's perf-PID.map copied into the output directory (a report read
+  // later names the code from it, jit_map.h), and its names given to the
+  // profile when the run symbolizes. Here because every source's profiles
+  // come here when their process ended (or a snapshot was cut: the map so
+  // far, replaced at the next).
+  void keep_jit_code(format::Profile* profile) {
+    std::string problem;
+    if (!report::keep_jit_map(profile->pid, options.dir.string(), &problem)) c.warnings.push_back(problem);
+    if (options.symbolize) report::name_jit_code(profile, {options.dir.string()});
+  }
+
   // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process, beside
   // its dump; the dump removed.
   void write_own(ProcessSummary& p, const std::string& raw_path, const std::string& stem,
@@ -162,6 +174,7 @@ void ProfileSinks::add(ProcessProfile profile) {
     format::add_unsampled_rows(data, &data.profile);
     p.unsampled_counts = data.profile.total_count() - p.samples;
     s.converter.add_build_ids(&data.profile);
+    s.keep_jit_code(&data.profile);
     if (s.options.share && p.cpu_ns() < kOwnFileCpuNs)
       s.small.push_back({index, profile.raw_path, profile.stem, std::move(data.profile)});
     else
@@ -215,7 +228,8 @@ Conversion ProfileSinks::finish() {
   }
   s.small.clear();
   const std::vector<std::string>& warnings = s.converter.warnings();
-  s.c.warnings.assign(warnings.begin() + static_cast<long>(std::min(s.warnings_taken, warnings.size())), warnings.end());
+  s.c.warnings.insert(s.c.warnings.end(), warnings.begin() + static_cast<long>(std::min(s.warnings_taken, warnings.size())),
+                      warnings.end());
   s.warnings_taken = warnings.size();
   Conversion out = std::move(s.c);
   s.c = Conversion();

@@ -1,0 +1,180 @@
+#include "report/jit_map.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <memory>
+
+#include "format/file_io.h"
+
+namespace profiling::report {
+
+namespace {
+
+// A hex number with or without "0x", then the rest of the text.
+bool parse_hex(std::string_view* text, uint64_t* out) {
+  std::string_view t = *text;
+  if (t.starts_with("0x") || t.starts_with("0X")) t.remove_prefix(2);
+  const auto [end, error] = std::from_chars(t.data(), t.data() + t.size(), *out, 16);
+  if (error != std::errc() || end == t.data()) return false;
+  text->remove_prefix(static_cast<size_t>(end - text->data()));
+  return true;
+}
+
+}  // namespace
+
+JitMap::JitMap(std::string_view text) {
+  uint32_t line_number = 0;
+  while (!text.empty()) {
+    const size_t eol = text.find('\n');
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    ++line_number;
+    // "START SIZE name": one space between, and the name is the rest of
+    // the line, spaces and all ("JS:*hot /tmp/x.js:3:20").
+    uint64_t start = 0, size = 0;
+    if (!parse_hex(&line, &start) || !line.starts_with(' ')) continue;
+    line.remove_prefix(1);
+    if (!parse_hex(&line, &size) || !line.starts_with(' ') || size == 0 || start + size < start) continue;
+    line.remove_prefix(1);
+    if (line.ends_with('\r')) line.remove_suffix(1);
+    entries_.push_back({start, start + size, line_number, std::string(line)});
+    longest_ = std::max(longest_, size);
+  }
+  std::stable_sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.start < b.start; });
+}
+
+const std::string* JitMap::lookup(uint64_t address) const {
+  // Candidates start at most longest_ bytes before address; among those
+  // covering it the latest line wins.
+  auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
+                             [](uint64_t a, const Entry& e) { return a < e.start; });
+  const Entry* best = nullptr;
+  while (it != entries_.begin()) {
+    --it;
+    if (address - it->start >= longest_) break;
+    if (address < it->end && (!best || it->line > best->line)) best = &*it;
+  }
+  return best ? &best->name : nullptr;
+}
+
+std::string jit_map_name(int64_t pid) { return "perf-" + std::to_string(pid) + ".map"; }
+
+bool is_anonymous_code(const std::string& path) {
+  return path.empty() || path == "[anon]" || path == "//anon" || path.starts_with("[anon:") || path == kJitObject;
+}
+
+namespace {
+
+// The map of pid from the first of dirs that has one; nullptr when none.
+// The file must be a regular file of ours or root's (perf asks the same of
+// a /tmp file: anyone can write there), and in /tmp not older than
+// started_ns.
+std::unique_ptr<JitMap> load_map(int64_t pid, const std::vector<std::string>& dirs, int64_t started_ns) {
+  for (const std::string& dir : dirs) {
+    const std::string path = dir + "/" + jit_map_name(pid);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (st.st_uid != ::geteuid() && st.st_uid != 0) continue;
+    const int64_t written_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    if (dir == "/tmp" && started_ns != 0 && written_ns < started_ns) continue;
+    std::string bytes, problem;
+    if (!format::try_read_file(path, &bytes, &problem, format::kMaxInputSize, /*follow_symlinks=*/false)) continue;
+    return std::make_unique<JitMap>(bytes);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+size_t name_jit_code(format::Profile* profile, const std::vector<std::string>& dirs) {
+  // The maps of the profile's processes; none (the common case): done.
+  std::map<int64_t, std::unique_ptr<JitMap>> maps;
+  auto pid_of = [&](const format::Sample& s) -> int64_t { return s.pid != 0 ? s.pid : profile->pid; };
+  bool any = false;
+  for (const format::Sample& sample : profile->samples) {
+    const int64_t pid = pid_of(sample);
+    if (pid <= 0) continue;
+    auto [it, inserted] = maps.try_emplace(pid);
+    if (inserted) it->second = load_map(pid, dirs, profile->time_nanos);
+    any = any || it->second != nullptr;
+  }
+  if (!any) return 0;
+  // Code in anonymous memory, or in no mapping at all: a JIT may have
+  // unmapped its code before the process wrote its maps (node frees its
+  // heap before exit, where the preload's dump copies /proc/self/maps).
+  std::vector<format::Mapping*> by_start;
+  for (format::Mapping& m : profile->mappings) by_start.push_back(&m);
+  std::sort(by_start.begin(), by_start.end(),
+            [](const format::Mapping* a, const format::Mapping* b) { return a->start < b->start; });
+  auto mapping_of = [&](uint64_t address) -> format::Mapping* {
+    auto it = std::upper_bound(by_start.begin(), by_start.end(), address,
+                               [](uint64_t a, const format::Mapping* m) { return a < m->start; });
+    return it != by_start.begin() && (*(it - 1))->contains(address) ? *(it - 1) : nullptr;
+  };
+  std::vector<uint64_t> unmapped;  // named addresses no mapping holds
+  size_t named = 0;
+  auto name = [&](int64_t pid, uint64_t address) {
+    // User-space addresses only (format/profile.h puts its own above).
+    if (address >= 0x0000'8000'0000'0000 || profile->frames.count(address)) return;
+    format::Mapping* mapping = mapping_of(address);
+    if (mapping != nullptr && !is_anonymous_code(mapping->path)) return;
+    const JitMap* map = maps[pid].get();
+    const std::string* found = map ? map->lookup(address) : nullptr;
+    if (found == nullptr) return;
+    profile->frames[address] = {format::Frame{*found, *found, "", 0}};
+    if (mapping != nullptr)
+      mapping->path = kJitObject;
+    else
+      unmapped.push_back(address);
+    ++named;
+  };
+  for (const format::Sample& sample : profile->samples) {
+    const int64_t pid = pid_of(sample);
+    if (pid <= 0) continue;
+    name(pid, sample.address);
+    if (sample.stack != format::StackTable::kNoCallers)
+      for (const uint64_t caller : profile->stacks.callers(sample.stack)) name(pid, caller);
+  }
+  // Mappings named kJitObject for the unmapped ones, each as wide as it can
+  // be without reaching another mapping, so that they are few.
+  std::sort(unmapped.begin(), unmapped.end());
+  std::vector<format::Mapping> added;
+  for (const uint64_t address : unmapped) {
+    if (!added.empty()) {
+      format::Mapping& last = added.back();
+      auto next = std::upper_bound(by_start.begin(), by_start.end(), last.start,
+                                   [](uint64_t a, const format::Mapping* m) { return a < m->start; });
+      if (next == by_start.end() || (*next)->start > address) {
+        last.limit = address + 1;
+        continue;
+      }
+    }
+    added.push_back({address, address + 1, 0, kJitObject, ""});
+  }
+  profile->mappings.insert(profile->mappings.end(), added.begin(), added.end());
+  return named;
+}
+
+bool keep_jit_map(int64_t pid, const std::string& dir, std::string* problem) {
+  const std::string from = "/tmp/" + jit_map_name(pid);
+  struct stat st;
+  if (pid <= 0 || ::lstat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
+  if (st.st_uid != ::geteuid() && st.st_uid != 0) return true;  // not one we would read
+  std::string bytes;
+  if (!format::try_read_file(from, &bytes, problem, format::kMaxInputSize, /*follow_symlinks=*/false)) {
+    *problem = from + ": " + *problem;
+    return false;
+  }
+  const std::string to = dir + "/" + jit_map_name(pid);
+  if (!format::try_write_file_atomically(to, bytes, problem)) {
+    *problem = to + ": " + *problem;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace profiling::report

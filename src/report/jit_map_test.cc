@@ -1,0 +1,129 @@
+// perf-PID.map files (jit_map.h): parsing as perf does, the latest line
+// winning, and the names given to a profile's anonymous code.
+#include "report/jit_map.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace profiling::report {
+namespace {
+
+TEST(JitMap, ParsesLinesAsV8AndPerfWriteThem) {
+  // V8 (--perf-basic-prof) writes hex without 0x; perf-map-agent with it;
+  // names run to the end of the line, spaces and all.
+  JitMap map(
+      "3a5c0e8040 4c JS:*hotLoop /tmp/hot.js:3:17\n"
+      "0x3a5c0e8100 0x20 py::work:/tmp/w.py\n"
+      "garbage\n"
+      "3a5c0e9000 0 empty range\n"
+      "3a5c0e9000 zz not hex\n"
+      "3a5c0ea000 10 crlf\r\n");
+  EXPECT_EQ(map.size(), 3u);
+  ASSERT_NE(map.lookup(0x3a5c0e8040), nullptr);
+  EXPECT_EQ(*map.lookup(0x3a5c0e8040), "JS:*hotLoop /tmp/hot.js:3:17");
+  EXPECT_EQ(*map.lookup(0x3a5c0e8040 + 0x4b), "JS:*hotLoop /tmp/hot.js:3:17");
+  EXPECT_EQ(map.lookup(0x3a5c0e8040 + 0x4c), nullptr);
+  EXPECT_EQ(map.lookup(0x3a5c0e803f), nullptr);
+  EXPECT_EQ(*map.lookup(0x3a5c0e811f), "py::work:/tmp/w.py");
+  EXPECT_EQ(*map.lookup(0x3a5c0ea000), "crlf");
+}
+
+TEST(JitMap, LaterLinesWinWhereCodeWasReplaced) {
+  // The JIT freed "old" and put "new" in part of its memory; a long entry
+  // that starts far before an address still covers it.
+  JitMap map("1000 100 old\n1040 10 new\n800 1000 outer\n");
+  EXPECT_EQ(*map.lookup(0x1000), "outer");  // the last line covering it
+  JitMap ordered("800 1000 outer\n1000 100 old\n1040 10 new\n");
+  EXPECT_EQ(*ordered.lookup(0x1045), "new");
+  EXPECT_EQ(*ordered.lookup(0x1050), "old");
+  EXPECT_EQ(*ordered.lookup(0x1200), "outer");
+  EXPECT_EQ(ordered.lookup(0x1800), nullptr);
+}
+
+TEST(JitMap, AnonymousCodeIsRecognised) {
+  for (const char* path : {"", "[anon]", "//anon", "[anon:v8]", "[jit]"}) EXPECT_TRUE(is_anonymous_code(path)) << path;
+  for (const char* path : {"[vdso]", "/usr/bin/node", "[heap]"}) EXPECT_FALSE(is_anonymous_code(path)) << path;
+}
+
+class JitDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char name[] = "/tmp/jit_map_test.XXXXXX";
+    ASSERT_NE(mkdtemp(name), nullptr);
+    dir_ = name;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void write(int64_t pid, const std::string& text) { std::ofstream(dir_ + "/" + jit_map_name(pid)) << text; }
+  std::string dir_;
+};
+
+TEST_F(JitDir, NamesSamplesAndCallersInAnonymousCodeOfTheirProcess) {
+  write(41, "7f0000001000 100 JS:*hot\n7f0000002000 100 JS:~caller\n");
+  write(42, "7f0000001000 100 JS:*other\n");
+  format::Profile p;
+  p.pid = 41;
+  p.mappings = {{0x400000, 0x500000, 0, "/usr/bin/node", ""}, {0x7f0000000000, 0x7f0000100000, 0, "[anon]", ""}};
+  const uint64_t hot = 0x7f0000001010, caller = 0x7f0000002020, other = 0x7f0000001020, unlisted = 0x7f0000005000;
+  p.stacks.intern(std::vector<uint64_t>{caller, 0x400100}, false);
+  p.samples = {{0x400010, 1, 0, 0}, {hot, 5, 0, 1}, {other, 2, 42, 0}, {unlisted, 1, 0, 0}};
+  EXPECT_EQ(name_jit_code(&p, {dir_}), 3u);
+  EXPECT_EQ(p.frames.at(hot).front().function, "JS:*hot");
+  EXPECT_EQ(p.frames.at(caller).front().function, "JS:~caller");
+  EXPECT_EQ(p.frames.at(other).front().function, "JS:*other");  // pid 42's map
+  EXPECT_EQ(p.frames.count(unlisted), 0u);
+  EXPECT_EQ(p.frames.count(0x400010), 0u);  // a file's code is the symbolizer's
+  EXPECT_EQ(p.mappings[1].path, kJitObject);
+  EXPECT_EQ(p.mappings[0].path, "/usr/bin/node");
+  // Again (a report of a profile the run named): nothing more to name.
+  EXPECT_EQ(name_jit_code(&p, {dir_}), 0u);
+}
+
+TEST_F(JitDir, CodeUnmappedBeforeTheMapsWereReadGetsJitMappings) {
+  // node frees its code space before exit, where the preload copies its
+  // maps: the samples are in no mapping. Each named run of them between two
+  // mappings becomes one [jit] mapping.
+  write(7, "7f0000001000 100 JS:*a\n7f0000003000 100 JS:*b\n7f0000009000 100 JS:*c\n");
+  format::Profile p;
+  p.pid = 7;
+  p.mappings = {{0x7f0000005000, 0x7f0000006000, 0, "/lib/x.so", ""}};
+  p.samples = {{0x7f0000001000, 1, 0, 0}, {0x7f0000003010, 1, 0, 0}, {0x7f0000009000, 1, 0, 0},
+               {0x7f000000a000, 1, 0, 0}, {format::kKernelAddress, 1, 0, 0}};
+  EXPECT_EQ(name_jit_code(&p, {dir_}), 3u);
+  ASSERT_EQ(p.mappings.size(), 3u);
+  EXPECT_EQ(p.mappings[1], (format::Mapping{0x7f0000001000, 0x7f0000003011, 0, kJitObject, ""}));
+  EXPECT_EQ(p.mappings[2], (format::Mapping{0x7f0000009000, 0x7f0000009001, 0, kJitObject, ""}));
+  EXPECT_EQ(p.frames.at(0x7f0000003010).front().function, "JS:*b");
+  EXPECT_EQ(p.frames.count(0x7f000000a000), 0u);
+}
+
+TEST_F(JitDir, AMapInTmpOlderThanTheProfileIsAnotherProcesses) {
+  const int64_t pid = 0x7ffffff0 - getpid();  // not a running pid's map
+  const std::string path = "/tmp/" + jit_map_name(pid);
+  std::ofstream(path) << "1000 100 stale\n";
+  format::Profile p;
+  p.pid = pid;
+  p.mappings = {{0x1000, 0x2000, 0, "", ""}};
+  p.samples = {{0x1010, 1, 0, 0}};
+  p.time_nanos = (static_cast<int64_t>(time(nullptr)) + 3600) * 1'000'000'000;  // began after it was written
+  EXPECT_EQ(name_jit_code(&p, {"/tmp"}), 0u);
+  p.time_nanos = (static_cast<int64_t>(time(nullptr)) - 3600) * 1'000'000'000;
+  EXPECT_EQ(name_jit_code(&p, {"/tmp"}), 1u);
+  EXPECT_EQ(p.frames.at(0x1010).front().function, "stale");
+  // keep_jit_map copies it whole into a run's directory.
+  std::string problem;
+  EXPECT_TRUE(keep_jit_map(pid, dir_, &problem)) << problem;
+  std::ifstream copy(dir_ + "/" + jit_map_name(pid));
+  std::string line;
+  EXPECT_TRUE(std::getline(copy, line));
+  EXPECT_EQ(line, "1000 100 stale");
+  std::filesystem::remove(path);
+  EXPECT_TRUE(keep_jit_map(pid, dir_ + "/none", &problem));  // no map: nothing to do
+}
+
+}  // namespace
+}  // namespace profiling::report

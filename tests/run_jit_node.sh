@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# JIT code named from its perf-PID.map (issue 23, report/jit_map.h): node
+# --perf-basic-prof on a script whose CPU is nearly all in one JavaScript
+# function, hotLoop. The run names it in its pprof file; the map is copied
+# into the output directory, so a profile written without names
+# (--no-symbolize) is named from the copy when reported later, /tmp's map
+# gone. hotLoop must hold the majority of the samples (perf, on the same
+# script, puts ~95 % in JS:*hotLoop; the rest is node's start-up and its
+# compiler threads).
+# Usage: run_jit_node.sh PROFIL [RUN OPTION...] (--inside, --outside)
+set -euo pipefail
+profil=$1
+shift
+command -v node > /dev/null || { echo "no node (nodejs, scripts/install-deps.sh)"; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cat > "$dir/hot.js" <<'JS'
+// About a second of CPU in hotLoop, whatever the machine: it runs until
+// that much process CPU time has passed.
+function hotLoop(n) {
+  let s = 0;
+  for (let i = 0; i < n; i++) s = (s * 31 + (i ^ (s >>> 7))) | 0;
+  return s;
+}
+const start = process.cpuUsage();
+let total = 0;
+while (true) {
+  total ^= hotLoop(2e6);
+  const used = process.cpuUsage(start);
+  if (used.user + used.system > 1.0e6) break;
+}
+console.log(total);
+JS
+# share FILE: "<hotLoop samples> <all samples>" of a report in CSV.
+share() {
+  "$profil" report --format csv "$1" > "$dir/csv"
+  awk -F, 'NR > 1 { n += $1; if ($0 ~ /hotLoop/) h += $1 } END { print h + 0, n + 0 }' "$dir/csv"
+}
+check() {  # what, hot, all
+  echo "$1: hotLoop $2 of $3 samples"
+  [ "$3" -ge 200 ] || { echo "too few samples"; cat "$dir/csv"; exit 1; }
+  [ $(($2 * 2)) -gt "$3" ] || { echo "hotLoop does not hold the majority"; head -5 "$dir/csv"; exit 1; }
+}
+
+"$profil" run "$@" --hz 1000 -o "$dir/named" -- node --perf-basic-prof "$dir/hot.js" > /dev/null 2> "$dir/err" ||
+  { cat "$dir/err"; exit 1; }
+pid=$(ls "$dir/named" | sed -n 's/^perf-\([0-9]*\)\.map$/\1/p' | head -1)
+[ -n "$pid" ] || { echo "no perf-PID.map kept in the output directory:"; ls "$dir/named"; exit 1; }
+read -r hot all < <(share "$dir/named/node.$pid.pb.gz")
+check "named by the run" "$hot" "$all"
+grep -q '\[jit\]' "$dir/csv" || { echo "the JIT's code is not the object [jit]"; head -5 "$dir/csv"; exit 1; }
+rm -f "/tmp/perf-$pid.map"
+
+"$profil" run "$@" --no-symbolize --hz 1000 -o "$dir/later" -- node --perf-basic-prof "$dir/hot.js" > /dev/null 2> "$dir/err" ||
+  { cat "$dir/err"; exit 1; }
+pid=$(ls "$dir/later" | sed -n 's/^perf-\([0-9]*\)\.map$/\1/p' | head -1)
+[ -n "$pid" ] || { echo "no perf-PID.map kept with --no-symbolize"; ls "$dir/later"; exit 1; }
+rm -f "/tmp/perf-$pid.map"
+read -r hot all < <(share "$dir/later/node.$pid.pb.gz")
+check "named at the report from the kept map" "$hot" "$all"
