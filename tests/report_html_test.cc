@@ -381,15 +381,21 @@ constexpr const char* kDiffDriver = R"(<script>
   var names=JSON.parse(document.getElementById('flame-graph-data').textContent).names;
   function path(g){ var p=[]; for(var a=d3.select(g).datum();a;a=a.parent) p.unshift(names[a.data.n]); return p.join(';'); }
   function find(p){ var f=null; graph.querySelectorAll('svg g.frame').forEach(function(g){ if(path(g)===p) f=g; }); return f; }
+  function frames(kind){
+    graph.querySelectorAll('svg g.frame').forEach(function(g){
+      var d=d3.select(g).datum();
+      log(kind,path(g),g.querySelector('rect').getAttribute('fill'),d.data.v,d.data.b,('d' in d.data)?d.data.d:'');
+    });
+  }
   var steps=[
     function(){ log('ready',graph.getAttribute('data-ready'),graph.getAttribute('data-differential'));
-                graph.querySelectorAll('svg g.frame').forEach(function(g){
-                  var d=d3.select(g).datum();
-                  log('frame',path(g),g.querySelector('rect').getAttribute('fill'),d.data.v,d.data.b,('d' in d.data)?d.data.d:'');
-                });
+                frames('frame');
                 find('all;main;hot_outer;hot_inner').dispatchEvent(new MouseEvent('mouseover',{bubbles:true,clientX:200,clientY:100})); },
     function(){ var tip=document.querySelector('.d3-flame-graph-tip');
-                log('tooltip',tip?tip.textContent.replace(/\n/g,'|'):''); }
+                log('tooltip',tip?tip.textContent.replace(/\n/g,'|'):'');
+                find('all;main;hot_outer;hot_inner').dispatchEvent(new MouseEvent('mouseout',{bubbles:true}));
+                document.getElementById('flame-graph-shape').click(); },
+    function(){ log('shape',graph.getAttribute('data-shape')); frames('base'); }
   ];
 )";
 
@@ -399,10 +405,12 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
   const std::string fixture = build_ + "/tests/report_fixtures/report_fixture_pie";
   const std::string base = dir_ + "/base.profraw", changed = dir_ + "/new.profraw", html = dir_ + "/diff.html";
   int status = 0;
-  // hot_inner grows (49 % -> 67 % of the samples), local_helper shrinks
-  // (24 % -> 3 %), fixture_library_work is new, hot_outer's own 300 stay.
+  // hot_inner grows (45 % -> 67 % of the samples), local_helper shrinks
+  // (23 % -> 3 %) and loses its call of hot_inner, fixture_library_work is
+  // new, hot_outer's own 300 stay.
   capture(build_ + "/bin/report_make_profile " + base + " " + fixture +
-              " 'hot_inner<-hot_outer<-main=600' 'hot_outer<-main=300' 'local_helper<-main=300' main=30",
+              " 'hot_inner<-hot_outer<-main=600' 'hot_outer<-main=300' 'local_helper<-main=300'"
+              " 'hot_inner<-local_helper<-main=100' main=30",
           &status);
   ASSERT_EQ(status, 0);
   capture(build_ + "/bin/report_make_profile " + changed + " " + fixture +
@@ -427,22 +435,25 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
   std::string seen;
   for (const std::string& line : driven) seen += line + "\n";
   SCOPED_TRACE("what the driver saw:\n" + seen);
-  std::map<std::string, std::vector<std::string>> frames, lines;
+  std::map<std::string, std::vector<std::string>> frames, base_frames, lines;
   for (const std::string& line : driven) {
     std::vector<std::string> f = split(line, '\t');
     ASSERT_FALSE(f.empty());
     EXPECT_NE(f[0], "error") << line;
     if (f[0] == "frame" && f.size() >= 5)
       frames[f[1]] = f;
+    else if (f[0] == "base" && f.size() >= 5)
+      base_frames[f[1]] = f;
     else
       lines[f[0]] = f;
   }
   ASSERT_EQ(lines["ready"].size(), 3u);
   EXPECT_EQ(lines["ready"][1], "1");
   EXPECT_EQ(lines["ready"][2], "1");
-  // The new profile's shape: its six paths, local_helper's base-only
-  // samples not drawn apart.
+  // The new profile's shape: its six paths, not the base's
+  // local_helper -> hot_inner.
   EXPECT_EQ(frames.size(), 6u);
+  EXPECT_FALSE(frames.count("all;main;local_helper;hot_inner"));
   auto rgb = [](const std::string& fill) {
     std::smatch m;
     std::array<int, 3> c{-1, -1, -1};
@@ -457,10 +468,12 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
     if (c[2] > c[0] && c[0] == c[1]) return "blue";
     return "other";
   };
-  auto expect_colour = [&](const std::string& path, const std::string& what) {
-    ASSERT_TRUE(frames.count(path)) << path;
-    EXPECT_EQ(colour_of(rgb(frames[path][2])), what) << path << ": " << frames[path][2];
+  auto expect_colour_in = [&](std::map<std::string, std::vector<std::string>>& drawn, const std::string& path,
+                              const std::string& what) {
+    ASSERT_TRUE(drawn.count(path)) << path;
+    EXPECT_EQ(colour_of(rgb(drawn[path][2])), what) << path << ": " << drawn[path][2];
   };
+  auto expect_colour = [&](const std::string& path, const std::string& what) { expect_colour_in(frames, path, what); };
   expect_colour("all;main;hot_outer;hot_inner", "red");
   expect_colour("all;main;hot_outer", "red");
   expect_colour("all;main;local_helper", "blue");
@@ -470,9 +483,17 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
   EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][4], "600");
   // Hover: both sides and the verdict.
   ASSERT_EQ(lines["tooltip"].size(), 2u);
-  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 48.78 %|change: +18.64 points of share"), std::string::npos)
+  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 45.11 %|change: +22.30 points of share"), std::string::npos)
       << lines["tooltip"][1];
   EXPECT_NE(lines["tooltip"][1].find(", changed"), std::string::npos) << lines["tooltip"][1];
+  // The base's shape: the lost path drawn, blue; the new function gone.
+  ASSERT_EQ(lines["shape"].size(), 2u);
+  EXPECT_EQ(lines["shape"][1], "base");
+  EXPECT_EQ(base_frames.size(), 6u);
+  expect_colour_in(base_frames, "all;main;local_helper;hot_inner", "blue");
+  expect_colour_in(base_frames, "all;main;local_helper", "blue");
+  expect_colour_in(base_frames, "all;main;hot_outer;hot_inner", "red");
+  EXPECT_FALSE(base_frames.count("all;main;fixture_library_work"));
   // The rows' table is there.
   EXPECT_NE(dom.find("<th>q (seconds)</th>"), std::string::npos);
 }

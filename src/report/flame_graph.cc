@@ -89,11 +89,11 @@ std::string FlameGraph::json(uint64_t total) const {
   const uint64_t base_total = nodes_[0].base;
   if (differential_) {
     out += fmt::format("\"base_total\":{},", base_total);
-    // The drawn nodes but the root (100 % on both sides) are the tests.
+    // Every node but the root (100 % on both sides) is a test.
     std::vector<size_t> tested;
     std::vector<double> p;
     for (size_t i = 1; i < nodes_.size(); ++i) {
-      if (!nodes_[i].total) continue;
+      if (!nodes_[i].total && !nodes_[i].base) continue;
       double z;
       tested.push_back(i);
       p.push_back(diff_test(nodes_[i].base, base_total, nodes_[i].total, total, &z));
@@ -128,8 +128,7 @@ std::string FlameGraph::json(uint64_t total) const {
     }
     out += ",\"c\":[";
     Pending p;
-    for (const auto& [key, child] : node.children)
-      if (nodes_[child].total) p.children.push_back(child);  // a base-only path is not drawn
+    for (const auto& [key, child] : node.children) p.children.push_back(child);
     std::stable_sort(p.children.begin(), p.children.end(), [this](uint32_t a, uint32_t b) {
       const Node &x = nodes_[a], &y = nodes_[b];
       if (names_[x.name] != names_[y.name]) return names_[x.name] < names_[y.name];
@@ -315,7 +314,20 @@ constexpr const char* kFlameGraphScript = R"(
     });
   // Red grew, blue shrank, more saturated the larger the change against
   // the frame's samples; grey within the noise (no "d"); orange: new.
-  if(differential){ chart.setColorMapper(flamegraph.colorMapper.differentialColorMapper); el.setAttribute('data-differential','1'); }
+  // The shape button redraws the base's stacks (widths from "b"), where
+  // the paths the new profile lost are (blue): Gregg's negated graph.
+  var shape=document.getElementById('flame-graph-shape');
+  if(differential){
+    chart.setColorMapper(flamegraph.colorMapper.differentialColorMapper);
+    chart.getValue(function(d){ return el.getAttribute('data-shape')==='base'?(d.b||0):d.v; });
+    el.setAttribute('data-differential','1'); el.setAttribute('data-shape','new');
+    shape.addEventListener('click',function(){
+      var base=el.getAttribute('data-shape')!=='base';
+      el.setAttribute('data-shape',base?'base':'new');
+      shape.textContent=base?'Shape: the new stacks':'Shape: the base stacks';
+      chart.update(data.tree);
+    });
+  }
   d3.select(el).datum(data.tree).call(chart);
   el.setAttribute('data-orientation','icicle');
   var search=document.getElementById('flame-graph-search');
@@ -348,7 +360,9 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
          "aria-label=\"search functions\">"
          "<span id=\"flame-graph-matches\"></span>"
          "<button id=\"flame-graph-reset\" type=\"button\">Reset zoom</button>"
-         "<button id=\"flame-graph-toggle\" type=\"button\">Flame: root at the bottom</button></div>\n";
+         "<button id=\"flame-graph-toggle\" type=\"button\">Flame: root at the bottom</button>";
+  if (graph.differential()) out += "<button id=\"flame-graph-shape\" type=\"button\">Shape: the base stacks</button>";
+  out += "</div>\n";
   out += "<div id=\"flame-graph\"></div>\n<div id=\"flame-graph-details\"></div>\n";
   out += "<p>Each frame's width is its total samples: itself and what it called there. Click a frame to zoom, "
          "hover for its self and total samples with their 95 % intervals; search highlights the functions "
@@ -358,7 +372,8 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
            "since the base: <span style=\"color:#c00\">red</span> grew, <span style=\"color:#00c\">blue</span> "
            "shrank, the deeper the larger the change against the frame's samples; grey frames are within the "
            "sampling noise (Fisher's exact or z test, false discovery rate 5 % across the frames); orange frames are "
-           "new. Paths only in the base are not drawn: their loss shows on their callers.</p>\n";
+           "new. The shape button draws the base's stacks instead, with the same colours: there the paths the new "
+           "profile lost are (blue).</p>\n";
   out += "<script type=\"application/json\" id=\"flame-graph-data\">" + graph.json(total) + "</script>\n";
   // On lines of its own, so that a reader (or a golden test) can tell the
   // library from the page.

@@ -56,8 +56,8 @@ class FlameGraph {
   // "d": its change, new less base scaled to the new total (Gregg's
   // difffolded.pl -n), which d3-flame-graph's differentialColorMapper
   // paints red (grew) or blue (shrank); a node within the noise gets no
-  // "d" and stays grey. Nodes only in the base (new 0) are left out: the
-  // graph has the new profile's shape, their loss shows on their parent.
+  // "d" and stays grey. Nodes only in the base have "v":0: the page draws
+  // the new profile's shape, or the base's ("b") at its shape button.
   std::string json(uint64_t total) const;
 
  private:

@@ -103,7 +103,7 @@ TEST(FlameGraph, DeepStacksNeedNoRecursion) {
 
 // profil diff's graph: the new stacks' shape, each node with its base
 // samples; a change beyond the noise carries "d" (new less base scaled to
-// the new total), a change within it none, a base-only path is not drawn.
+// the new total), a change within it none, a base-only path has "v":0.
 TEST(FlameGraph, DifferentialMarksOnlyChangesBeyondTheNoise) {
   FlameGraph graph;
   graph.add(stack({"main", "grew"}), 600);
@@ -127,10 +127,11 @@ TEST(FlameGraph, DifferentialMarksOnlyChangesBeyondTheNoise) {
   // grew: 40 % -> 60 % of the samples; 600 - 200 x 2 = 200.
   EXPECT_NE(node("grew").find("\"b\":200"), std::string::npos) << json;
   EXPECT_NE(node("grew").find("\"d\":200"), std::string::npos) << json;
-  // same: 41 % -> 40 %, noise: no "d"; gone: not drawn.
+  // same: 41 % -> 40 %, noise: no "d"; gone: 19 % -> 0, only in the base.
   EXPECT_NE(node("same").find("\"b\":205"), std::string::npos) << json;
   EXPECT_EQ(node("same").find("\"d\""), std::string::npos) << json;
-  EXPECT_EQ(node("gone"), "") << json;
+  EXPECT_NE(node("gone").find("\"v\":0,\"b\":95"), std::string::npos) << json;
+  EXPECT_NE(node("gone").find("\"d\":-190"), std::string::npos) << json;
   // A graph of one profile has none of these fields.
   FlameGraph plain;
   plain.add(stack({"main"}), 3);
