@@ -110,13 +110,19 @@ profil_cpu() {
   [ -e "${files[0]}" ] || { echo "0 0"; return; }
   local s
   s=$("$profil" report --format json "${files[@]}" 2>/dev/null | grep -o '"cpu_seconds":[0-9.]*' | head -n 1 | cut -d: -f2)
+  # The [unsampled: ...] rows (each ended thread's time after its last
+  # sample, from the kernel's count at its exit): in cpu_seconds, not samples.
+  local u
+  u=$("$profil" report --format folded "${files[@]}" 2>/dev/null |
+    awk -v p="$period" '/^\[unsampled: / { n += $NF } END { printf "%.3f", n * p / 1e9 }')
+  s=$(echo "${s:-0} - $u" | bc -l)
   # Processes: a file each, and those summed in small.<pid>.pb.gz (said in
   # the run's line).
   local own shared
   own=$(ls "$1" | grep -c '\.pb\.gz$' | awk '{ print $1 }')
   shared=$(grep -o '([0-9]* processes of under' "$2" | grep -o '[0-9]*' | head -n 1)
   [ -n "$shared" ] && own=$((own - 1 + shared))
-  echo "${s:-0} $own"
+  echo "${s:-0} $own ${u:-0}"
   if [ "${SAME_RUN_DETAIL:-0}" = 1 ]; then
     for f in "${files[@]}"; do
       printf '   profil %-24s %8.3f s\n' "$(basename "$f" .pb.gz)" \
@@ -125,8 +131,8 @@ profil_cpu() {
   fi
 }
 
-printf '%-9s %7s %7s %7s %8s %8s %8s %6s %6s %6s %8s  %s\n' workload "used s" "perf s" "profil" "/perf" "/used" "perf/used" "procs" "perf" \
-  "used2 s" "perf-t/used2" load
+printf '%-9s %7s %7s %7s %8s %8s %8s %6s %6s %6s %8s %8s %8s  %s\n' workload "used s" "perf s" "profil" "/perf" "/used" "perf/used" "procs" "perf" \
+  "used2 s" "perf-t/used2" "+unsamp" "all/used" load
 # same_run NAME COMMAND...: the two runs of COMMAND; $before, when set,
 # names a function run in the background beside each (a server's client).
 before=
@@ -158,12 +164,13 @@ same_run() {
   used2=$(awk '/^same_run_cpu/ { print $2 }' "$d/stderr2")
   local pa pap r rp used
   read -r pa pap < <(perf_cpu "$d/perf.data" "$perf_pid" perf)
-  read -r r rp < <(profil_cpu "$d/prof" "$d/stderr")
+  local ru
+  read -r r rp ru < <(profil_cpu "$d/prof" "$d/stderr")
   used=$(awk '/^same_run_cpu/ { print $2 }' "$d/stderr")
   ratio() { echo "$1 / $2" | bc -l 2>/dev/null || echo 0; }
-  printf '%-9s %7.3f %7.3f %7.3f %8.3f %8.3f %8.3f %6s %6s %6.3f %8.3f  %s\n' "$name" "${used:-0}" "$pa" "$r" \
+  printf '%-9s %7.3f %7.3f %7.3f %8.3f %8.3f %8.3f %6s %6s %6.3f %8.3f %8.3f %8.3f  %s\n' "$name" "${used:-0}" "$pa" "$r" \
     "$(ratio "$r" "$pa")" "$(ratio "$r" "${used:-0}")" "$(ratio "$pa" "${used:-0}")" "$rp" "$pap" \
-    "${used2:-0}" "$(ratio "$pt" "${used2:-0}")" "$load"
+    "${used2:-0}" "$(ratio "$pt" "${used2:-0}")" "$ru" "$(ratio "$(echo "$r + $ru" | bc -l)" "${used:-0}")" "$load"
   if [ "${SAME_RUN_DETAIL:-0}" = 1 ]; then
     grep '^profil:' "$d/stderr" | head -n 5 | sed 's/^/   /' >&2
   fi

@@ -273,6 +273,51 @@ TEST(Outside, ExecGivesEachImageItsProfile) {
   EXPECT_NE(r.err.find("then exec'd"), std::string::npos) << r.err;
 }
 
+// Children shorter than a sampling period: per-task sampling takes no
+// sample of most of them (each inherits a fresh period, perf_event_open(2)
+// "inherit"), and from outside their time is the kernel's count at their
+// exit (inherit_stat's READ records), in the profiles as [unsampled:
+// counted at thread exit, not sampled]. Not statistical: the counts are
+// the kernel's, in whole periods carried over the run's processes. They
+// hold less than getrusage says of the children (0.75-0.80 of it here:
+// fork and exit work outside the events' counts), where samples alone
+// held 0.02-0.08.
+TEST(Outside, ChildrenShorterThanAPeriodAreAccountedFor) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "--outside", "--hz", "200", "-o", dir.path().string(), "--",
+                        bin("outside_target"), "children", "200"},
+                       dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto parent = fact(r.out, "pid");
+  const auto children = fact(r.out, "children");
+  ASSERT_TRUE(parent.has_value() && children.has_value()) << r.out;
+  // The children's profiles: every file but the parent's own.
+  const std::string parent_file = "outside_target." + std::to_string(static_cast<int>(*parent)) + ".pb.gz";
+  uint64_t samples = 0, ended = 0, period_ns = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    const std::string name = entry.path().filename().string();
+    if (!name.ends_with(".pb.gz") || name == parent_file) continue;
+    const auto profile = format::decode_pprof(format::read_file(entry.path().string()));
+    period_ns = profile.period_ns;
+    for (const auto& s : profile.samples) {
+      const auto* frames = profile.frames_for(s.address);
+      if (frames == nullptr || !frames->front().function.starts_with("[unsampled: ")) {
+        samples += s.count;
+        continue;
+      }
+      EXPECT_EQ(frames->front().function, "[unsampled: counted at thread exit, not sampled]");
+      ended += s.count;
+    }
+  }
+  ASSERT_EQ(period_ns, 5'000'000u) << r.err;
+  const double accounted = static_cast<double>((samples + ended) * period_ns) * 1e-9;
+  // 200 children of 0.5 ms of spin_work each, with their fork and exit.
+  EXPECT_GT(*children, 0.1) << r.out;
+  EXPECT_GT(ended, 3 * samples) << r.err;
+  EXPECT_GE(accounted, 0.5 * *children) << samples << " samples, " << ended << " unsampled; " << r.out << r.err;
+  EXPECT_LE(accounted, 1.1 * *children + 0.005) << samples << " samples, " << ended << " unsampled; " << r.out << r.err;
+}
+
 // A pure-Go program (outside_progs/goprog, built by tests/outside.cmake
 // with Debian's go): static, Go's own runtime and threads, and no
 // .eh_frame (Go writes only a compressed .debug_frame), so its stacks are
@@ -304,7 +349,7 @@ TEST(Outside, GoProgramIsSampledFromOutside) {
   // from rbp, main.main's frame, straight to main.main's caller.
   TempDir logs;
   std::istringstream lines(run({bin("profil"), "report", "--format", "folded", file.string()}, logs.path()).out);
-  uint64_t total = 0, hot = 0, reach_main = 0;
+  uint64_t total = 0, hot = 0, reach_main = 0, reach_root = 0;
   for (std::string line; std::getline(lines, line);) {
     const size_t space = line.rfind(' ');
     if (space == std::string::npos) continue;
@@ -315,6 +360,14 @@ TEST(Outside, GoProgramIsSampledFromOutside) {
     // Go's preemption signal).
     if (stack.find(";main.hotLoop") != std::string::npos || stack.starts_with("main.hotLoop")) hot += n;
     if (stack.find(";runtime.main;") != std::string::npos || stack.starts_with("runtime.main;")) reach_main += n;
+    // A Go thread's or goroutine's outermost frames: the program's start,
+    // a thread's (mstart), a goroutine's (goexit under runtime.main or any
+    // other goroutine's function).
+    for (const char* root : {"runtime.rt0_go.abi0;", "runtime.mstart.abi0;", "runtime.goexit.abi0;", "runtime.main;"})
+      if (stack.find(root) != std::string::npos) {
+        reach_root += n;
+        break;
+      }
   }
   EXPECT_EQ(total, c.samples);
   const double n = static_cast<double>(total);
@@ -325,10 +378,14 @@ TEST(Outside, GoProgramIsSampledFromOutside) {
   // once in 30,000).
   const double floor_share = 0.9 - 4 * std::sqrt(0.9 * 0.1 / n);
   EXPECT_GE(static_cast<double>(hot), floor_share * n) << "main.hotLoop " << hot << " of " << total;
-  // Stacks walked to the main goroutine's root (frame pointers through
-  // Go's runtime.main) in 95 % of the samples, as issue 21 asks of stacks;
-  // the rest are Go's start-up and its sysmon thread (runtime.mstart).
-  EXPECT_GE(static_cast<double>(reach_main), 0.95 * n) << "stacks through runtime.main: " << reach_main << " of " << total;
+  // Stacks walked to a root (frame pointers through Go's runtime) in 95 %
+  // of the samples, as issue 21 asks of stacks. Not all through
+  // runtime.main: Go's start-up and its sysmon thread (runtime.mstart)
+  // take more samples on a busy machine (sysmon's wake-ups: 10 of 602 at
+  // load 10, where runtime.main had 93 %).
+  EXPECT_GE(static_cast<double>(reach_root), 0.95 * n) << "stacks to a root: " << reach_root << " of " << total;
+  // hotLoop's samples, nearly all, through runtime.main.
+  EXPECT_GE(static_cast<double>(reach_main), floor_share * n) << "through runtime.main: " << reach_main << " of " << total;
 }
 
 }  // namespace

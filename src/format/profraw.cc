@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <iterator>
 
 #include "format/format_error.h"
 
@@ -242,7 +243,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   offset += header.maps_length;
   for (uint32_t i = 0; i < header.unsampled_count; ++i, offset += sizeof(profraw::Unsampled)) {
     const auto record = load<profraw::Unsampled>(bytes, offset);
-    if (record.cause < 1 || record.cause > 6)
+    if (record.cause < 1 || record.cause > 7)
       throw FormatError("bad profraw unsampled cause " + std::to_string(record.cause));
     if (record.cpu_ns != 0) data.unsampled.push_back(record);
   }
@@ -284,16 +285,27 @@ const char* unsampled_cause_name(uint32_t cause) {
     case profraw::UnsampledCause::between_ticks: return "ran between kernel ticks";
     case profraw::UnsampledCause::ring_full: return "ring buffer full";
     case profraw::UnsampledCause::in_kernel: return "in the kernel since its last sample";
+    case profraw::UnsampledCause::ended_within_period: return "counted at thread exit, not sampled";
   }
   return "";
 }
 
-void add_unsampled_rows(const ProfrawData& data, Profile* profile) {
+void add_unsampled_rows(const ProfrawData& data, Profile* profile, UnsampledCarry* carry) {
   if (profile->period_ns == 0) return;
   for (const profraw::Unsampled& record : data.unsampled) {
-    // Rounded, in a way no cpu_ns (a corrupt file's) can wrap.
-    const uint64_t count = record.cpu_ns / profile->period_ns +
-                           (record.cpu_ns % profile->period_ns >= profile->period_ns - profile->period_ns / 2);
+    // Rounded, in a way no cpu_ns (a corrupt file's) can wrap; or the
+    // rest carried (a cause the reader checked: below std::size(carry->ns)).
+    uint64_t count;
+    if (carry != nullptr && record.cause < std::size(carry->ns)) {
+      uint64_t& rest = carry->ns[record.cause];
+      count = record.cpu_ns / profile->period_ns;
+      rest += record.cpu_ns % profile->period_ns;
+      count += rest / profile->period_ns;
+      rest %= profile->period_ns;
+    } else {
+      count = record.cpu_ns / profile->period_ns +
+              (record.cpu_ns % profile->period_ns >= profile->period_ns - profile->period_ns / 2);
+    }
     if (count == 0) continue;
     const uint64_t address = unsampled_address(record.cause);
     auto at = std::lower_bound(profile->samples.begin(), profile->samples.end(), address,

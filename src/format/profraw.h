@@ -116,6 +116,13 @@ enum class UnsampledCause : uint32_t {
   between_ticks = 4,      // a CPU-time timer the kernel had not checked since (cpu clock)
   ring_full = 5,          // the perf ring buffer was full (PERF_RECORD_LOST)
   in_kernel = 6,          // a perf clock: in the kernel since the thread's last sample (user mode is sampled)
+  // From outside: an ended thread's CPU time as the kernel counted it at
+  // its exit (PERF_RECORD_READ), less what its samples took: the part of a
+  // period after its last sample (all of a process shorter than a
+  // period), and what the kernel's sampling missed (a process that forks
+  // and waits many times: the kernel swaps the parent's and child's event
+  // contexts at each switch between them, perf_event_context_sched_out).
+  ended_within_period = 7,
 };
 
 // CPU time of some threads that no sample caught, beyond the noise.
@@ -211,7 +218,16 @@ struct ProfrawData {
 // unsampled_address(cause), named "[unsampled: <cause>]" in
 // profile->frames, counting cpu_ns in periods (rounded). No mapping holds
 // those addresses, so they reach pprof as locations without a mapping.
-void add_unsampled_rows(const ProfrawData& data, Profile* profile);
+//
+// With a carry, the part of a period left over is carried, per cause, to
+// the next profile instead of rounded: a run of a thousand processes each
+// 0.4 periods short of sampled (their threads' time after their last
+// sample, from outside) counts 400 periods over them, where rounding each
+// would count none.
+struct UnsampledCarry {
+  uint64_t ns[8] = {};  // by cause
+};
+void add_unsampled_rows(const ProfrawData& data, Profile* profile, UnsampledCarry* carry = nullptr);
 
 // The well-formed records of a ledger, in the order they were appended;
 // a record that is not one (a torn write, foreign bytes) is skipped, a

@@ -256,6 +256,32 @@ TEST(Profraw, UnsampledRecordsBecomeNamedRowsWithoutMapping) {
   EXPECT_THROW(read_profraw(bad), FormatError);
 }
 
+// Carried, the parts of a period add up over profiles instead of each
+// rounding to nothing.
+TEST(Profraw, UnsampledTimeIsCarriedOverProfiles) {
+  UnsampledCarry carry;
+  uint64_t carried = 0, rounded = 0;
+  for (int i = 0; i < 10; ++i) {
+    ProfrawData data;
+    profraw::Unsampled u{};
+    u.cause = static_cast<uint32_t>(profraw::UnsampledCause::ended_within_period);
+    u.cpu_ns = 400'000;  // 0.4 of a 1 ms period
+    data.unsampled.push_back(u);
+    Profile with_carry, alone;
+    with_carry.period_ns = alone.period_ns = 1'000'000;
+    add_unsampled_rows(data, &with_carry, &carry);
+    add_unsampled_rows(data, &alone);
+    carried += with_carry.total_count();
+    rounded += alone.total_count();
+    if (with_carry.total_count() != 0) {
+      EXPECT_EQ(with_carry.frames_for(unsampled_address(u.cause))->front().function,
+                "[unsampled: counted at thread exit, not sampled]");
+    }
+  }
+  EXPECT_EQ(carried, 4u);  // 4 ms in 1 ms periods
+  EXPECT_EQ(rounded, 0u);
+}
+
 TEST(Profraw, EveryTruncationIsAnError) {
   const std::string bytes = make_raw("/usr/bin/prog", {{0x55d0c0a01010, 7}}, kMaps);
   for (size_t n = 0; n < bytes.size(); ++n)

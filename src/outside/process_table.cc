@@ -36,6 +36,9 @@ struct ProcessTable::Image {
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> counts;  // (leaf, stack) -> samples
   uint64_t count = 0;
   uint64_t lost = 0;
+  // Threads that ended in this image, and the CPU time their samples did
+  // not take (ThreadTime).
+  format::profraw::Unsampled ended_within_period{};
 };
 
 namespace {
@@ -271,7 +274,35 @@ void ProcessTable::on_exit(const perf::Task& t) {
 
 void ProcessTable::on_lost(const perf::Lost& l) {
   lost_ += l.lost;
+  threads_[l.who.tid].periods += l.lost;  // already said as ring_full time
   if (Image* image = image_at(static_cast<pid_t>(l.who.pid), l.who.time)) image->lost += l.lost;
+}
+
+void ProcessTable::on_read(const perf::Read& r) {
+  ThreadTime& thread = threads_[r.tid];
+  thread.read_ns += r.value;
+  thread.pid = static_cast<pid_t>(r.pid);
+  thread.exit_time = std::max(thread.exit_time, r.who.time);
+  thread.ended = true;
+}
+
+void ProcessTable::settle_ended_threads() {
+  for (auto it = threads_.begin(); it != threads_.end();) {
+    const ThreadTime& thread = it->second;
+    if (!thread.ended) {
+      ++it;
+      continue;
+    }
+    const uint64_t sampled = thread.periods * options_.period_ns;
+    Image* image = image_at(thread.pid, thread.exit_time);
+    if (image != nullptr && thread.read_ns > sampled) {
+      format::profraw::Unsampled& u = image->ended_within_period;
+      if (u.threads < std::size(u.tids)) u.tids[u.threads] = static_cast<int32_t>(it->first);
+      ++u.threads;
+      u.cpu_ns += thread.read_ns - sampled;
+    }
+    it = threads_.erase(it);
+  }
 }
 
 void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
@@ -282,6 +313,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
     ++unknown_samples_;
     return;
   }
+  ++threads_[s.who.tid].periods;
   if (!options_.stacks) {
     // The PC alone (--no-stacks): no callers, as the inside writes it.
     const uint64_t leaf = kernel ? format::kKernelAddress : s.ip;
@@ -401,18 +433,26 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
     u.cpu_ns = image.lost * options_.period_ns;
     d.unsampled.push_back(u);
   }
+  if (image.ended_within_period.cpu_ns != 0) {
+    image.ended_within_period.cause = static_cast<uint32_t>(
+        options_.kernel_sampled ? format::profraw::UnsampledCause::ended_within_period
+                                : format::profraw::UnsampledCause::in_kernel);
+    d.unsampled.push_back(image.ended_within_period);
+  }
   image.stacks = format::StackTable();
   image.counts.clear();
   image.count = image.lost = 0;
+  image.ended_within_period = {};
   image.window_start = now_ns;
   return p;
 }
 
 std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
+  settle_ended_threads();
   std::vector<ImageProfile> out;
   for (auto& [pid, list] : images_) {
     for (auto& image : list) {
-      if (image->count == 0 && image->lost == 0 && !final) continue;
+      if (image->count == 0 && image->lost == 0 && image->ended_within_period.cpu_ns == 0 && !final) continue;
       out.push_back(profile_of(pid, *image, now_ns));
     }
     // Ended images are done with, but the last of a pid stays: a sample
@@ -427,6 +467,7 @@ std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
 // Called once every ring has been read past the moment the images ended,
 // so that no sample of theirs is still to come.
 std::vector<ImageProfile> ProcessTable::take_ended(uint64_t now_ns) {
+  settle_ended_threads();
   std::vector<ImageProfile> out;
   for (auto it = images_.begin(); it != images_.end();) {
     auto& list = it->second;

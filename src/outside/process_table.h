@@ -51,6 +51,10 @@ class ProcessTable {
     uint32_t hz = 0;
     uint32_t max_depth = 128;
     bool stacks = true;  // false: samples carry the PC alone
+    // Kernel mode is sampled ([kernel] rows). Else an ended thread's
+    // unsampled time is mostly its time in the kernel (in_kernel), not
+    // the part of a period it ended within.
+    bool kernel_sampled = true;
     // Realtime minus monotonic at start: perf's timestamps (CLOCK_MONOTONIC)
     // to the Unix epoch.
     int64_t realtime_offset_ns = 0;
@@ -62,11 +66,18 @@ class ProcessTable {
   // its mappings from /proc/PID/maps, its name from /proc.
   void add_running(pid_t pid, uint64_t now_ns);
 
+  // Whether the events sample kernel mode (Options::kernel_sampled),
+  // known once they are open.
+  void set_kernel_sampled(bool sampled) { options_.kernel_sampled = sampled; }
+
   void on_mmap(const perf::Mmap& m);
   void on_comm(const perf::Comm& c);
   void on_fork(const perf::Task& t);
   void on_exit(const perf::Task& t);
   void on_lost(const perf::Lost& l);
+  // An ended thread's count on one CPU's event (inherit_stat): what its
+  // samples did not take becomes its image's ended_within_period time.
+  void on_read(const perf::Read& r);
   // kernel: the sample was taken in kernel mode (its user registers and
   // stack are the system call's caller).
   void on_sample(const perf::Sample& s, bool kernel);
@@ -90,6 +101,7 @@ class ProcessTable {
   struct Image;
   Image* current(pid_t pid);
   ImageProfile profile_of(pid_t pid, Image& image, uint64_t now_ns);
+  void settle_ended_threads();
   Image* image_at(pid_t pid, uint64_t time);
   Image& start_image(pid_t pid, uint64_t time, const Image* from);
   void add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset, const std::string& path,
@@ -102,6 +114,19 @@ class ProcessTable {
   std::unordered_map<std::string, std::weak_ptr<const ElfImage>> files_;
   std::shared_ptr<const ElfImage> vdso_;
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
+  // Per thread: the periods its samples (and lost records) took, over all
+  // its process's images, and, once it has ended, its events' counts
+  // (one READ per CPU's event). Settled into the image it ended in at the
+  // next take: a READ is read before the samples of its round
+  // (Sampler::read_round), which a settlement at once would miss.
+  struct ThreadTime {
+    uint64_t periods = 0;
+    uint64_t read_ns = 0;
+    pid_t pid = 0;
+    uint64_t exit_time = 0;
+    bool ended = false;
+  };
+  std::unordered_map<uint32_t, ThreadTime> threads_;
 };
 
 }  // namespace profiling::outside

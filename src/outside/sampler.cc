@@ -101,6 +101,7 @@ std::string Sampler::open_on(pid_t tid, bool before_exec) {
     spec.stack_bytes = options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
   }
   spec.inherit = true;
+  spec.inherit_stat = true;  // each ended thread's count: ProcessTable::on_read
   spec.disabled = before_exec;
   spec.enable_on_exec = before_exec;
   spec.track_tasks = true;
@@ -141,6 +142,7 @@ std::string Sampler::open_on(pid_t tid, bool before_exec) {
     }
     rings_.push_back({cpus_[i], static_cast<int>(fd), map, bytes, perf::RingReader(map, bytes)});
   }
+  table_->set_kernel_sampled(!user_only_);  // before the reader starts: no lock needed
   return "";
 }
 
@@ -281,6 +283,11 @@ void Sampler::read_round() {
       case PERF_RECORD_LOST: {
         perf::Lost l;
         if (perf::parse_lost(format_, r, &l)) table_->on_lost(l);
+        break;
+      }
+      case PERF_RECORD_READ: {
+        perf::Read read;
+        if (perf::parse_read(format_, r, &read)) table_->on_read(read);
         break;
       }
       case PERF_RECORD_THROTTLE: throttled_.fetch_add(1); break;

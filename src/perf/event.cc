@@ -29,6 +29,7 @@ perf_event_attr EventSpec::attr() const {
   a.exclude_hv = 1;
   a.inherit = inherit;
   a.inherit_thread = inherit_thread;
+  a.inherit_stat = inherit_stat;
   a.remove_on_exec = remove_on_exec;
   a.disabled = disabled;
   a.enable_on_exec = enable_on_exec;

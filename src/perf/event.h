@@ -36,6 +36,10 @@ struct EventSpec {
   uint64_t read_format = 0;
   bool inherit = false;         // threads and children created later carry it
   bool inherit_thread = false;  // ...threads only (Linux 5.13)
+  // An inherited event writes a PERF_RECORD_READ with its count into the
+  // ring when its task exits (perf record -s): each ended thread's whole
+  // CPU time, the part of a period no sample took included.
+  bool inherit_stat = false;
   bool remove_on_exec = false;  // gone when the task execs (Linux 5.13)
   bool disabled = false;
   bool enable_on_exec = false;  // counts from the task's next exec on

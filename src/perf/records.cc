@@ -210,6 +210,15 @@ bool parse_lost(const RecordFormat& f, const Record& r, Lost* out) {
   return c.skip(sizeof(perf_event_header)) && c.u64(&out->id) && c.u64(&out->lost);
 }
 
+bool parse_read(const RecordFormat& f, const Record& r, Read* out) {
+  if (r.header.type != PERF_RECORD_READ || f.read_format != 0) return false;
+  *out = Read{};
+  size_t body_end;
+  if (!read_trailer(f, r, &out->who, &body_end)) return false;
+  Cursor c(r.bytes, body_end);
+  return c.skip(sizeof(perf_event_header)) && c.u32(&out->pid) && c.u32(&out->tid) && c.u64(&out->value);
+}
+
 bool parse_throttle(const RecordFormat& f, const Record& r, Throttle* out) {
   if (r.header.type != PERF_RECORD_THROTTLE && r.header.type != PERF_RECORD_UNTHROTTLE) return false;
   *out = Throttle{};

@@ -91,6 +91,15 @@ struct Task {
   SampleId who;
 };
 
+// PERF_RECORD_READ: an inherited event's count when its task exited
+// (attr.inherit_stat; kernel/events/core.c, sync_child_event). value is
+// the count alone: read_format 0 is the only format parsed.
+struct Read {
+  uint32_t pid = 0, tid = 0;
+  uint64_t value = 0;
+  SampleId who;
+};
+
 // PERF_RECORD_LOST: records the kernel could not write (the ring was full).
 struct Lost {
   uint64_t id = 0, lost = 0;
@@ -109,6 +118,7 @@ bool parse_mmap(const RecordFormat& format, const Record& record, Mmap* out);  /
 bool parse_comm(const RecordFormat& format, const Record& record, Comm* out);
 bool parse_task(const RecordFormat& format, const Record& record, Task* out);  // FORK or EXIT
 bool parse_lost(const RecordFormat& format, const Record& record, Lost* out);
+bool parse_read(const RecordFormat& format, const Record& record, Read* out);  // read_format 0 only
 bool parse_throttle(const RecordFormat& format, const Record& record, Throttle* out);
 
 // The sample_id trailer of any record but a sample (whose own fields say

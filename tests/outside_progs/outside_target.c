@@ -9,11 +9,17 @@
  *                           mappings naming profil (before and after)
  *   exec SECONDS            spin SECONDS, then exec itself in spin mode
  *   kill SECONDS            spin SECONDS, print "cpu S", then SIGKILL itself
+ *   children N              fork N children one after another, each burning
+ *                           0.5 ms of CPU in spin_work, then print the CPU
+ *                           the kernel accounted to them and to itself:
+ *                           "pid P children S self S"
  * Built dynamic (outside_target) and static (outside_target_static). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +102,24 @@ int main(int argc, char** argv) {
       if (readlink("/proc/self/exe", self, sizeof self - 1) > 0) execl(self, argv[0], "spin", argv[2], (char*)NULL);
       return 1;
     }
+    return 0;
+  }
+  if (strcmp(mode, "children") == 0) {
+    for (int i = 0; i < (int)seconds; ++i) {
+      const pid_t child = fork();
+      if (child == 0) {
+        spin_work(0.0005);
+        _exit(0);
+      }
+      if (child > 0) waitpid(child, NULL, 0);
+    }
+    struct rusage children, self;
+    getrusage(RUSAGE_CHILDREN, &children);
+    getrusage(RUSAGE_SELF, &self);
+    printf("pid %d children %.6f self %.6f\n", (int)getpid(),
+           children.ru_utime.tv_sec + children.ru_stime.tv_sec +
+               (children.ru_utime.tv_usec + children.ru_stime.tv_usec) * 1e-6,
+           self.ru_utime.tv_sec + self.ru_stime.tv_sec + (self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6);
     return 0;
   }
   if (strcmp(mode, "serve") == 0) {

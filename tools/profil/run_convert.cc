@@ -111,6 +111,9 @@ struct ProfileSinks::State {
   Conversion c;
   std::vector<Small> small;
   size_t warnings_taken = 0;  // the converter's warnings returned by an earlier finish()
+  // The run's unsampled time is counted in whole periods over its
+  // processes, not rounded in each (format/profraw.h).
+  format::UnsampledCarry unsampled_carry;
 
   // A profile whose files could not be written: said of its dump, which
   // is kept, or of the file a profile made in memory was to be.
@@ -171,7 +174,7 @@ void ProfileSinks::add(ProcessProfile profile) {
       if (!profile.raw_path.empty()) fs::remove(profile.raw_path);
       return;
     }
-    format::add_unsampled_rows(data, &data.profile);
+    format::add_unsampled_rows(data, &data.profile, &s.unsampled_carry);
     p.unsampled_counts = data.profile.total_count() - p.samples;
     s.converter.add_build_ids(&data.profile);
     s.keep_jit_code(&data.profile);

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "command.h"
@@ -20,6 +21,14 @@ namespace profiling::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The unsampled time the outside source finds in the counts of ended
+// threads (outside/process_table.h, ProcessTable::on_read).
+bool ended_threads_time(const ProcessSummary& p, const format::profraw::Unsampled& record) {
+  using format::profraw::UnsampledCause;
+  return p.outside && (record.cause == static_cast<uint32_t>(UnsampledCause::ended_within_period) ||
+                       record.cause == static_cast<uint32_t>(UnsampledCause::in_kernel));
+}
 
 std::string ending(const ProcessSummary& p) {
   using format::profraw::EndReason;
@@ -78,6 +87,7 @@ std::string seconds(double s) {
 // the ring was asked for (`requested_clock`) says why.
 void print_unsampled(const ProcessSummary& p, const std::string& requested_clock) {
   for (const format::profraw::Unsampled& record : p.unsampled) {
+    if (ended_threads_time(p, record)) continue;  // said once for the run: print_ended_threads
     char cpu[32];
     // Three decimals below 0.1 s: a few periods of a short process are not
     // "0.00 s".
@@ -103,6 +113,36 @@ void print_unsampled(const ProcessSummary& p, const std::string& requested_clock
                  "profil: %s: switched from the %s clock to the %s clock (the program closed the sampler's "
                  "descriptors)\n",
                  p.label.c_str(), p.start_clock.c_str(), p.clock.c_str());
+}
+
+// From outside, each ended thread's time after its last sample (and, where
+// kernel mode is not sampled, its time in the kernel): a process shorter
+// than a period has nothing else. Said once for the whole run, where it
+// is not within the noise.
+void print_ended_threads(const Conversion& c) {
+  uint64_t ended_ns = 0, sampled_ns = 0, threads = 0;
+  bool kernel = false;
+  for (const ProcessSummary& p : c.processes) {
+    sampled_ns += p.samples * p.period_ns;
+    for (const format::profraw::Unsampled& record : p.unsampled)
+      if (ended_threads_time(p, record)) {
+        ended_ns += record.cpu_ns;
+        threads += record.threads;
+        kernel = kernel || record.cause == static_cast<uint32_t>(format::profraw::UnsampledCause::in_kernel);
+      }
+  }
+  // Below 1 % of what was sampled: the profile's rows say it, a line would
+  // be noise on every run with threads.
+  if (ended_ns == 0 || ended_ns * 100 < sampled_ns) return;
+  const format::profraw::UnsampledCause cause =
+      kernel ? format::profraw::UnsampledCause::in_kernel : format::profraw::UnsampledCause::ended_within_period;
+  std::fprintf(stderr,
+               "profil: %s s of CPU in %llu ended threads not sampled (%s; the kernel's count of each at its exit), "
+               "in the profiles as [unsampled: %s]\n",
+               seconds(static_cast<double>(ended_ns) * 1e-9).c_str(), static_cast<unsigned long long>(threads),
+               kernel ? "in the kernel, which is not sampled here, or after their last sample"
+                      : "after their last sample, or missed by the kernel's sampling",
+               format::unsampled_cause_name(static_cast<uint32_t>(cause)));
 }
 
 // `more`: what the line adds about the rest of the run ("; 3 more ...")
@@ -170,12 +210,19 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
   // With --every a process has a summary per snapshot (and an empty one
   // where its last snapshot had nothing left): processes are counted by
   // pid, and the snapshots said.
+  // A process that exec'd has a summary per image, each labelled with its
+  // program: snapshots are the summaries of one label.
   std::set<int64_t> sampled_pids, all_pids;
-  for (const ProcessSummary* p : sampled) sampled_pids.insert(p->pid);
+  std::map<std::string, size_t> per_label;
+  size_t snapshots = 1;
+  for (const ProcessSummary* p : sampled) {
+    if (p->samples > 0) sampled_pids.insert(p->pid);
+    snapshots = std::max(snapshots, ++per_label[p->label]);
+  }
   for (const ProcessSummary& p : c.processes) all_pids.insert(p.pid);
   const size_t unsampled = all_pids.size() - sampled_pids.size();
   std::string more;
-  if (sampled.size() > sampled_pids.size()) more += " in " + std::to_string(sampled.size()) + " snapshots";
+  if (snapshots > 1) more += " in " + std::to_string(snapshots) + " snapshots";
   if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
   if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
   std::fprintf(stderr, "profil: %zu process%s sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
@@ -246,6 +293,7 @@ void print_conversion(const Conversion& c, const fs::path& dir, bool verbose, co
     if (verbose) print_process(p);
     print_unsampled(p, requested_clock);
   }
+  print_ended_threads(c);
   if (verbose && empty > 0)
     std::fprintf(stderr, "profil: %zu process%s without samples skipped\n", empty, empty == 1 ? "" : "es");
   if (verbose && !unwritten.empty())
