@@ -104,10 +104,17 @@ TEST_P(AccountingOnClock, BlockedThreadIsCountedWithItsCause) {
   // on the cpu clock, time its timer had not reported when it ended (the
   // kernel checks a CPU-time timer only at a tick that finds the thread
   // running: on a busy machine a thread running in short slices can end
-  // 10-20 ms past its last check), which has a row of its own.
+  // 10-20 ms past its last check), which has a row of its own; and, on
+  // the perf-signal clock, time in the kernel: the event counts user mode
+  // only, and the kernel drops an expiry that finds the thread in kernel
+  // mode (perf_exclude_event), which on a busy machine — a switch in or
+  // out at every short slice — is often enough to pass the noise (seen
+  // once in a full suite beside four builds).
   const size_t between_ticks = static_cast<size_t>(UnsampledCause::between_ticks) - 1;
+  const size_t in_kernel = static_cast<size_t>(UnsampledCause::in_kernel) - 1;
   for (size_t c = 0; c < kUnsampledCauses; ++c) {
     if (GetParam() == ClockKind::cpu && c == between_ticks) continue;
+    if (GetParam() == ClockKind::perf_signal && c == in_kernel) continue;
     EXPECT_EQ(measured.rows[c].threads - before.rows[c].threads, c == cause ? 1u : 0u);
     for (uint32_t i = 0; i < measured.rows[c].threads && i < kUnsampledTids; ++i)
       EXPECT_NE(measured.rows[c].tids[i], sampled.tid);
