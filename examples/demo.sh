@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: profile the bundled example program (examples/run_demo.cc: hot
 # functions, a worker thread, a shared library) with `profil run`, unmodified,
-# and print `profil report` of what it wrote. Builds nothing: the Makefile did.
+# print `profil report` of what it wrote, and end by writing the report as an
+# HTML page that opens with its flame graph. Builds nothing: the Makefile did.
 set -euo pipefail
 build=${1:-build}
 profil=$build/bin/profil
@@ -19,3 +20,8 @@ echo "\$ profil report --by object $out/*.pb.gz"
 echo
 echo "\$ profil report --format tree --min-percent 2 $out/*.pb.gz"
 "$profil" report --format tree --min-percent 2 "$out"/*.pb.gz
+echo
+page=$(realpath "$build")/profil-demo.html
+echo "\$ profil report --format html -o $page $out/*.pb.gz"
+"$profil" report --format html -o "$page" "$out"/*.pb.gz
+echo "The flame graph: $page (open it in a browser; it works offline)"

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages profil builds, tests and benchmarks with.
-# Only what is missing is installed, so a machine that has them all is left alone.
+# Installs the Debian 12 packages profil builds, tests and benchmarks with;
+# with "demo", only those `make demo` builds and runs with (the libraries,
+# and what configuring asks for). Only what is missing is installed, so a
+# machine that has them all is left alone.
 set -euo pipefail
-packages=(
+demo_packages=(
   build-essential cmake pkg-config binutils
   libelf-dev libdw-dev zlib1g-dev libiberty-dev
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
   libcli11-dev libfmt-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+)
+packages=(
+  "${demo_packages[@]}"
   valgrind bc linux-perf
   groff-base man-db mandoc
   chromium
@@ -18,6 +23,7 @@ packages=(
   # issue 21, bench/same_run.sh (golang-go above): sudo, a postgres server
   sudo postgresql
 )
+[ "${1:-}" = demo ] && packages=("${demo_packages[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
