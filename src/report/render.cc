@@ -121,6 +121,11 @@ std::string render_text(const Report& report, bool colour) {
   }
   std::string out = fmt::format("{}profil report by {}: {}{}\n", bold, view_name(view),
                                 describe_summary(report.summary), reset);
+  // Several files or processes: which programs they hold (issue 22: the
+  // first file's program named a build's profile "ar", where cc1 had 98 %).
+  const std::string& program = report.summary.program;
+  if (!program.empty() && (report.summary.files.size() > 1 || program.find(" process") != std::string::npos))
+    out += "programs: " + program + "\n";
   if (!report.summary.files.empty()) {
     out += "files:";
     for (const std::string& f : report.summary.files) out += " " + f;
