@@ -57,15 +57,16 @@ endforeach()
 
 # Stripped copies of the PIE: one whose symbols and DWARF are in a separate
 # file named by .gnu_debuglink (objcopy(1) "--only-keep-debug"), one with
-# nothing left at all.
+# nothing left at all, one with MiniDebugInfo (.gnu_debugdata).
 add_custom_command(TARGET report_fixture_pie POST_BUILD
   COMMAND ${CMAKE_OBJCOPY} --only-keep-debug report_fixture_pie report_fixture_pie_linked.debug
   COMMAND ${CMAKE_OBJCOPY} --strip-all --add-gnu-debuglink=report_fixture_pie_linked.debug
           report_fixture_pie report_fixture_pie_linked
   COMMAND ${CMAKE_OBJCOPY} --strip-all report_fixture_pie report_fixture_pie_stripped
+  COMMAND bash ${REPORT_FIXTURE_SRC}/minidebuginfo.sh report_fixture_pie report_fixture_pie_mini
   WORKING_DIRECTORY ${REPORT_FIXTURE_DIR}
   BYPRODUCTS ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked ${REPORT_FIXTURE_DIR}/report_fixture_pie_stripped
-             ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked.debug)
+             ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked.debug ${REPORT_FIXTURE_DIR}/report_fixture_pie_mini)
 
 add_custom_target(report_fixtures DEPENDS report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_lib
   report_fixture_inline)
@@ -118,6 +119,11 @@ add_test(NAME report_diff_names_the_slower_function
 # pprof file carries are shown.
 add_test(NAME report_names_from_the_profile_without_the_program
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_missing_program.sh $<TARGET_FILE:profil_cli> ${REPORT_FIXTURE_DIR})
+
+# Debug files from a local debuginfod server (DEBUGINFOD_URLS): a stripped
+# program is named only with the server.
+add_test(NAME report_debuginfod_names_a_stripped_program
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_debuginfod.sh $<TARGET_FILE:profil_cli> ${REPORT_FIXTURE_DIR})
 
 # Hostile inputs (issue 11): bounded reads, FIFOs, long names, huge counts.
 profil_add_gtest(report_hostile_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_hostile_test.cc LIBS profil_report)

@@ -117,18 +117,25 @@ TEST(Symbolizer, StrippedWithDebugLinkFindsTheSeparateDebugFile) {
   EXPECT_GT(line.line, 0);
 }
 
-TEST(Symbolizer, StrippedFindsItsDebugFileByBuildId) {
-  // A debug tree laid out as Debian's -dbgsym packages install it:
-  // <root>/.build-id/xx/yyyy.debug (gdb manual, "Separate Debug Files").
-  std::string id = read_build_id(kDir + "/report_fixture_pie_stripped");
-  ASSERT_EQ(id.size(), 40u);
+// A debug tree laid out as Debian's -dbgsym packages install it, holding
+// the debug file of report_fixture_pie_stripped (its build id in *id):
+// <root>/.build-id/xx/yyyy.debug (gdb manual, "Separate Debug Files"). The
+// root, "" when it could not be made.
+std::string stripped_fixture_debug_tree(std::string* id) {
+  *id = read_build_id(kDir + "/report_fixture_pie_stripped");
   char pattern[] = "/tmp/profil-debug-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  std::string root = pattern;
-  std::string dir = root + "/.build-id/" + id.substr(0, 2);
-  ASSERT_EQ(std::system(("mkdir -p " + dir + " && cp " + kDir + "/report_fixture_pie_linked.debug " + dir + "/" +
-                         id.substr(2) + ".debug").c_str()),
-            0);
+  if (id->size() != 40 || mkdtemp(pattern) == nullptr) return {};
+  const std::string root = pattern;
+  const std::string dir = root + "/.build-id/" + id->substr(0, 2);
+  const std::string copy = "mkdir -p " + dir + " && cp " + kDir + "/report_fixture_pie_linked.debug " + dir + "/" +
+                           id->substr(2) + ".debug";
+  return std::system(copy.c_str()) == 0 ? root : std::string();
+}
+
+TEST(Symbolizer, StrippedFindsItsDebugFileByBuildId) {
+  std::string id;
+  const std::string root = stripped_fixture_debug_tree(&id);
+  ASSERT_FALSE(root.empty());
   FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
   Symbolizer with_debug(root), without_debug("/nonexistent");
   uint64_t address = fixture.functions.at("hot_outer") + 3;
@@ -197,6 +204,40 @@ int line_of(const std::string& source, const std::string& marker) {
     if (line.find(marker) != std::string::npos) return number;
   return 0;
 }
+TEST(Symbolizer, MiniDebugInfoNamesAStrippedProgram) {
+  // Made by the gdb manual's recipe ("MiniDebugInfo", report_fixtures/
+  // minidebuginfo.sh): no .symtab, its function symbols xz-compressed in
+  // .gnu_debugdata.
+  const std::string sections = run("readelf -SW " + kDir + "/report_fixture_pie_mini");
+  ASSERT_NE(sections.find(".gnu_debugdata"), std::string::npos) << sections;
+  ASSERT_EQ(sections.find(".symtab"), std::string::npos) << sections;
+  expect_own_functions("report_fixture_pie_mini");
+}
+
+TEST(Symbolizer, AGoneProgramIsNamedByTheDebugFileItsBuildIdNames) {
+  // The profile recorded the program's build id; the program is gone but
+  // the debug tree has its debug file (program headers and symbols kept).
+  std::string id;
+  const std::string root = stripped_fixture_debug_tree(&id);
+  ASSERT_FALSE(root.empty());
+  FixtureRun fixture = run_fixture("report_fixture_pie_stripped");
+  uint64_t address = fixture.functions.at("hot_outer") + 3;
+  format::Mapping gone = *fixture.profile.mapping_for(address);
+  gone.path = root + "/gone/report_fixture_pie_stripped";
+  gone.build_id = id;
+  Symbolizer symbolizer(root);
+  Symbol symbol = symbolizer.symbolize(&gone, address);
+  EXPECT_EQ(symbol.function, "hot_outer");
+  EXPECT_EQ(symbol.file_address - symbol.function_address, 3u);
+  EXPECT_EQ(object_basename(symbolizer.source_line(&gone, symbol).file), "prog.c");
+  EXPECT_TRUE(symbolizer.take_warnings().empty());
+  // Without the build id nothing names it, and the warning says why.
+  gone.build_id.clear();
+  EXPECT_FALSE(symbolizer.symbolize(&gone, address).known);
+  EXPECT_EQ(symbolizer.take_warnings().size(), 1u);
+  std::system(("rm -rf " + root).c_str());
+}
+
 
 // Inlined functions (DWARF inlined-subroutine scopes) are frames of their
 // own, innermost first, each caller at the line it inlined the next one;

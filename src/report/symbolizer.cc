@@ -3,6 +3,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -14,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
+
+#include "report/debuginfod.h"
 
 namespace profiling::report {
 
@@ -74,34 +77,15 @@ struct ElfFile {
     ssize_t size = dwelf_elf_gnu_build_id(elf, &bytes);
     return size > 0 ? hex(bytes, static_cast<size_t>(size)) : std::string();
   }
-  Elf_Scn* section(const char* name, GElf_Shdr* header_out = nullptr) const {
-    size_t names = 0;
-    if (elf_getshdrstrndx(elf, &names) != 0) return nullptr;
-    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-      GElf_Shdr header;
-      if (!gelf_getshdr(scn, &header)) continue;
-      const char* section_name = elf_strptr(elf, names, header.sh_name);
-      if (section_name && std::strcmp(section_name, name) == 0) {
-        if (header_out) *header_out = header;
-        return scn;
-      }
-    }
-    return nullptr;
-  }
-  bool has_section_of_type(uint32_t type) const {
-    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
-      GElf_Shdr header;
-      if (gelf_getshdr(scn, &header) && header.sh_type == type) return true;
-    }
-    return false;
-  }
-  bool has_dwarf() const {
-    GElf_Shdr header;
-    return section(".debug_info", &header) && header.sh_type != SHT_NOBITS;
+  // The descriptor, for another library to own; this no longer closes it.
+  int release() {
+    if (elf) elf_end(elf);
+    elf = nullptr;
+    const int out = fd;
+    fd = -1;
+    return out;
   }
 };
-
-bool file_exists(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
 
 }  // namespace
 
@@ -123,40 +107,104 @@ class ElfObject {
   std::string build_id;
   std::vector<LoadSegment> segments;
 
-  // Empty string on success.
-  std::string load(const std::string& path, const std::string& debug_root) {
-    if (std::string error = file_.open(path); !error.empty()) return error;
-    build_id = file_.build_id();
+  // Empty string on success. profile_build_id: the build id the profile
+  // recorded for the mapping, to find the debug file of a program that is
+  // gone.
+  std::string load(const std::string& path, const std::string& profile_build_id, const std::string& debug_root) {
+    // libdwfl's debug-file search path (dwfl_standard_find_debuginfo, as
+    // gdb's "Separate Debug Files"): the object's directory, its .debug/
+    // subdirectory, and the debug root, under which it looks for
+    // .build-id/xx/yyyy.debug and then the object's own directory.
+    debug_root_ = debug_root;
+    debuginfo_path_ = ":.debug:" + debug_root;
+    debuginfo_path_pointer_ = debuginfo_path_.data();
+    callbacks_.find_elf = dwfl_build_id_find_elf;
+    callbacks_.find_debuginfo = &ElfObject::find_debuginfo;
+    callbacks_.section_address = dwfl_offline_section_address;
+    callbacks_.debuginfo_path = &debuginfo_path_pointer_;
+    init_libelf();
+    dwfl_ = dwfl_begin(&callbacks_);
+    if (dwfl_ == nullptr) return dwfl_errmsg(-1);
+    debuginfod_.attach(dwfl_);
+
+    ElfFile file;
+    std::string reported = path;
+    int fd = -1;
+    if (std::string error = file.open(path); !error.empty()) {
+      // The program is gone (or is not what it was): the debug file its
+      // build id names keeps its program headers and symbols (objcopy(1)
+      // --only-keep-debug), so the profile's addresses still resolve.
+      if (file.elf != nullptr || profile_build_id.size() <= 2) return error;
+      fd = open_debug_file_by_build_id(path, profile_build_id, debug_root, &reported);
+      if (fd < 0) return error;
+      debug_file_only_ = true;
+    } else {
+      fd = file.release();
+    }
+    // Base 0 with p_vaddr added: module addresses are the object's own
+    // link-time addresses, whatever its type (libdwfl.h, dwfl_report_elf).
+    dwfl_report_begin(dwfl_);
+    module_ = dwfl_report_elf(dwfl_, object_basename(path).c_str(), reported.c_str(), fd, 0, true);
+    if (module_ == nullptr) {
+      close(fd);
+      return dwfl_errmsg(-1);
+    }
+    dwfl_report_end(dwfl_, nullptr, nullptr);
+    void** user_data = nullptr;
+    dwfl_module_info(module_, &user_data, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+    if (user_data) *user_data = this;
+    const unsigned char* bits = nullptr;
+    GElf_Addr note_address = 0;
+    const int size = dwfl_module_build_id(module_, &bits, &note_address);
+    if (size > 0) build_id = hex(bits, static_cast<size_t>(size));
+    GElf_Addr bias = 0;
+    main_elf_ = dwfl_module_getelf(module_, &bias);
+    if (main_elf_ == nullptr) return dwfl_errmsg(-1);
+    main_path_ = reported;
     size_t count = 0;
-    if (elf_getphdrnum(file_.elf, &count) != 0) return "no program headers";
+    if (elf_getphdrnum(main_elf_, &count) != 0) return "no program headers";
     for (size_t i = 0; i < count; ++i) {
       GElf_Phdr header;
-      if (!gelf_getphdr(file_.elf, static_cast<int>(i), &header) || header.p_type != PT_LOAD) continue;
+      if (!gelf_getphdr(main_elf_, static_cast<int>(i), &header) || header.p_type != PT_LOAD) continue;
       segments.push_back({header.p_offset, header.p_filesz, header.p_vaddr, header.p_memsz,
                           (header.p_flags & PF_X) != 0});
     }
-    find_debug_file(path, debug_root);
-    // The symbol table: the object's own .symtab, else the debug file's,
-    // else the dynamic symbols every loadable object keeps (.dynsym).
-    if (file_.has_section_of_type(SHT_SYMTAB))
-      read_symbols(file_, SHT_SYMTAB);
-    else if (debug_ && debug_->has_section_of_type(SHT_SYMTAB))
-      read_symbols(*debug_, SHT_SYMTAB);
-    else
-      read_symbols(file_, SHT_DYNSYM);
+    read_symbols();
     return {};
   }
 
   ~ElfObject() {
-    if (dwarf_) dwarf_end(dwarf_);
+    if (dwfl_) dwfl_end(dwfl_);
   }
 
   bool to_file_address(const format::Mapping& mapping, uint64_t address, uint64_t* out) const {
     if (address < mapping.start) return false;
+    if (debug_file_only_) return to_file_address_by_size(mapping, address, out);
     uint64_t offset = address - mapping.start + mapping.file_offset;
     for (const LoadSegment& segment : segments) {
       if (offset >= segment.file_offset && offset - segment.file_offset < segment.mem_size) {
         *out = offset - segment.file_offset + segment.vaddr;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // A debug file in place of its program keeps the segments' addresses and
+  // sizes but not their file offsets (objcopy(1) --only-keep-debug moves
+  // them), so a mapping is matched to the segment whose pages it spans
+  // (x86-64's 4 KiB pages), the executable one first: profiles sample code.
+  bool to_file_address_by_size(const format::Mapping& mapping, uint64_t address, uint64_t* out) const {
+    constexpr uint64_t kPage = 4096;
+    for (bool executable : {true, false}) {
+      for (const LoadSegment& segment : segments) {
+        if (segment.executable != executable) continue;
+        const uint64_t first_page = segment.vaddr & ~(kPage - 1);
+        const uint64_t end_page = (segment.vaddr + segment.mem_size + kPage - 1) & ~(kPage - 1);
+        if (mapping.limit - mapping.start != end_page - first_page) continue;
+        const uint64_t file_address = address - mapping.start + first_page;
+        if (file_address < segment.vaddr || file_address - segment.vaddr >= segment.mem_size) return false;
+        *out = file_address;
         return true;
       }
     }
@@ -181,27 +229,36 @@ class ElfObject {
     return it->second;
   }
 
-  // Calls use(unit) for the compile units whose range holds file_address
-  // until it returns true; false when none did (or there is no DWARF).
+  // Calls use(unit, dwarf_address) for the compile units whose range holds
+  // file_address until it returns true; false when none did (or there is
+  // no DWARF). The DWARF (and the debug file that holds it) is read on the
+  // first call only: names need only the symbol table.
   template <typename Use>
   bool with_unit_at(uint64_t file_address, Use&& use) {
-    if (!dwarf_loaded_) load_dwarf();
-    if (!dwarf_ || units_.empty()) return false;
-    auto it = std::upper_bound(units_.begin(), units_.end(), file_address,
+    if (module_ == nullptr) return false;
+    // libdwfl finds the unit through .debug_aranges (dwfl_module_addrdie).
+    Dwarf_Addr bias = 0;
+    if (Dwarf_Die* unit = dwfl_module_addrdie(module_, file_address, &bias); unit && use(unit, file_address - bias))
+      return true;
+    // Units .debug_aranges does not cover (it is optional: clang and rustc
+    // leave it out) are found by their own ranges, read once.
+    if (!units_loaded_) load_unit_ranges();
+    const uint64_t address = file_address - dwarf_bias_;
+    auto it = std::upper_bound(units_.begin(), units_.end(), address,
                                [](uint64_t a, const UnitRange& u) { return a < u.start; });
     // Units' ranges rarely overlap; a few candidates back cover the case
     // of one unit's range enclosing another's.
     for (int step = 0; step < 8 && it != units_.begin(); ++step) {
       --it;
-      if (file_address < it->end && use(&it->unit)) return true;
+      if (address < it->end && use(&it->unit, address)) return true;
     }
     return false;
   }
 
   SourceLine source_line(uint64_t file_address) {
     SourceLine result;
-    with_unit_at(file_address, [&](Dwarf_Die* unit) {
-      Dwarf_Line* line = dwarf_getsrc_die(unit, file_address);
+    with_unit_at(file_address, [&](Dwarf_Die* unit, uint64_t address) {
+      Dwarf_Line* line = dwarf_getsrc_die(unit, address);
       if (!line) return false;
       int number = 0;
       const char* file = dwarf_linesrc(line, nullptr, nullptr);
@@ -224,9 +281,9 @@ class ElfObject {
   };
   std::vector<InlinedCall> inlined_at(uint64_t file_address) {
     std::vector<InlinedCall> chain;
-    with_unit_at(file_address, [&](Dwarf_Die* unit) {
+    with_unit_at(file_address, [&](Dwarf_Die* unit, uint64_t address) {
       Dwarf_Die* found = nullptr;
-      if (dwarf_getscopes(unit, file_address, &found) <= 0) return false;
+      if (dwarf_getscopes(unit, address, &found) <= 0) return false;
       // dwarf_getscopes continues from an inlined subroutine into its
       // abstract origin; the DIE's own parents (dwarf_getscopes_die) are
       // the concrete nesting: each inlined call in the one it was inlined
@@ -264,7 +321,14 @@ class ElfObject {
     return chain;
   }
 
-  std::string symbol_file() const { return debug_ && !symbols_from_object_ ? debug_->path : file_.path; }
+  // The file the symbol table was read from: the object, or its separate
+  // debug file (MiniDebugInfo is inside the object).
+  std::string symbol_file() const {
+    if (symbols_elf_ == nullptr || symbols_elf_ == main_elf_ || module_ == nullptr) return main_path_;
+    const char* debug_file = nullptr;
+    dwfl_module_info(module_, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &debug_file);
+    return debug_file ? debug_file : main_path_;
+  }
 
  private:
   struct UnitRange {
@@ -272,72 +336,91 @@ class ElfObject {
     Dwarf_Die unit;
   };
 
-  void find_debug_file(const std::string& path, const std::string& debug_root) {
-    if (file_.has_section_of_type(SHT_SYMTAB) && file_.has_dwarf()) return;
-    std::vector<std::string> candidates;
-    if (build_id.size() > 2)
-      candidates.push_back(debug_root + "/.build-id/" + build_id.substr(0, 2) + "/" +
-                           build_id.substr(2) + ".debug");
-    GElf_Shdr header;
-    if (Elf_Scn* scn = file_.section(".gnu_debuglink", &header)) {
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      if (data && data->d_size > 4) {
-        const char* name = static_cast<const char*>(data->d_buf);
-        std::string link(name, strnlen(name, data->d_size));
-        size_t slash = path.rfind('/');
-        std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-        candidates.push_back(dir + "/" + link);
-        candidates.push_back(dir + "/.debug/" + link);
-        candidates.push_back(debug_root + (dir.starts_with("/") ? "" : "/") + dir + "/" + link);
-      }
+  // libdwfl's find_debuginfo callback. With DEBUGINFOD_URLS, libdwfl's
+  // standard search (the build id under each absolute directory of the
+  // path, then .gnu_debuglink, then the servers), with the progress line
+  // around it. Without, the same search but its last step: there libdwfl
+  // 0.188 loads libdebuginfod, and with it libcurl and its TLS libraries
+  // (15 ms of CPU), to find that no server is named.
+  static int find_debuginfo(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,
+                            const char* file_name, const char* debug_link, GElf_Word debug_link_crc,
+                            char** debug_file_name) {
+    // The module's user data is the object (set when it was reported).
+    auto* self = static_cast<ElfObject*>(*user_data);
+    if (self && self->debuginfod_.enabled()) {
+      self->debuginfod_.begin(file_name ? file_name : module_name);
+      const int fd = dwfl_standard_find_debuginfo(module, user_data, module_name, base, file_name, debug_link,
+                                                  debug_link_crc, debug_file_name);
+      self->debuginfod_.end(fd >= 0);
+      return fd;
     }
-    for (const std::string& candidate : candidates) {
-      if (candidate == path || !file_exists(candidate)) continue;
-      auto debug = std::make_unique<ElfFile>();
-      if (!debug->open(candidate).empty()) continue;
-      // A debug file for another build would give wrong names: its build
-      // id note must match when both have one.
-      std::string debug_id = debug->build_id();
-      if (!build_id.empty() && !debug_id.empty() && debug_id != build_id) continue;
-      debug_ = std::move(debug);
-      return;
-    }
+    const int fd = dwfl_build_id_find_debuginfo(module, user_data, module_name, base, file_name, debug_link,
+                                                debug_link_crc, debug_file_name);
+    if (fd >= 0 || self == nullptr || file_name == nullptr || debug_link == nullptr) return fd;
+    return self->open_debug_link(file_name, debug_link, debug_file_name);
   }
 
-  void read_symbols(const ElfFile& file, uint32_t type) {
-    symbols_from_object_ = &file == &file_;
-    std::vector<std::pair<uint64_t, uint64_t>> section_ranges;  // index -> [addr, end)
-    section_ranges.emplace_back(0, 0);
-    for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
-      GElf_Shdr header;
-      if (!gelf_getshdr(scn, &header)) continue;
-      size_t index = elf_ndxscn(scn);
-      if (section_ranges.size() <= index) section_ranges.resize(index + 1, {0, 0});
-      section_ranges[index] = {header.sh_addr, header.sh_addr + header.sh_size};
+  // .gnu_debuglink's file next to the object, in its .debug/ directory and
+  // under the debug root (gdb manual, "Separate Debug Files"); one with
+  // another build id would give wrong names.
+  int open_debug_link(const std::string& path, const std::string& link, char** found) const {
+    const size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+    for (const std::string& candidate : {dir + "/" + link, dir + "/.debug/" + link,
+                                         debug_root_ + (dir.starts_with("/") ? "" : "/") + dir + "/" + link}) {
+      if (candidate == path) continue;
+      ElfFile debug;
+      if (!debug.open(candidate).empty()) continue;
+      const std::string id = debug.build_id();
+      if (!build_id.empty() && !id.empty() && id != build_id) continue;
+      *found = strdup(candidate.c_str());
+      return debug.release();
     }
+    return -1;
+  }
+
+  int open_debug_file_by_build_id(const std::string& path, const std::string& id, const std::string& debug_root,
+                                  std::string* found) {
+    const std::string candidate = debug_root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+    ElfFile debug;
+    if (debug.open(candidate).empty() && debug.build_id() == id) {
+      *found = candidate;
+      return debug.release();
+    }
+    return debuginfod_.find_debuginfo(path, id, found);
+  }
+
+  void read_symbols() {
+    // The symbol table libdwfl chooses: the object's .symtab, else its
+    // debug file's, else .dynsym together with the MiniDebugInfo symbols of
+    // .gnu_debugdata (gdb manual, "MiniDebugInfo"). dwfl_module_addrinfo
+    // would scan the whole table for every address (libdwfl's
+    // dwfl_module_addrsym.c), so the functions are sorted once here and
+    // each address is one binary search.
+    const int count = dwfl_module_getsymtab(module_);
     std::vector<FunctionSymbol> found;
     std::vector<uint64_t> section_end;
-    for (Elf_Scn* scn = elf_nextscn(file.elf, nullptr); scn; scn = elf_nextscn(file.elf, scn)) {
-      GElf_Shdr header;
-      if (!gelf_getshdr(scn, &header) || header.sh_type != type || header.sh_entsize == 0) continue;
-      Elf_Data* data = elf_getdata(scn, nullptr);
-      if (!data) continue;
-      size_t count = header.sh_size / header.sh_entsize;
-      for (size_t i = 0; i < count; ++i) {
-        GElf_Sym sym;
-        if (!gelf_getsym(data, static_cast<int>(i), &sym)) continue;
-        int symbol_type = GELF_ST_TYPE(sym.st_info);
-        if (symbol_type != STT_FUNC && symbol_type != STT_GNU_IFUNC) continue;
-        if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || sym.st_value == 0) continue;
-        const char* name = elf_strptr(file.elf, header.sh_link, sym.st_name);
-        if (!name || !*name) continue;
-        int binding = GELF_ST_BIND(sym.st_info);
-        uint8_t rank = binding == STB_GLOBAL ? 0 : binding == STB_WEAK ? 1 : 2;
-        uint64_t end = sym.st_size ? sym.st_value + sym.st_size : 0;
-        found.push_back({sym.st_value, end, name, rank});
-        uint64_t limit = sym.st_shndx < section_ranges.size() ? section_ranges[sym.st_shndx].second : 0;
-        section_end.push_back(limit);
-      }
+    std::unordered_map<Elf*, std::vector<uint64_t>> section_ends;  // per file: section index -> end address
+    for (int i = 0; i < count; ++i) {
+      GElf_Sym sym;
+      GElf_Addr address = 0;
+      GElf_Word section = 0;
+      Elf* elf = nullptr;
+      Dwarf_Addr bias = 0;
+      const char* name = dwfl_module_getsym_info(module_, i, &sym, &address, &section, &elf, &bias);
+      if (!name || !*name) continue;
+      int symbol_type = GELF_ST_TYPE(sym.st_info);
+      if (symbol_type != STT_FUNC && symbol_type != STT_GNU_IFUNC) continue;
+      if (section == SHN_UNDEF || section >= SHN_LORESERVE || sym.st_value == 0) continue;
+      if (symbols_elf_ == nullptr) symbols_elf_ = elf;
+      int binding = GELF_ST_BIND(sym.st_info);
+      uint8_t rank = binding == STB_GLOBAL ? 0 : binding == STB_WEAK ? 1 : 2;
+      uint64_t end = sym.st_size ? address + sym.st_size : 0;
+      found.push_back({address, end, name, rank});
+      auto [ends, inserted] = section_ends.try_emplace(elf);
+      if (inserted) ends->second = section_end_addresses(elf);
+      const uint64_t limit = section < ends->second.size() && ends->second[section] ? ends->second[section] + bias : 0;
+      section_end.push_back(limit);
     }
     // Zero-size symbols (assembly without .size) extend to the next symbol
     // or the end of their section, as perf's symbols__fixup_end does.
@@ -367,17 +450,29 @@ class ElfObject {
     }
   }
 
-  void load_dwarf() {
-    dwarf_loaded_ = true;
-    const ElfFile* source = file_.has_dwarf() ? &file_ : (debug_ && debug_->has_dwarf() ? debug_.get() : nullptr);
-    if (!source) return;
-    dwarf_ = dwarf_begin_elf(source->elf, DWARF_C_READ, nullptr);
-    if (!dwarf_) return;
+  static std::vector<uint64_t> section_end_addresses(Elf* elf) {
+    std::vector<uint64_t> ends(1, 0);
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr header;
+      if (!gelf_getshdr(scn, &header)) continue;
+      size_t index = elf_ndxscn(scn);
+      if (ends.size() <= index) ends.resize(index + 1, 0);
+      ends[index] = header.sh_addr + header.sh_size;
+    }
+    return ends;
+  }
+
+  void load_unit_ranges() {
+    units_loaded_ = true;
+    Dwarf_Addr bias = 0;
+    Dwarf* dwarf = dwfl_module_getdwarf(module_, &bias);
+    if (!dwarf) return;
+    dwarf_bias_ = bias;
     Dwarf_CU* unit = nullptr;
     Dwarf_Die unit_die;
     Dwarf_Half version;
     uint8_t unit_type;
-    while (dwarf_get_units(dwarf_, unit, &unit, &version, &unit_type, &unit_die, nullptr) == 0) {
+    while (dwarf_get_units(dwarf, unit, &unit, &version, &unit_type, &unit_die, nullptr) == 0) {
       if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton && unit_type != DW_UT_partial) continue;
       Dwarf_Addr base, start, end;
       ptrdiff_t offset = 0;
@@ -388,13 +483,21 @@ class ElfObject {
               [](const UnitRange& a, const UnitRange& b) { return a.start < b.start; });
   }
 
-  ElfFile file_;
-  std::unique_ptr<ElfFile> debug_;
-  bool symbols_from_object_ = true;
+  Dwfl_Callbacks callbacks_{};
+  std::string debug_root_;
+  std::string debuginfo_path_;
+  char* debuginfo_path_pointer_ = nullptr;
+  DebuginfodLookup debuginfod_;
+  Dwfl* dwfl_ = nullptr;
+  Dwfl_Module* module_ = nullptr;
+  Elf* main_elf_ = nullptr;
+  bool debug_file_only_ = false;  // the program is gone: main_elf_ is its debug file
+  Elf* symbols_elf_ = nullptr;
+  std::string main_path_;
   std::vector<FunctionSymbol> symbols_;
   std::unordered_map<const char*, std::string> names_;
-  Dwarf* dwarf_ = nullptr;
-  bool dwarf_loaded_ = false;
+  bool units_loaded_ = false;
+  Dwarf_Addr dwarf_bias_ = 0;
   std::vector<UnitRange> units_;
 };
 
@@ -412,7 +515,7 @@ ElfObject* Symbolizer::object_for(const format::Mapping& mapping) {
   auto it = objects_.find(key);
   if (it != objects_.end()) return it->second.get();
   auto object = std::make_unique<ElfObject>();
-  if (std::string error = object->load(mapping.path, debug_root_); !error.empty()) {
+  if (std::string error = object->load(mapping.path, mapping.build_id, debug_root_); !error.empty()) {
     problems_.push_back({key, mapping.path + ": " + error});
     object.reset();
   } else if (!mapping.build_id.empty() && !object->build_id.empty() && mapping.build_id != object->build_id) {

@@ -1,14 +1,18 @@
-// Runtime addresses -> (object, function, source line), the way perf and
-// heaptrack do it: every object is opened once (cached by path + build id),
-// its ELF symbol table (.symtab, else .dynsym) is sorted once, and each
-// address is one binary search. The runtime address is turned into the
-// object's link-time address through the mapping (start, file_offset) and the
-// object's PT_LOAD program headers (elf(5)), which is correct for non-PIE
-// executables, PIE and shared libraries alike.
+// Runtime addresses -> (object, function, source lines), on elfutils'
+// libdwfl: every object is one libdwfl module (cached by path + build id)
+// reported at its link-time addresses; the runtime address is turned into
+// the object's link-time address through the mapping (start, file_offset)
+// and the object's PT_LOAD program headers (elf(5)), which is correct for
+// non-PIE executables, PIE and shared libraries alike.
 //
-// Separate debug files are found as gdb documents them ("Separate Debug
-// Files"): /usr/lib/debug/.build-id/xx/yyyy.debug, then .gnu_debuglink next
-// to the object, in its .debug/ directory, and under /usr/lib/debug.
+// libdwfl chooses the symbol table (the object's .symtab, its debug file's,
+// else .dynsym with the MiniDebugInfo of .gnu_debugdata) and finds separate
+// debug files as gdb documents them ("Separate Debug Files"):
+// <debug root>/.build-id/xx/yyyy.debug, then .gnu_debuglink next to the
+// object, in its .debug/ directory and under the debug root, then the
+// debuginfod servers of DEBUGINFOD_URLS (debuginfod.h). The functions are
+// sorted once per object and each address is one binary search; DWARF
+// (lines, inline frames) is read only when first asked for.
 #ifndef PROFIL_REPORT_SYMBOLIZER_H
 #define PROFIL_REPORT_SYMBOLIZER_H
 
