@@ -582,9 +582,14 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
 
 SourceLine Symbolizer::source_line(const format::Mapping* mapping, const Symbol& symbol) {
   if (symbol.from_profile) return symbol.profile_line;
-  if (!mapping || !symbol.known) return {};
-  ElfObject* object = object_for(*mapping);
+  ElfObject* object = symbol.known ? dwarf_object(mapping) : nullptr;
   return object ? object->source_line(symbol.file_address) : SourceLine{};
+}
+
+ElfObject* Symbolizer::dwarf_object(const format::Mapping* mapping) {
+  ElfObject* object = mapping ? object_for(*mapping) : nullptr;
+  if (object && !distribution_dwarf_ && object->symbol_file().starts_with(debug_root_ + "/.build-id/")) return nullptr;
+  return object;
 }
 
 std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, const Symbol& symbol,
@@ -592,7 +597,7 @@ std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, co
   std::vector<format::Frame> frames;
   if (!symbol.known) return frames;
   const SourceLine line = with_lines ? source_line(mapping, symbol) : SourceLine{};
-  ElfObject* object = mapping ? object_for(*mapping) : nullptr;
+  ElfObject* object = dwarf_object(mapping);
   const auto chain = object ? object->inlined_at(symbol.file_address) : decltype(object->inlined_at(0)){};
   // The innermost frame has the line table's line; each frame out has the
   // line its inner frame was inlined at; the outermost is the function the

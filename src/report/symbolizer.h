@@ -91,6 +91,14 @@ class Symbolizer {
   // debug file); empty when unreadable.
   std::string symbol_file(const format::Mapping& mapping);
 
+  // Whether source_line() and frames() read the DWARF of distribution
+  // debug files, those found by build id under the debug root (libc6-dbg,
+  // -dbgsym packages): compressed, their inflate costs more than all the
+  // rest of symbolizing, and anyone with the build id can read them again.
+  // Without, their functions are named (their symbol tables are read) with
+  // no line and no inline frames.
+  void read_distribution_dwarf(bool read) { distribution_dwarf_ = read; }
+
   // Problems met so far (missing file, build id mismatch), each said once,
   // with what became of the object's samples.
   std::vector<std::string> take_warnings();
@@ -107,8 +115,11 @@ class Symbolizer {
   };
 
   ElfObject* object_for(const format::Mapping& mapping);
+  // object_for, when its DWARF may be read (read_distribution_dwarf).
+  ElfObject* dwarf_object(const format::Mapping* mapping);
 
   std::string debug_root_;
+  bool distribution_dwarf_ = true;
   std::map<std::string, std::unique_ptr<ElfObject>> objects_;  // key: path + '\0' + build id
   std::vector<ObjectProblem> problems_;  // not yet taken
   UnnamedCode unnamed_;  // names for what a readable object's symbol table does not name

@@ -20,7 +20,11 @@ namespace fs = std::filesystem;
 
 class Converter {
  public:
-  explicit Converter(bool symbolize) : symbolize_(symbolize) {}
+  // The files carry function names, and the lines and inline frames of
+  // DWARF the objects bring (the program's own build); distribution debug
+  // files (libc6-dbg) are left to profil report, which finds them by build
+  // id: inflating libc's was half of the run's symbolizing (issue 23).
+  explicit Converter(bool symbolize) : symbolize_(symbolize) { symbolizer_.read_distribution_dwarf(false); }
 
   // Each file mapping gets its object's build id (NT_GNU_BUILD_ID), read
   // once per path.
