@@ -7,14 +7,14 @@ set -euo pipefail
 demo_packages=(
   build-essential cmake pkg-config binutils
   libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev libiberty-dev
-  # issue 23: a local debuginfod server for the debuginfod test
-  debuginfod
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
   libcli11-dev libfmt-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 packages=(
   "${demo_packages[@]}"
+  # issue 23: a local debuginfod server for the debuginfod test
+  debuginfod
   valgrind bc linux-perf
   groff-base man-db mandoc
   chromium
