@@ -271,7 +271,7 @@ class ElfObject {
   }
 
   // The functions inlined at file_address (DWARF DW_TAG_inlined_subroutine
-  // scopes, libdw's dwarf_getscopes), innermost first, each with the site
+  // scopes, from the unit's scope tree), innermost first, each with the site
   // it was inlined at (DW_AT_call_file, DW_AT_call_line). Empty without
   // DWARF or inlining.
   struct InlinedCall {
@@ -282,17 +282,14 @@ class ElfObject {
   std::vector<InlinedCall> inlined_at(uint64_t file_address) {
     std::vector<InlinedCall> chain;
     with_unit_at(file_address, [&](Dwarf_Die* unit, uint64_t address) {
-      Dwarf_Die* found = nullptr;
-      if (dwarf_getscopes(unit, address, &found) <= 0) return false;
-      // dwarf_getscopes continues from an inlined subroutine into its
-      // abstract origin; the DIE's own parents (dwarf_getscopes_die) are
-      // the concrete nesting: each inlined call in the one it was inlined
-      // into, as elfutils' addr2line -i walks them.
-      Dwarf_Die innermost = found[0];
-      std::free(found);
-      Dwarf_Die* scopes = nullptr;
-      const int count = dwarf_getscopes_die(&innermost, &scopes);
-      if (count <= 0) return true;
+      // The unit's scopes containing the address, outermost first: each
+      // inlined call in the one it was inlined into, as elfutils' addr2line
+      // -i walks them (dwarf_getscopes would walk the whole unit for every
+      // address: 2.9 times the report's CPU on profil's own C++).
+      const std::vector<Dwarf_Die> path = scopes_at(unit, address);
+      if (path.empty()) return false;
+      std::vector<Dwarf_Die> scopes(path.rbegin(), path.rend());
+      const int count = static_cast<int>(scopes.size());
       Dwarf_Files* files = nullptr;
       size_t file_count = 0;
       if (dwarf_getsrcfiles(unit, &files, &file_count) != 0) files = nullptr;
@@ -315,10 +312,71 @@ class ElfObject {
         }
         chain.push_back(std::move(call));
       }
-      std::free(scopes);
       return true;
     });
     return chain;
+  }
+
+  // A unit's functions and inlined calls as a tree (DW_TAG_subprogram and
+  // DW_TAG_inlined_subroutine with code, nested as their DIEs are; lexical
+  // blocks and namespaces are looked through), built on the unit's first
+  // address by one walk of its DIEs.
+  struct ScopeNode {
+    Dwarf_Die die;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    std::vector<uint32_t> children;
+  };
+  struct UnitScopes {
+    std::vector<ScopeNode> nodes;
+    std::vector<uint32_t> roots;
+  };
+
+  static void collect_scopes(Dwarf_Die* parent, int parent_node, UnitScopes* out) {
+    Dwarf_Die child;
+    if (dwarf_child(parent, &child) != 0) return;
+    do {
+      const int tag = dwarf_tag(&child);
+      int node = parent_node;
+      if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+        ScopeNode scope{child, {}, {}};
+        Dwarf_Addr base, start, end;
+        ptrdiff_t offset = 0;
+        while ((offset = dwarf_ranges(&child, offset, &base, &start, &end)) > 0)
+          if (end > start) scope.ranges.emplace_back(start, end);
+        // Without code (a declaration, an abstract instance): nothing in it
+        // has an address.
+        if (scope.ranges.empty()) continue;
+        node = static_cast<int>(out->nodes.size());
+        out->nodes.push_back(std::move(scope));
+        (parent_node < 0 ? out->roots : out->nodes[parent_node].children).push_back(static_cast<uint32_t>(node));
+      } else if (tag != DW_TAG_lexical_block && tag != DW_TAG_namespace && tag != DW_TAG_try_block &&
+                 tag != DW_TAG_catch_block && tag != DW_TAG_module) {
+        continue;  // types, variables, parameters: no code scopes inside
+      }
+      collect_scopes(&child, node, out);
+    } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  std::vector<Dwarf_Die> scopes_at(Dwarf_Die* unit, uint64_t address) {
+    auto [it, inserted] = unit_scopes_.try_emplace(dwarf_dieoffset(unit));
+    if (inserted) collect_scopes(unit, -1, &it->second);
+    const UnitScopes& scopes = it->second;
+    std::vector<Dwarf_Die> path;
+    const std::vector<uint32_t>* level = &scopes.roots;
+    for (bool deeper = true; deeper;) {
+      deeper = false;
+      for (uint32_t index : *level) {
+        const ScopeNode& node = scopes.nodes[index];
+        const bool inside = std::any_of(node.ranges.begin(), node.ranges.end(),
+                                        [&](const auto& range) { return address >= range.first && address < range.second; });
+        if (!inside) continue;
+        path.push_back(node.die);
+        level = &node.children;
+        deeper = true;
+        break;
+      }
+    }
+    return path;
   }
 
   // The file the symbol table was read from: the object, or its separate
@@ -497,6 +555,7 @@ class ElfObject {
   std::vector<FunctionSymbol> symbols_;
   std::unordered_map<const char*, std::string> names_;
   bool units_loaded_ = false;
+  std::unordered_map<Dwarf_Off, UnitScopes> unit_scopes_;  // by the unit DIE's offset
   Dwarf_Addr dwarf_bias_ = 0;
   std::vector<UnitRange> units_;
 };
