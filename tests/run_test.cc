@@ -27,6 +27,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -871,9 +872,16 @@ TEST_P(RunCloses, KeepsTheProgramSampled) {
   // Nothing went unsampled for a reason of its own; the cpu clock's timer
   // may not have reported the last slices before the end ("ran between
   // kernel ticks", on a busy machine), which counts in the total.
+  // On perf-signal, before the switch, time in the kernel too: its event
+  // counts user mode only and the kernel drops an expiry that finds the
+  // thread in kernel mode (perf_exclude_event), which a busy machine's
+  // switches make frequent (failed once at load 11; accounting_test says
+  // the same); its row counts in the total.
   for (const char* cause : {"not sampled: signals blocked", "not sampled: sampler descriptor closed",
                             "not sampled: unknown", "not sampled: in the kernel"})
-    EXPECT_EQ(r.err.find(cause), std::string::npos) << r.err;
+    if (clock != "perf-signal" || std::string_view(cause) != "not sampled: in the kernel") {
+      EXPECT_EQ(r.err.find(cause), std::string::npos) << r.err;
+    }
   expect_accounts_for(profile.total_count(), out.process, kHz, w, mode);
   if (clock == "perf-signal" && (r.err.find("perf-signal clock") != std::string::npos ||
                                 r.err.find("switched from the perf-signal") != std::string::npos)) {
