@@ -329,6 +329,14 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   const int64_t pid_key = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.pid != 0; })
                               ? strings.intern("pid")
                               : 0;
+  // Threads (issue 22): "thread_id" a numeric label, "thread_name" a string
+  // one, as `go tool pprof -tagfocus`/-traces and other producers' thread
+  // labels read them.
+  const bool threads = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.tid != 0; });
+  const int64_t tid_key = threads ? strings.intern("thread_id") : 0;
+  const int64_t thread_name_key = threads && !profile.thread_names.empty() ? strings.intern("thread_name") : 0;
+  std::map<int32_t, int64_t> thread_name_string;
+  for (const auto& [tid, name] : profile.thread_names) thread_name_string[tid] = strings.intern(name);
   std::string raw;
   if (!out.SerializeToString(&raw)) fail("cannot serialize the profile (larger than 2 GiB?)");
   pb::Sample message;
@@ -347,6 +355,16 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
       pb::Label* label = sample->add_label();
       label->set_key(pid_key);
       label->set_num(s.pid);
+    }
+    if (s.tid != 0) {
+      pb::Label* label = sample->add_label();
+      label->set_key(tid_key);
+      label->set_num(s.tid);
+      if (auto name = thread_name_string.find(s.tid); name != thread_name_string.end()) {
+        label = sample->add_label();
+        label->set_key(thread_name_key);
+        label->set_str(name->second);
+      }
     }
     bytes.clear();
     sample->SerializeToString(&bytes);
@@ -516,7 +534,7 @@ Profile decode_pprof(std::string_view bytes) {
     }
   for (int i = 0; i < in.sample_type_size(); ++i) string_at(in.sample_type(i).type(), "sample type");
 
-  const std::string pid_key = "pid";
+  const std::string pid_key = "pid", tid_key = "thread_id", thread_name_key = "thread_name";
   std::vector<uint64_t> callers;
   std::vector<const LocationEntry*> frames;
   std::vector<uint8_t> named_once(locations.size(), 0);
@@ -538,12 +556,16 @@ Profile decode_pprof(std::string_view bytes) {
     if (s.location_id_size() == 0 || s.value_size() == 0) return;
     int64_t value = s.value(value_index);
     if (value < 0) fail("negative sample value " + std::to_string(value));
-    int32_t pid = 0;
-    // A pid label outside 32 bits names no Linux process: left out.
-    for (const pb::Label& label : s.label())
-      if (string_at(label.key(), "label key") == pid_key && label.str() == 0 && label.num() >= INT32_MIN &&
-          label.num() <= INT32_MAX)
-        pid = static_cast<int32_t>(label.num());
+    int32_t pid = 0, tid = 0;
+    const std::string* thread_name = nullptr;
+    // A pid or thread_id label outside 32 bits names no Linux task: left out.
+    for (const pb::Label& label : s.label()) {
+      const std::string& key = string_at(label.key(), "label key");
+      const bool in_32_bits = label.str() == 0 && label.num() >= INT32_MIN && label.num() <= INT32_MAX;
+      if (key == pid_key && in_32_bits) pid = static_cast<int32_t>(label.num());
+      if (key == tid_key && in_32_bits) tid = static_cast<int32_t>(label.num());
+      if (key == thread_name_key && label.str() != 0) thread_name = &string_at(label.str(), "label value");
+    }
     // Leaf first, then its callers; a "[truncated]" root marks the stack.
     const LocationEntry* leaf = frames[0];
     callers.clear();
@@ -556,7 +578,9 @@ Profile decode_pprof(std::string_view bytes) {
         callers.push_back(caller->address);
     }
     if (value == 0) return;  // nothing sampled: no stack, and no names for its addresses
-    profile.samples.push_back({leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated)});
+    profile.samples.push_back(
+        {leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated), tid});
+    if (tid != 0 && thread_name != nullptr) profile.thread_names.try_emplace(tid, *thread_name);
     for (const LocationEntry* named : frames) {
       if (named->line_count == 0 || named->line_count == kTruncatedMark) continue;
       // Each location's names once: a deep stack's frames are met again in

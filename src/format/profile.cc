@@ -17,7 +17,8 @@ uint64_t Profile::total_count() const {
 bool coalesce_samples(std::vector<Sample>* samples) {
   auto by_address = [](const Sample& a, const Sample& b) {
     if (a.address != b.address) return a.address < b.address;
-    return a.pid != b.pid ? a.pid < b.pid : a.stack < b.stack;
+    if (a.pid != b.pid) return a.pid < b.pid;
+    return a.tid != b.tid ? a.tid < b.tid : a.stack < b.stack;
   };
   if (!std::is_sorted(samples->begin(), samples->end(), by_address))
     std::sort(samples->begin(), samples->end(), by_address);
@@ -26,7 +27,7 @@ bool coalesce_samples(std::vector<Sample>* samples) {
   for (size_t i = 0; i < samples->size(); ++i) {
     Sample& s = (*samples)[i];
     const Sample* last = kept > 0 ? &(*samples)[kept - 1] : nullptr;
-    if (last && last->address == s.address && last->pid == s.pid && last->stack == s.stack)
+    if (last && last->address == s.address && last->pid == s.pid && last->tid == s.tid && last->stack == s.stack)
       saturated |= saturating_add((*samples)[kept - 1].count, s.count);
     else
       (*samples)[kept++] = s;

@@ -53,15 +53,16 @@ bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) 
 
 // The stack records onto the pc table's samples (read_profraw's contract in
 // profraw.h). samples: sorted, one per pc.
-void spread_stacks(std::string_view records, uint64_t count, Profile* profile) {
+void spread_stacks(std::string_view records, uint64_t count, size_t record_size, Profile* profile) {
   std::vector<Sample> stacked;
   stacked.reserve(count);
   std::vector<uint64_t> callers;
   size_t offset = 0;
   for (uint64_t i = 0; i < count; ++i) {
-    if (records.size() - offset < sizeof(profraw::StackRecord)) throw FormatError("truncated profraw (stack record)");
-    const auto record = load<profraw::StackRecord>(records, offset);
-    offset += sizeof record;
+    if (records.size() - offset < record_size) throw FormatError("truncated profraw (stack record)");
+    profraw::StackRecord record{};
+    std::memcpy(&record, records.data() + offset, record_size);  // version 3: no thread
+    offset += record_size;
     if (record.depth == 0 || record.depth > profraw::kMaxStackDepth)
       throw FormatError("bad profraw stack depth " + std::to_string(record.depth));
     if (record.flags & ~profraw::kStackTruncated)
@@ -79,7 +80,7 @@ void spread_stacks(std::string_view records, uint64_t count, Profile* profile) {
     offset += record.depth * sizeof(uint64_t);
     if (record.weight == 0) continue;
     const uint32_t id = profile->stacks.intern(callers, (record.flags & profraw::kStackTruncated) != 0);
-    stacked.push_back({leaf, record.weight, 0, id});
+    stacked.push_back({leaf, record.weight, 0, id, record.tid});
   }
   if (offset != records.size()) throw FormatError("profraw stack records do not fill their length");
   coalesce_samples(&stacked);
@@ -164,6 +165,7 @@ profraw::Header read_profraw_header(std::string_view bytes) {
   const uint32_t header_size = load<uint32_t>(bytes, offsetof(Header, header_size));
   const uint32_t expected_size = version == 1   ? profraw::kHeaderSizeV1
                                  : version == 2 ? profraw::kHeaderSizeV2
+                                 : version == 3 ? profraw::kHeaderSizeV3
                                                 : static_cast<uint32_t>(sizeof(Header));
   if (header_size != expected_size)
     throw FormatError("bad profraw header size " + std::to_string(header_size));
@@ -215,12 +217,18 @@ ProfrawData read_profraw(std::string_view bytes) {
     throw FormatError("truncated profraw (unsampled records)");
   rest -= header.unsampled_count * sizeof(profraw::Unsampled);
   if (header.stacks_length > rest) throw FormatError("truncated profraw (stacks)");
-  if (header.stacks_length < rest)
+  rest -= header.stacks_length;
+  if (header.thread_count > rest / sizeof(profraw::ThreadRecord)) throw FormatError("truncated profraw (threads)");
+  rest -= uint64_t{header.thread_count} * sizeof(profraw::ThreadRecord);
+  if (rest > 0)
     throw FormatError(header.version == 1   ? "profraw has trailing bytes after the maps"
                       : header.version == 2 ? "profraw has trailing bytes after the unsampled records"
-                                            : "profraw has trailing bytes after the stacks");
-  // A record is at least 24 bytes: no count can claim more than the bytes hold.
-  if (header.stack_count > header.stacks_length / (sizeof(profraw::StackRecord) + sizeof(uint64_t)))
+                      : header.version == 3 ? "profraw has trailing bytes after the stacks"
+                                            : "profraw has trailing bytes after the threads");
+  const size_t stack_record_size = header.version >= 4 ? sizeof(profraw::StackRecord) : profraw::kStackRecordSizeV3;
+  // A record is at least its header and one PC: no count can claim more
+  // than the bytes hold.
+  if (header.stack_count > header.stacks_length / (stack_record_size + sizeof(uint64_t)))
     throw FormatError("profraw stack count " + std::to_string(header.stack_count) + " exceeds its stack bytes");
   if (!profraw::is_end_reason(header.end_reason))
     throw FormatError("bad profraw end reason " + std::to_string(header.end_reason));
@@ -250,7 +258,15 @@ ProfrawData read_profraw(std::string_view bytes) {
   data.stacks_captured = (header.stack_flags & profraw::kStacksCaptured) != 0 || header.stack_count != 0;
   data.max_depth = header.max_depth;
   profile.stacks_dropped = header.stacks_dropped;
-  if (data.stacks_captured) spread_stacks(bytes.substr(offset, header.stacks_length), header.stack_count, &profile);
+  if (data.stacks_captured)
+    spread_stacks(bytes.substr(offset, header.stacks_length), header.stack_count, stack_record_size, &profile);
+  offset += header.stacks_length;
+  for (uint32_t i = 0; i < header.thread_count; ++i, offset += sizeof(profraw::ThreadRecord)) {
+    const auto record = load<profraw::ThreadRecord>(bytes, offset);
+    if (record.tid == 0) continue;
+    const std::string name(record.name, strnlen(record.name, sizeof record.name));
+    profile.thread_names[record.tid] = name.empty() ? profraw::kEndedThreadName : name;
+  }
 
   profile.pid = header.pid;
   profile.clock = describe_clock(header.clock);

@@ -25,12 +25,15 @@ namespace profiling::format {
 namespace profraw {
 
 inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
-// Version 3 added the stacks (issue 13); version 2 the unsampled records
-// and start_clock. Version 1 (176-byte header, no records) and version 2
-// (184-byte header, no stacks) files still read.
-inline constexpr uint32_t kVersion = 3;
+// Version 4 added threads (issue 22): each stack record's thread id and
+// the thread records after the stacks; version 3 the stacks (issue 13);
+// version 2 the unsampled records and start_clock. Version 1 (176-byte
+// header, no records), 2 (184-byte header, no stacks) and 3 (216-byte
+// header, 16-byte stack records, no threads) files still read.
+inline constexpr uint32_t kVersion = 4;
 inline constexpr uint32_t kHeaderSizeV1 = 176;
 inline constexpr uint32_t kHeaderSizeV2 = 184;
+inline constexpr uint32_t kHeaderSizeV3 = 216;
 // The deepest stack a file may hold; the unwinder's limit (128 by default)
 // is far below.
 inline constexpr uint32_t kMaxStackDepth = 4096;
@@ -58,9 +61,10 @@ inline constexpr bool is_end_reason(uint32_t value) {
 // Offsets of the header fields (all little-endian, naturally aligned).
 // The header is followed by program_length bytes of path, sample_count
 // 16-byte (pc, count) pairs, maps_length bytes of /proc/self/maps,
-// unsampled_count 48-byte Unsampled records, and stack_count stack records
-// (StackRecord and its PCs) of stacks_length bytes in all; the file is
-// exactly that long (a shorter one is truncated).
+// unsampled_count 48-byte Unsampled records, stack_count stack records
+// (StackRecord and its PCs) of stacks_length bytes in all, and
+// thread_count 24-byte ThreadRecords; the file is exactly that long (a
+// shorter one is truncated).
 struct Header {
   char magic[8];
   uint32_t version;
@@ -91,22 +95,43 @@ struct Header {
   uint64_t stacks_dropped;  // weighted ticks the stack table had no room for
   uint32_t stack_flags;     // kStacksCaptured: stacks were on
   uint32_t max_depth;       // the unwinder's depth limit (0 unknown)
+  // Version 4:
+  uint32_t thread_count;    // ThreadRecords after the stacks
+  uint32_t thread_flags;    // 0 (reserved)
 };
-static_assert(sizeof(Header) == 216, "the profraw header is 216 bytes");
+static_assert(sizeof(Header) == 224, "the profraw header is 224 bytes");
 static_assert(offsetof(Header, stack_count) == kHeaderSizeV2);
+static_assert(offsetof(Header, thread_count) == kHeaderSizeV3);
 
 inline constexpr uint32_t kStacksCaptured = 1;
 
 // One sampled stack: depth PCs (uint64 each) follow, the leaf first (the
 // sampled PC), then each caller's return address as found on the stack.
-// weight counts the samples (weighted ticks) of the stack.
+// weight counts the samples (weighted ticks) of the stack, taken in thread
+// tid (version 4; a version 3 record is the first 16 bytes, no thread).
 struct StackRecord {
   uint32_t depth;  // 1..kMaxStackDepth
   uint32_t flags;  // kStackTruncated
   uint64_t weight;
+  int32_t tid;       // 0: unknown
+  uint32_t reserved;  // 0
 };
-static_assert(sizeof(StackRecord) == 16);
+static_assert(sizeof(StackRecord) == 24);
+inline constexpr uint32_t kStackRecordSizeV3 = 16;
 inline constexpr uint32_t kStackTruncated = 1;  // the unwind stopped before the outermost frame
+
+// A thread the stacks name, and its name (its comm: at most 15 bytes,
+// NUL-padded) read at the dump, or when the thread ended; kThreadEnded
+// with an empty name: it ended before the dump and nothing read its name.
+struct ThreadRecord {
+  int32_t tid;
+  uint32_t flags;  // kThreadEnded
+  char name[16];
+};
+static_assert(sizeof(ThreadRecord) == 24);
+inline constexpr uint32_t kThreadEnded = 1;
+// What a report calls a thread whose name was never read.
+inline constexpr const char* kEndedThreadName = "[ended]";
 
 // Why CPU time went unsampled (the sampler's UnsampledCause).
 enum class UnsampledCause : uint32_t {

@@ -9,12 +9,13 @@
 namespace profiling::report {
 namespace {
 
-// A 64-bit mix of a sample's key (address, pid, stack): splitmix64's
-// finalizer over the two words.
+// A 64-bit mix of a sample's key (address, pid, thread, stack):
+// splitmix64's finalizer over the words.
 uint64_t hash_key(const format::Sample& s) {
   uint64_t h = s.address * 0x9e3779b97f4a7c15ull;
   h ^= (static_cast<uint64_t>(static_cast<uint32_t>(s.pid)) << 32 | s.stack) + 0x632be59bd9b4e019ull + (h << 6) +
        (h >> 2);
+  h ^= static_cast<uint32_t>(s.tid) * 0xc2b2ae3d27d4eb4full;
   h ^= h >> 30;
   h *= 0xbf58476d1ce4e5b9ull;
   h ^= h >> 27;
@@ -23,7 +24,7 @@ uint64_t hash_key(const format::Sample& s) {
 }
 
 bool same_key(const format::Sample& a, const format::Sample& b) {
-  return a.address == b.address && a.pid == b.pid && a.stack == b.stack;
+  return a.address == b.address && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack;
 }
 
 }  // namespace
@@ -94,8 +95,10 @@ void ProfileMerger::relabel_first_input() {
   std::vector<format::Sample> first = std::move(samples_);
   samples_.clear();
   std::fill(sample_index_.begin(), sample_index_.end(), 0);
+  if (processes_ == Processes::summed) sum_.thread_names.clear();
   for (format::Sample& s : first) {
     s.pid = relabelled(s.pid);
+    if (processes_ == Processes::summed) s.tid = 0;
     find_or_add(s);
   }
 }
@@ -215,8 +218,15 @@ void ProfileMerger::add(LoadedProfile&& input) {
       stack = id;
     }
     const int32_t pid = summed ? 0 : sample.pid ? sample.pid : default_pid;
-    find_or_add({relocated(sample.address), sample.count, pid, stack});
+    find_or_add({relocated(sample.address), sample.count, pid, stack, summed ? 0 : sample.tid});
   }
+  // Threads as processes: apart, each keeps its name (the first input's
+  // where two name one tid); summed, none.
+  if (!summed) {
+    if (sum_.thread_names.empty()) sum_.thread_names = std::move(p.thread_names);
+    else sum_.thread_names.merge(p.thread_names);
+  }
+  p.thread_names.clear();
   std::vector<format::Sample>().swap(p.samples);
   p.stacks = format::StackTable();
 

@@ -27,13 +27,13 @@ int64_t realtime_ns() {
   return static_cast<int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
 }
 
-// A sample's identity across two dumps: its leaf, callers and whether the
-// chain was cut.
-using SampleKey = std::tuple<uint64_t, std::vector<uint64_t>, bool>;
+// A sample's identity across two dumps: its leaf, callers, whether the
+// chain was cut, and its thread.
+using SampleKey = std::tuple<uint64_t, std::vector<uint64_t>, bool, int32_t>;
 
 SampleKey key_of(const format::Profile& p, const format::Sample& s) {
   const auto callers = p.stacks.callers(s.stack);
-  return {s.address, std::vector<uint64_t>(callers.begin(), callers.end()), p.stacks.truncated(s.stack)};
+  return {s.address, std::vector<uint64_t>(callers.begin(), callers.end()), p.stacks.truncated(s.stack), s.tid};
 }
 
 // Snapshots are files of their own, each an interval of one process.
@@ -58,8 +58,8 @@ format::ProfrawData subtract_dump(const format::ProfrawData& a, const format::Pr
     const uint64_t left = s.count > taken ? s.count - taken : 0;
     taken -= std::min(taken, s.count);
     if (left == 0) continue;
-    const auto& [leaf, callers, truncated] = key;
-    d.profile.samples.push_back({leaf, left, s.pid, d.profile.stacks.intern(callers, truncated)});
+    const auto& [leaf, callers, truncated, tid] = key;
+    d.profile.samples.push_back({leaf, left, s.pid, d.profile.stacks.intern(callers, truncated), tid});
   }
   d.profile.dropped = a.profile.dropped > b.profile.dropped ? a.profile.dropped - b.profile.dropped : 0;
   d.profile.stacks_dropped =
