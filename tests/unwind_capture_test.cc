@@ -131,7 +131,7 @@ TEST(UnwindCapture, AKnownCallTreeWithoutFramePointers) {
 
   Share via_a, via_b, leaf_total, through_qsort, through_signal, through_plugin;
   uint64_t total = 0, truncated = 0;
-  stacks->for_each([&](const uint64_t* pcs, uint32_t depth, bool cut, uint64_t weight) {
+  stacks->for_each([&](const uint64_t* pcs, uint32_t depth, bool cut, uint64_t weight, int32_t) {
     total += weight;
     if (cut) truncated += weight;
     const bool reaches_round = find(pcs, depth, 0, round) >= 0;

@@ -87,7 +87,7 @@ void print_stack_stats() {
   if (g_stacks == nullptr || path == nullptr || *path == '\0') return;
   uint64_t complete = 0, truncated = 0, distinct = 0, frames = 0, at_limit = 0;
   const uint32_t limit = g_max_depth;
-  g_stacks->for_each([&](const uint64_t*, uint32_t depth, bool cut, uint64_t weight) {
+  g_stacks->for_each([&](const uint64_t*, uint32_t depth, bool cut, uint64_t weight, int32_t) {
     (cut ? truncated : complete) += weight;
     if (cut && depth >= limit) at_limit += weight;
     frames += uint64_t{depth} * weight;

@@ -122,8 +122,8 @@ class TableStacks final : public StackSource {
  public:
   explicit TableStacks(const unwind::StackTable* table) : table_(table) {}
   void for_each_stack(StackVisitor& visitor) const override {
-    table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) {
-      visitor.visit(pcs, depth, truncated, weight);
+    table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) {
+      visitor.visit(pcs, depth, truncated, weight, tid);
     });
   }
   uint64_t dropped_stacks() const override { return table_->dropped_weight(); }

@@ -14,6 +14,7 @@
 
 #include "base/errno_saver.h"
 #include "base/io.h"
+#include "sampler/thread_names.h"
 
 namespace profiling::runtime {
 namespace {
@@ -50,20 +51,62 @@ class PairWriter {
   uint64_t written_ = 0;
 };
 
+// The distinct threads the stacks name, for their records after the
+// stacks: an open-addressing set in static memory (a dump's stack may be a
+// small alternate signal stack; dumps are one at a time, preload_dump.cc).
+// A process with more threads than it holds leaves the rest unnamed.
+constexpr size_t kThreadSetSize = 8192;
+int32_t g_thread_set[kThreadSetSize];
+size_t g_thread_set_used = 0;
+
+void add_thread(int32_t tid) {
+  if (tid == 0 || g_thread_set_used >= kThreadSetSize / 2) return;
+  for (size_t i = static_cast<uint32_t>(tid) * 2654435761u % kThreadSetSize;; i = (i + 1) % kThreadSetSize) {
+    if (g_thread_set[i] == tid) return;
+    if (g_thread_set[i] == 0) {
+      g_thread_set[i] = tid;
+      ++g_thread_set_used;
+      return;
+    }
+  }
+}
+
 // Streams stack records through a stack buffer; counts records and bytes.
 class StackWriter final : public StackVisitor {
  public:
   explicit StackWriter(base::AtomicFile& file) : file_(file) {}
-  void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) override {
+  void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) override {
     if (depth == 0 || weight == 0) return;
     if (depth > format::profraw::kMaxStackDepth) {
       depth = format::profraw::kMaxStackDepth;
       truncated = true;
     }
-    const format::profraw::StackRecord record{depth, truncated ? format::profraw::kStackTruncated : 0u, weight};
+    const format::profraw::StackRecord record{depth, truncated ? format::profraw::kStackTruncated : 0u, weight, tid,
+                                              0};
     put(&record, sizeof record);
     put(pcs, depth * sizeof(uint64_t));
+    add_thread(tid);
     ++records_;
+  }
+  // A ThreadRecord for each thread the stacks named: its name now, or the
+  // one it ended with (sampler/thread_names.h). Returns how many.
+  uint32_t put_threads() {
+    uint32_t n = 0;
+    for (size_t i = 0; i < kThreadSetSize; ++i) {
+      if (g_thread_set[i] == 0) continue;
+      format::profraw::ThreadRecord record{};
+      record.tid = g_thread_set[i];
+      char name[sampler::kThreadNameSize];
+      if (sampler::thread_name(record.tid, name))
+        std::memcpy(record.name, name, sizeof record.name);
+      else
+        record.flags = format::profraw::kThreadEnded;
+      put(&record, sizeof record);
+      g_thread_set[i] = 0;
+      ++n;
+    }
+    g_thread_set_used = 0;
+    return n;
   }
   bool flush() {
     const bool ok = used_ == 0 || file_.write(buffer_, used_);
@@ -201,9 +244,10 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       if (records && info.stacks) {
         StackWriter stacks(file);
         info.stacks->for_each_stack(stacks);
-        records = stacks.flush();
         header.stack_count = stacks.records();
         header.stacks_length = stacks.bytes();
+        header.thread_count = stacks.put_threads();
+        records = stacks.flush();
         header.stacks_dropped = info.stacks->dropped_stacks();
         header.stack_flags = format::profraw::kStacksCaptured;
         header.max_depth = info.max_depth;

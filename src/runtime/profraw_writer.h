@@ -24,8 +24,10 @@ class StackVisitor {
   // pcs[0] is the sampled PC, pcs[1..depth) the callers' return addresses
   // as found on the stack; truncated: the unwind stopped before the
   // outermost frame. depth >= 1; depths above format::profraw::kMaxStackDepth
-  // are cut there (and marked truncated).
-  virtual void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) = 0;
+  // are cut there (and marked truncated). tid: the thread it was taken in
+  // (0 unknown); the writer names each thread once, after the stacks
+  // (sampler/thread_names.h).
+  virtual void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) = 0;
 
  protected:
   ~StackVisitor() = default;

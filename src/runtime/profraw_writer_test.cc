@@ -3,6 +3,8 @@
 #include "runtime/profraw_writer.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +12,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <thread>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -18,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include "format/profraw.h"
+#include "sampler/thread_names.h"
 
 namespace profiling::runtime {
 namespace {
@@ -141,12 +146,13 @@ class TestStacks final : public StackSource {
     std::vector<uint64_t> pcs;
     bool truncated;
     uint64_t weight;
+    int32_t tid = 0;
   };
   std::vector<Stack> stacks;
   uint64_t dropped = 0;
   void for_each_stack(StackVisitor& visitor) const override {
     for (const Stack& s : stacks)
-      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight);
+      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight, s.tid);
   }
   uint64_t dropped_stacks() const override { return dropped; }
 };
@@ -220,6 +226,44 @@ TEST(ProfrawWriter, WritesStacksTheReaderSpreadsOverThePcs) {
   EXPECT_FALSE(flat.stacks_captured);
   EXPECT_FALSE(flat.profile.has_stacks());
   EXPECT_EQ(flat.profile.total_count(), 12u);
+  sampler::PcTable::destroy(table);
+  fs::remove_all(dir);
+}
+
+// Each stack keeps its thread, and each thread is named once: a live one
+// by its comm, one that ended by the name it ended with, one that ended
+// unseen as ended (profraw version 4).
+TEST(ProfrawWriter, NamesTheThreadsOfTheStacks) {
+  char pattern[] = "/tmp/profraw-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  sampler::PcTable* table = sampler::PcTable::create(64);
+  ASSERT_NE(table, nullptr);
+  const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4;
+  table->add(leaf, 9);
+  // A thread that renames itself, then ends: the runtime keeps its name.
+  pid_t ended = 0;
+  std::thread([&] {
+    pthread_setname_np(pthread_self(), "done-worker");
+    ended = static_cast<pid_t>(::syscall(SYS_gettid));
+    sampler::remember_ending_thread_name();
+  }).join();
+  pthread_setname_np(pthread_self(), "writer-main");
+  const auto self = static_cast<int32_t>(::syscall(SYS_gettid));
+  TestStacks stacks;
+  stacks.stacks.push_back({{leaf, 0x401000}, false, 4, self});
+  stacks.stacks.push_back({{leaf, 0x401000}, false, 3, ended});
+  stacks.stacks.push_back({{leaf, 0x401000}, false, 2, 0x3ffffe});  // no such thread, never seen ending
+  ProfrawInfo info;
+  info.hz = 1000;
+  info.stacks = &stacks;
+  ASSERT_TRUE(write_profraw(dir.c_str(), "t.1.profraw", info, *table));
+  const format::Profile p = format::read_profraw(read_all(dir / "t.1.profraw")).profile;
+  std::map<int32_t, uint64_t> by_thread;
+  for (const format::Sample& s : p.samples) by_thread[s.tid] += s.count;
+  EXPECT_EQ(by_thread, (std::map<int32_t, uint64_t>{{0x3ffffe, 2}, {ended, 3}, {self, 4}}));
+  EXPECT_EQ(p.thread_names, (std::map<int32_t, std::string>{
+                                {self, "writer-main"}, {ended, "done-worker"}, {0x3ffffe, format::profraw::kEndedThreadName}}));
   sampler::PcTable::destroy(table);
   fs::remove_all(dir);
 }

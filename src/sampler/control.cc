@@ -29,6 +29,7 @@
 #include "sampler/perf_ring.h"
 #include "sampler/program_mask.h"
 #include "sampler/sinks.h"
+#include "sampler/thread_names.h"
 #include "sampler/thread_clocks.h"
 #include "unwind/unwinder.h"
 
@@ -293,6 +294,7 @@ void fork_child() {
   // A handler that was delivering in another thread at the fork (a ring's
   // drain takes a while) left its count here, and will never take it back.
   g_handlers_in_flight.store(0, std::memory_order_relaxed);
+  forget_thread_id();  // the child's one thread has its own id
   ControlLock lock;
   reset_in_child();
 }
@@ -324,11 +326,14 @@ bool late_system_calls_allowed() { return !g_program_filtered.load(std::memory_o
 ClockKind clock_at_start() { return start_clock(); }
 
 void thread_started() {
+  forget_thread_id();  // its first sample reads it (thread_names.h)
+  current_thread_id();
   ControlLock lock;
   start_current_thread();
 }
 
 void thread_exiting() {
+  remember_ending_thread_name();
   ControlLock lock;
   stop_current_thread();
 }

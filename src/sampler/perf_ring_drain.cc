@@ -151,7 +151,8 @@ void deliver_record_stack(const perf::Sample& sample, uint32_t weight) {
   start.fp = sample.regs[perf::kUnwindRegisterBp];
   // A walk that ran off the end of a copy the kernel cut short (not one
   // that reached the stack's end: that walk completed).
-  if (deliver_unwound_stack(stacks, memory, start, weight).truncated && sample.stack_copied < sample.stack_size)
+  if (deliver_unwound_stack(stacks, memory, start, weight, static_cast<int32_t>(sample.who.tid)).truncated &&
+      sample.stack_copied < sample.stack_size)
     make_stack_copyable(sp + sample.stack_copied, sp + sample.stack_size);
 }
 

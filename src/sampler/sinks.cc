@@ -5,6 +5,7 @@
 
 #include "base/safe_access.h"
 #include "sampler/sampler.h"
+#include "sampler/thread_names.h"
 #include "unwind/unwinder.h"
 
 // The bin could not be written (its memory went away): the histogram is
@@ -148,18 +149,19 @@ __attribute__((noinline)) void deliver_with_pc_sinks(uint64_t pc, uint32_t weigh
 // program's own alternate signal stack may be small (SIGSTKSZ, 8 KiB).
 __attribute__((noinline)) unwind::Stack deliver_unwound_stack(unwind::StackTable* table,
                                                               const unwind::MemoryReader& memory,
-                                                              unwind::Registers regs, uint32_t weight) {
+                                                              unwind::Registers regs, uint32_t weight,
+                                                              int32_t tid) {
   uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
   if (depth > kMaxStackDepth) depth = kMaxStackDepth;
   auto* pcs = static_cast<uint64_t*>(__builtin_alloca(depth * sizeof(uint64_t)));
   const unwind::Stack stack = unwind::unwind(g_code_table.load(std::memory_order_acquire), memory, regs, pcs, depth);
-  table->add(pcs, stack.depth, stack.truncated, weight);
+  table->add(pcs, stack.depth, stack.truncated, weight, tid);
   return stack;
 }
 
 void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight) {
   const unwind::LiveMemory memory;
-  deliver_unwound_stack(table, memory, unwind::registers_from_ucontext(context), weight);
+  deliver_unwound_stack(table, memory, unwind::registers_from_ucontext(context), weight, current_thread_id());
 }
 
 void deliver(uint64_t pc, uint32_t weight) {

@@ -103,12 +103,13 @@ extern AtomicStats g_stats;
 void deliver(uint64_t pc, uint32_t weight);
 
 // Unwinds the stack of the interrupted context (a ucontext_t) and adds it
-// with weight to table.
+// with weight to table, as the calling thread's (thread_names.h).
 void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight);
 // The same from registers and memory taken elsewhere: a perf ring record's
-// registers and copy of the stack (perf_ring.cc). Returns the walk's result.
+// registers and copy of the stack (perf_ring.cc), of the thread tid the
+// record names. Returns the walk's result.
 unwind::Stack deliver_unwound_stack(unwind::StackTable* table, const unwind::MemoryReader& memory, unwind::Registers regs,
-                           uint32_t weight);
+                           uint32_t weight, int32_t tid);
 
 }  // namespace profiling::sampler
 

@@ -9,8 +9,9 @@
 namespace profiling::unwind {
 namespace {
 
-uint64_t hash_stack(const uint64_t* pcs, uint32_t depth, bool truncated) {
-  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t{depth} << 1) ^ (truncated ? 1 : 0);
+uint64_t hash_stack(const uint64_t* pcs, uint32_t depth, bool truncated, int32_t tid) {
+  uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t{depth} << 1) ^ (truncated ? 1 : 0) ^
+               (uint64_t{static_cast<uint32_t>(tid)} << 20);
   for (uint32_t i = 0; i < depth; ++i) {
     h ^= pcs[i];
     h *= 0xff51afd7ed558ccdull;
@@ -54,22 +55,23 @@ size_t StackTable::frames_used() const {
   return used < frame_capacity_ ? used : frame_capacity_;
 }
 
-bool StackTable::matches(const Slot& slot, uint64_t info, const uint64_t* pcs, uint32_t depth, bool truncated) const {
-  (void)slot;
+bool StackTable::matches(const Slot& slot, uint64_t info, const uint64_t* pcs, uint32_t depth, bool truncated,
+                         int32_t tid) const {
   if (depth_of(info) != depth || ((info & kTruncated) != 0) != truncated) return false;
+  if (slot.tid.load(std::memory_order_relaxed) != tid) return false;
   const uint64_t* stored = frames_ + frames_of(info);
   for (uint32_t i = 0; i < depth; ++i)
     if (stored[i] != pcs[i]) return false;
   return true;
 }
 
-void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) {
+void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) {
   if (depth == 0 || depth > kMaxDepth) {
     dropped_samples_.fetch_add(1, std::memory_order_relaxed);
     dropped_weight_.fetch_add(weight, std::memory_order_relaxed);
     return;
   }
-  const uint64_t hash = hash_stack(pcs, depth, truncated);
+  const uint64_t hash = hash_stack(pcs, depth, truncated, tid);
   uint64_t reserved = UINT64_MAX;  // frames taken from the pool for a new slot
   size_t slot_index = static_cast<size_t>(hash) & mask_;
   for (size_t probe = 0; probe < kMaxProbes && probe <= mask_; ++probe, slot_index = (slot_index + 1) & mask_) {
@@ -84,6 +86,7 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
       uint64_t expected = 0;
       if (slot.hash.compare_exchange_strong(expected, hash, std::memory_order_acq_rel)) {
         slot.weight.fetch_add(weight, std::memory_order_relaxed);
+        slot.tid.store(tid, std::memory_order_relaxed);
         // Published last: a reader that sees kReady sees the frames.
         slot.info.store((reserved << 24) | (uint64_t{depth} << 8) | (truncated ? kTruncated : 0) | kReady,
                         std::memory_order_release);
@@ -99,7 +102,7 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
     // Still being written by its inserter: no waiting in a signal handler,
     // look further (the stack may then get a second slot).
     if (!(info & kReady)) continue;
-    if (matches(slot, info, pcs, depth, truncated)) {
+    if (matches(slot, info, pcs, depth, truncated, tid)) {
       slot.weight.fetch_add(weight, std::memory_order_relaxed);
       return;  // frames reserved in a lost race stay unused
     }
@@ -116,6 +119,7 @@ void StackTable::clear() {
       slots_[i].hash.store(0, std::memory_order_relaxed);
       slots_[i].info.store(0, std::memory_order_relaxed);
       slots_[i].weight.store(0, std::memory_order_relaxed);
+      slots_[i].tid.store(0, std::memory_order_relaxed);
       order_[i].store(0, std::memory_order_relaxed);
     }
   }

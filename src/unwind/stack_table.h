@@ -9,8 +9,9 @@
 // The dump writer reads it with for_each() (NOT async-signal-safe only in
 // that it is meant for the writer; it neither allocates nor locks).
 //
-// A stack is identified by its frames (leaf first), its depth and its
-// truncated mark. Two threads inserting the same new stack at the same
+// A stack is identified by its frames (leaf first), its depth, its
+// truncated mark and the thread it was taken in (issue 22: per-thread
+// views; a thread's stacks are its own entries). Two threads inserting the same new stack at the same
 // moment may each get a slot (one waits for no one): for_each() can then
 // report the same stack twice, and a consumer adds up equal stacks.
 #ifndef PROFIL_UNWIND_STACK_TABLE_H
@@ -31,11 +32,11 @@ class StackTable {
   // Only when no handler can reach the table any more.
   static void destroy(StackTable* table);
 
-  // Adds weight to the stack pcs[0..depth) (leaf first). ASYNC-SIGNAL-SAFE,
-  // lock-free. depth 0 is counted as dropped.
-  void add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight);
+  // Adds weight to the stack pcs[0..depth) (leaf first) of thread tid (0:
+  // unknown). ASYNC-SIGNAL-SAFE, lock-free. depth 0 is counted as dropped.
+  void add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid = 0);
 
-  // Calls visit(pcs_leaf_first, depth, truncated, weight) for every stored
+  // Calls visit(pcs_leaf_first, depth, truncated, weight, tid) for every stored
   // stack. Safe while add() runs (a stack being inserted is skipped or
   // seen whole; its weight may grow meanwhile).
   template <typename Visit>
@@ -54,7 +55,7 @@ class StackTable {
       const uint64_t weight = slot.weight.load(std::memory_order_relaxed);
       if (weight == 0) continue;
       visit(static_cast<const uint64_t*>(frames_ + frames_of(info)), depth_of(info), (info & kTruncated) != 0,
-            weight);
+            weight, slot.tid.load(std::memory_order_relaxed));
     }
   }
 
@@ -79,10 +80,13 @@ class StackTable {
     std::atomic<uint64_t> hash;  // 0: empty
     std::atomic<uint64_t> info;  // kReady set once the frames are written
     std::atomic<uint64_t> weight;
+    std::atomic<int32_t> tid;  // written before info's kReady
+    uint32_t unused;
   };
 
   StackTable() = default;
-  bool matches(const Slot& slot, uint64_t info, const uint64_t* pcs, uint32_t depth, bool truncated) const;
+  bool matches(const Slot& slot, uint64_t info, const uint64_t* pcs, uint32_t depth, bool truncated,
+               int32_t tid) const;
 
   size_t mask_ = 0;
   size_t mapped_bytes_ = 0;

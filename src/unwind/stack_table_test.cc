@@ -15,7 +15,7 @@ using Key = std::pair<std::vector<uint64_t>, bool>;
 
 std::map<Key, uint64_t> contents(const StackTable& table) {
   std::map<Key, uint64_t> out;
-  table.for_each([&](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) {
+  table.for_each([&](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t) {
     out[{std::vector<uint64_t>(pcs, pcs + depth), truncated}] += weight;
   });
   return out;

@@ -159,7 +159,7 @@ TEST_F(Unwinder, TheDepthLimitTruncatesAndTheStackIsKept) {
   ASSERT_NE(stacks, nullptr);
   stacks->add(c.from_context, c.context_stack.depth, c.context_stack.truncated, 3);
   int seen = 0;
-  stacks->for_each([&](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight) {
+  stacks->for_each([&](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t) {
     ++seen;
     EXPECT_EQ(depth, kDefaultMaxDepth);
     EXPECT_TRUE(truncated);
