@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <tuple>
 #include <sstream>
 
 #include "format/profile.h"
@@ -33,7 +35,7 @@ struct ProcessTable::Image {
   // Since the last take.
   uint64_t window_start = 0;
   format::StackTable stacks;
-  std::map<std::pair<uint64_t, uint32_t>, uint64_t> counts;  // (leaf, stack) -> samples
+  std::map<std::tuple<uint64_t, uint32_t, pid_t>, uint64_t> counts;  // (leaf, stack, tid) -> samples
   uint64_t count = 0;
   uint64_t lost = 0;
   // Threads that ended in this image, and the CPU time their samples did
@@ -72,13 +74,18 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+std::string read_comm(const std::string& path) {
+  std::string comm = read_text(path);
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
+
 // argv[0]'s base name (the name the preload's dumps use), else comm.
 std::string process_name(pid_t pid) {
   const std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
   const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
   if (!argv0.empty()) return base_name(argv0);
-  std::string comm = read_text("/proc/" + std::to_string(pid) + "/comm");
-  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  const std::string comm = read_comm("/proc/" + std::to_string(pid) + "/comm");
   return comm.empty() ? "process" : comm;
 }
 
@@ -196,6 +203,14 @@ void ProcessTable::add_running(pid_t pid, uint64_t now_ns) {
   const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
   if (const size_t close = stat.rfind(')'); close != std::string::npos)
     std::sscanf(stat.c_str() + close + 1, " %*c %d", &image.ppid);
+  // Its threads' names now: no COMM record tells those of threads that
+  // were running before sampling began.
+  std::error_code ignored;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
+    const std::string tid = task.path().filename();
+    const std::string comm = read_comm(task.path() / "comm");
+    if (!comm.empty()) thread_names_[static_cast<pid_t>(std::stol(tid))] = comm;
+  }
   std::istringstream maps(read_text("/proc/" + std::to_string(pid) + "/maps"));
   for (std::string line; std::getline(maps, line);) {
     unsigned long long start = 0, end = 0, offset = 0;
@@ -229,6 +244,7 @@ void ProcessTable::on_mmap(const perf::Mmap& m) {
 }
 
 void ProcessTable::on_comm(const perf::Comm& c) {
+  thread_names_[static_cast<pid_t>(c.tid)] = c.name;
   if (!c.exec || c.pid != c.tid) return;
   const auto pid = static_cast<pid_t>(c.pid);
   Image* old = current(pid);
@@ -247,8 +263,7 @@ void ProcessTable::on_comm(const perf::Comm& c) {
   // still shows this image (its comm is the one the exec set); else the
   // comm: the exec'd file's base name, cut at 15 bytes.
   image.name = c.name;
-  std::string comm = read_text("/proc/" + std::to_string(pid) + "/comm");
-  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  const std::string comm = read_comm("/proc/" + std::to_string(pid) + "/comm");
   if (comm == c.name) {
     const std::string argv0_name = process_name(pid);
     if (!argv0_name.empty()) image.name = argv0_name;
@@ -257,6 +272,10 @@ void ProcessTable::on_comm(const perf::Comm& c) {
 }
 
 void ProcessTable::on_fork(const perf::Task& t) {
+  // A new thread or process starts with its creator's name (clone(2)
+  // copies the comm); a rename comes as a COMM record.
+  if (auto creator = thread_names_.find(static_cast<pid_t>(t.ptid)); creator != thread_names_.end())
+    thread_names_.try_emplace(static_cast<pid_t>(t.tid), creator->second);
   if (t.pid == t.ppid) return;  // a new thread
   Image* parent = current(static_cast<pid_t>(t.ppid));
   if (current(static_cast<pid_t>(t.pid)) != nullptr) return;
@@ -308,6 +327,7 @@ void ProcessTable::settle_ended_threads() {
 void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   ++samples_;
   const auto pid = static_cast<pid_t>(s.who.pid);
+  const auto tid = static_cast<pid_t>(s.who.tid);
   Image* image = image_at(pid, s.who.time);
   if (image == nullptr) {
     ++unknown_samples_;
@@ -317,7 +337,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   if (!options_.stacks) {
     // The PC alone (--no-stacks): no callers, as the inside writes it.
     const uint64_t leaf = kernel ? format::kKernelAddress : s.ip;
-    ++image->counts[{leaf, format::StackTable::kNoCallers}];
+    ++image->counts[{leaf, format::StackTable::kNoCallers, tid}];
     ++image->count;
     return;
   }
@@ -377,8 +397,18 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   // Callers are call sites: a return address less one (format/profile.h).
   for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
   const uint32_t id = image->stacks.intern(callers, stack.truncated);
-  ++image->counts[{leaf, id}];
+  ++image->counts[{leaf, id, tid}];
   ++image->count;
+}
+
+// The thread's latest name; one the records never named (a thread of a
+// process attached to between its start and the read of its task list)
+// from /proc while it runs.
+std::string ProcessTable::thread_name(pid_t pid, pid_t tid) {
+  auto [it, inserted] = thread_names_.try_emplace(tid);
+  if (inserted)
+    it->second = read_comm("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+  return it->second;
 }
 
 // One image's profile since the last take; its accumulators start again.
@@ -413,11 +443,15 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   auto main_end = std::find_if(profile.mappings.begin(), profile.mappings.end(),
                                [&](const format::Mapping& m) { return m.path != image.program; });
   std::reverse(profile.mappings.begin(), main_end);
-  for (const auto& [key, count] : image.counts)
-    profile.samples.push_back({key.first, count, 0, key.second});
-  profile.stacks = std::move(image.stacks);
   bool kernel = false;
-  for (const auto& [key, count] : image.counts) kernel = kernel || key.first == format::kKernelAddress;
+  for (const auto& [key, count] : image.counts) {
+    const auto& [leaf, stack, tid] = key;
+    profile.samples.push_back({leaf, count, 0, stack, tid});
+    kernel = kernel || leaf == format::kKernelAddress;
+    if (tid != 0 && !profile.thread_names.contains(tid))
+      if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
+  }
+  profile.stacks = std::move(image.stacks);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
   format::coalesce_samples(&profile.samples);
   d.ppid = image.ppid;

@@ -104,6 +104,7 @@ class ProcessTable {
   void settle_ended_threads();
   Image* image_at(pid_t pid, uint64_t time);
   Image& start_image(pid_t pid, uint64_t time, const Image* from);
+  std::string thread_name(pid_t pid, pid_t tid);
   void add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset, const std::string& path,
                    const std::string& build_id);
   std::shared_ptr<const ImageMemory> memory_for(pid_t pid, uint64_t start, uint64_t offset, uint64_t length,
@@ -112,6 +113,11 @@ class ProcessTable {
   Options options_;
   std::map<pid_t, std::vector<std::unique_ptr<Image>>> images_;  // by pid, oldest first
   std::unordered_map<std::string, std::weak_ptr<const ElfImage>> files_;
+  // Each thread's latest name (tid -> comm): from /proc for the threads
+  // already running, a new thread's from its creator (it inherits the
+  // comm), then every COMM record (an exec, prctl(PR_SET_NAME),
+  // pthread_setname_np(3)). A profile names each of its threads so.
+  std::unordered_map<pid_t, std::string> thread_names_;
   std::shared_ptr<const ElfImage> vdso_;
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
   // Per thread: the periods its samples (and lost records) took, over all
