@@ -205,6 +205,67 @@ TEST(Profraw, StacksSpreadOverThePcTable) {
     EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, n)), FormatError) << n;
 }
 
+// Version 4: each stack record's thread and, after the stacks, a record
+// naming each thread; an ended thread's has no name.
+TEST(Profraw, StacksKeepTheirThreadsAndThreadsTheirNames) {
+  const uint64_t leaf = 0x55d0c0a01010, caller = 0x55d0c0a01200;
+  std::string bytes = make_raw("/usr/bin/prog", {{leaf, 9}}, kMaps);
+  std::string stacks;
+  for (auto [tid, weight] : {std::pair{101, 6}, std::pair{102, 3}}) {
+    profraw::StackRecord record{2, 0, static_cast<uint64_t>(weight), tid, 0};
+    stacks.append(reinterpret_cast<const char*>(&record), sizeof record);
+    for (uint64_t pc : {leaf, caller}) stacks.append(reinterpret_cast<const char*>(&pc), sizeof pc);
+  }
+  std::string threads;
+  profraw::ThreadRecord named{101, 0, "burn-a"}, ended{102, profraw::kThreadEnded, ""};
+  for (const auto* record : {&named, &ended}) threads.append(reinterpret_cast<const char*>(record), sizeof *record);
+  profraw::Header h;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  h.stack_count = 2;
+  h.stacks_length = stacks.size();
+  h.stack_flags = profraw::kStacksCaptured;
+  h.thread_count = 2;
+  std::memcpy(bytes.data(), &h, sizeof h);
+  bytes += stacks + threads;
+  const Profile p = read_profraw(bytes).profile;
+  std::map<int32_t, uint64_t> by_thread;
+  for (const Sample& s : p.samples) by_thread[s.tid] += s.count;
+  EXPECT_EQ(by_thread, (std::map<int32_t, uint64_t>{{101, 6}, {102, 3}}));
+  EXPECT_EQ(p.thread_names, (std::map<int32_t, std::string>{{101, "burn-a"}, {102, profraw::kEndedThreadName}}));
+  // A thread record short, or one too many: truncated, or trailing bytes.
+  EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, bytes.size() - 1)), FormatError);
+  EXPECT_THROW(read_profraw(bytes + threads), FormatError);
+}
+
+// Version 3 (before threads): a 216-byte header and 16-byte stack records;
+// its samples have no thread.
+TEST(Profraw, Version3StillReads) {
+  const uint64_t leaf = 0x55d0c0a01010, caller = 0x55d0c0a01200;
+  std::string v4 = make_raw("/usr/bin/prog", {{leaf, 5}}, kMaps);
+  profraw::Header h;
+  std::memcpy(&h, v4.data(), sizeof h);
+  h.version = 3;
+  h.header_size = profraw::kHeaderSizeV3;
+  std::string record(profraw::kStackRecordSizeV3, '\0');
+  const uint32_t depth = 2;
+  const uint64_t weight = 5;
+  std::memcpy(record.data(), &depth, 4);
+  std::memcpy(record.data() + 8, &weight, 8);
+  for (uint64_t pc : {leaf, caller}) record.append(reinterpret_cast<const char*>(&pc), sizeof pc);
+  h.stack_count = 1;
+  h.stacks_length = record.size();
+  h.stack_flags = profraw::kStacksCaptured;
+  const std::string bytes =
+      std::string(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV3) + v4.substr(sizeof h) + record;
+  const Profile p = read_profraw(bytes).profile;
+  ASSERT_EQ(p.samples.size(), 1u);
+  EXPECT_EQ(p.samples[0].count, 5u);
+  EXPECT_EQ(p.samples[0].tid, 0);
+  EXPECT_EQ(p.stacks.callers(p.samples[0].stack).size(), 1u);
+  EXPECT_TRUE(p.thread_names.empty());
+  EXPECT_THROW(read_profraw(bytes + "x"), FormatError);
+}
+
 TEST(Profraw, BadStackRecordsAreErrors) {
   const std::string base = make_raw("/p", {{5, 1}}, "");
   EXPECT_NO_THROW(read_profraw(with_stacks(base, {{{5, 9}, 1}})));
