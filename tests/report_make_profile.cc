@@ -6,9 +6,11 @@
 // library's writers. The addresses and maps are real; only the counts are
 // chosen, so the expected report is exact.
 //
-//   report_make_profile [--as profraw|pprof|gmon|bsd-gmon] [--period NS] OUT PROGRAM SPEC...
+//   report_make_profile [--as profraw|pprof|gmon|bsd-gmon] [--period NS] [--pid PID] OUT PROGRAM SPEC...
 //   SPEC: FRAME=count | FRAME<-FRAME<-...=count (a stack, leaf first, each
 //         frame called from the next; a last frame "?" marks it truncated)
+//         A count may end in @TID:NAME: the samples' thread and its name
+//         (profraw version 4's thread records, pprof's thread labels).
 //   FRAME: name | name+offset | @nowhere (no mapping). A caller frame is its
 //         call site (default offset 4); the profraw holds its return address
 //         (one byte further), as the unwinder records it.
@@ -30,10 +32,12 @@ using namespace profiling;
 int main(int argc, char** argv) {
   std::string as = "profraw";
   uint64_t period_ns = 1'000'000;
+  int64_t pid = 0;  // profraw: 4242 unless given
   int i = 1;
   for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
     if (std::strcmp(argv[i], "--as") == 0) as = argv[i + 1];
     else if (std::strcmp(argv[i], "--period") == 0) period_ns = std::stoull(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--pid") == 0) pid = std::stoll(argv[i + 1]);
   }
   if (argc - i < 2) {
     std::fprintf(stderr, "usage: report_make_profile [--as KIND] [--period NS] OUT PROGRAM SPEC...\n");
@@ -65,6 +69,7 @@ int main(int argc, char** argv) {
   }
   std::vector<format::Sample> samples;
   format::StackTable stacks;
+  std::map<int32_t, std::string> thread_names;
   auto resolve = [&](std::string name, uint64_t default_offset, uint64_t* address) {
     uint64_t offset = default_offset;
     size_t plus = name.rfind('+');
@@ -93,14 +98,23 @@ int main(int argc, char** argv) {
     frames.push_back(rest);
     const bool truncated = frames.size() > 1 && frames.back() == "?";
     if (truncated) frames.pop_back();
-    uint64_t count = std::stoull(spec.substr(equals + 1)), address = 0;
+    std::string count_text = spec.substr(equals + 1);
+    int32_t tid = 0;
+    if (const size_t at = count_text.find('@'); at != std::string::npos) {
+      const std::string thread = count_text.substr(at + 1);
+      const size_t colon = thread.find(':');
+      tid = std::stoi(thread.substr(0, colon));
+      if (colon != std::string::npos) thread_names[tid] = thread.substr(colon + 1);
+      count_text.resize(at);
+    }
+    uint64_t count = std::stoull(count_text), address = 0;
     std::vector<uint64_t> callers;
     for (size_t k = 0; k < frames.size(); ++k) {
       if (!resolve(frames[k], k == 0 ? 0 : 4, &address)) return 1;
       if (k > 0) callers.push_back(address);
     }
     if (!resolve(frames[0], 0, &address)) return 1;
-    samples.push_back({address, count, 0, stacks.intern(callers, truncated)});
+    samples.push_back({address, count, 0, stacks.intern(callers, truncated), tid});
   }
   // The executable's path as the process saw it (the maps entry holding main).
   std::string program_path = program;
@@ -113,7 +127,7 @@ int main(int argc, char** argv) {
     std::memcpy(header.magic, format::profraw::kMagic, sizeof header.magic);
     header.version = format::profraw::kVersion;
     header.header_size = sizeof header;
-    header.pid = 4242;
+    header.pid = pid != 0 ? pid : 4242;
     header.ppid = 1;
     header.clock = 0;
     header.period_ns = period_ns;
@@ -132,7 +146,7 @@ int main(int argc, char** argv) {
       const auto callers = stacks.callers(s.stack);
       format::profraw::StackRecord record{static_cast<uint32_t>(callers.size() + 1),
                                           stacks.truncated(s.stack) ? format::profraw::kStackTruncated : 0u,
-                                          s.count};
+                                          s.count, s.tid, 0};
       records.append(reinterpret_cast<const char*>(&record), sizeof record);
       records.append(reinterpret_cast<const char*>(&s.address), sizeof s.address);
       for (uint64_t call_site : callers) {
@@ -142,6 +156,13 @@ int main(int argc, char** argv) {
       ++header.stack_count;
     }
     header.stacks_length = records.size();
+    for (const auto& [tid, name] : thread_names) {
+      format::profraw::ThreadRecord thread{};
+      thread.tid = tid;
+      std::strncpy(thread.name, name.c_str(), sizeof thread.name - 1);
+      records.append(reinterpret_cast<const char*>(&thread), sizeof thread);
+      ++header.thread_count;
+    }
     if (!stacks.empty()) header.stack_flags = format::profraw::kStacksCaptured;
     bytes.append(reinterpret_cast<const char*>(&header), sizeof header);
     bytes += program_path;
@@ -156,10 +177,12 @@ int main(int argc, char** argv) {
     profile.program = program_path;
     profile.period_ns = period_ns;
     profile.clock = "cpu";
+    profile.pid = pid;
     profile.duration_ns = 2'000'000'000;
     profile.mappings = format::executable_mappings(maps, program_path);
     profile.samples = samples;
     profile.stacks = stacks;
+    profile.thread_names = thread_names;
     report::Symbolizer symbolizer;
     try {
       bytes = as == "pprof" ? report::export_pprof(profile, &symbolizer) : report::export_gmon(profile, symbolizer);

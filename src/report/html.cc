@@ -331,7 +331,11 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   if (cumulative) out += "<th>total</th><th>total %</th>";
   if (report.view == View::address) out += "<th>address</th>";
   if (report.view == View::line) out += "<th>location</th>";
-  if (report.view != View::object) out += "<th>function</th>";
+  // The thread and process views' rows are labelled "name id" in that column.
+  if (report.view != View::object)
+    out += fmt::format("<th>{}</th>", report.view == View::thread || report.view == View::process
+                                          ? view_name(report.view)
+                                          : "function");
   if (report.view == View::address) out += "<th>instruction</th>";
   out += "<th>object</th></tr></thead><tbody>\n";
   for (const Row& row : report.rows) {

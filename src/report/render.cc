@@ -96,15 +96,25 @@ std::string render_text(const Report& report, bool colour) {
   const char* reset = colour ? "\x1b[0m" : "";
   std::vector<std::string> headers = {"samples", "percent", "95% interval", "total"};
   View view = report.view;
+  const bool tasks = view == View::thread || view == View::process;
   if (view == View::address) headers.push_back("address");
   if (view == View::line) headers.push_back("location");
-  if (view != View::object) headers.push_back("function");
+  if (view == View::thread) headers.insert(headers.end(), {"tid", "pid", "thread"});
+  if (view == View::process) headers.insert(headers.end(), {"pid", "process"});
+  if (view != View::object && !tasks) headers.push_back("function");
   if (view == View::address) headers.push_back("instruction");
-  headers.push_back("object");
+  if (!tasks) headers.push_back("object");
   std::vector<std::vector<std::string>> cells;
   for (const Row& row : report.rows) {
     std::vector<std::string> line = {std::to_string(row.samples), percent_text(row.percent),
                                      interval_text(row.interval), percent_text(row.cumulative_percent)};
+    if (tasks) {
+      if (view == View::thread) line.push_back(row.tid ? std::to_string(row.tid) : "-");
+      line.push_back(row.pid ? std::to_string(row.pid) : "-");
+      line.push_back(row.task_name.empty() ? row.function : row.task_name);
+      cells.push_back(std::move(line));
+      continue;
+    }
     if (view == View::address) line.push_back(fmt::format("{:#x}", row.address));
     if (view == View::line) line.push_back(location_text(row));
     // Full names are in CSV and JSON; a column shows what fits.
@@ -157,8 +167,24 @@ std::string render_text(const Report& report, bool colour) {
   return out;
 }
 
+// The thread and process views' CSV: the numbers, then which task.
+std::string render_task_csv(const Report& report) {
+  const bool threads = report.view == View::thread;
+  std::string out = threads ? "samples,percent,percent_low,percent_high,thread_id,thread_name,pid\n"
+                            : "samples,percent,percent_low,percent_high,pid,process\n";
+  for (const Row& row : report.rows) {
+    out += fmt::format("{},{:.4f},{:.4f},{:.4f}", row.samples, row.percent, row.interval.low, row.interval.high);
+    if (threads) out += fmt::format(",{},{}", row.tid, csv_field(row.task_name));
+    out += fmt::format(",{}", row.pid);
+    if (!threads) out += "," + csv_field(row.task_name);
+    out += "\n";
+  }
+  return out;
+}
+
 std::string render_csv(const Report& report) {
   View view = report.view;
+  if (view == View::thread || view == View::process) return render_task_csv(report);
   std::string out = "samples,percent,percent_low,percent_high";
   if (view != View::object) out += ",function";
   out += ",object";
@@ -195,6 +221,14 @@ std::string render_json(const Report& report) {
     first = false;
     out += fmt::format("{{\"samples\":{},\"percent\":{:.4f},\"percent_low\":{:.4f},\"percent_high\":{:.4f}",
                        row.samples, row.percent, row.interval.low, row.interval.high);
+    if (report.view == View::thread || report.view == View::process) {
+      if (report.view == View::thread)
+        out += fmt::format(",\"thread_id\":{},\"thread_name\":\"{}\"", row.tid, json_escape(row.task_name));
+      out += fmt::format(",\"pid\":{}", row.pid);
+      if (report.view == View::process) out += ",\"process\":\"" + json_escape(row.task_name) + "\"";
+      out += fmt::format(",\"label\":\"{}\"}}", json_escape(row.function));
+      continue;
+    }
     if (report.view != View::object) out += ",\"function\":\"" + json_escape(row.function) + "\"";
     out += ",\"object\":\"" + json_escape(row.object) + "\",\"object_path\":\"" + json_escape(row.object_path) + "\"";
     if (report.view == View::line)

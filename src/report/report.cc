@@ -26,12 +26,14 @@ const char* view_name(View view) {
     case View::line: return "line";
     case View::object: return "object";
     case View::address: return "address";
+    case View::thread: return "thread";
+    case View::process: return "process";
   }
   return "?";
 }
 
 bool parse_view(const std::string& text, View* view) {
-  for (View v : {View::function, View::line, View::object, View::address})
+  for (View v : {View::function, View::line, View::object, View::address, View::thread, View::process})
     if (text == view_name(v)) {
       *view = v;
       return true;

@@ -21,9 +21,12 @@ class RE2;
 
 namespace profiling::report {
 
-enum class View { function, line, object, address };
+// thread and process (issue 22): a row per thread ("name tid") or process
+// ("name pid") with all its samples, from the stacks' roots.
+enum class View { function, line, object, address, thread, process };
 const char* view_name(View view);
-// "function", "line", "object", "address"; false for anything else.
+// "function", "line", "object", "address", "thread", "process"; false for
+// anything else.
 bool parse_view(const std::string& text, View* view);
 
 struct Interval {
@@ -73,6 +76,10 @@ struct Row {
   uint64_t cumulative_samples = 0;
   double cumulative_percent = 0;
   std::string raw_function;  // as the symbol table spells it (symbol version kept)
+  // Thread and process views: which (tid 0 in the process view), and the
+  // name the profile gives it ("" unnamed).
+  int32_t tid = 0, pid = 0;
+  std::string task_name;
 };
 
 struct Summary {
@@ -115,6 +122,8 @@ struct ReportOptions {
   // stack has a matching frame, --hide removes matching frames; --focus
   // keeps the samples whose stack has one.
   std::optional<FocusPattern> ignore, hide;
+  // --threads: each stack's thread as its root (tree, folded, flame graph).
+  bool thread_roots = false;
 };
 
 class StackSet;  // stacks.h

@@ -34,6 +34,9 @@ std::shared_ptr<const StackSet> stacks_for_report(const format::Profile& profile
   StackOptions stack_options;
   stack_options.lines = options.view == View::line;
   stack_options.inline_frames = options.view != View::object;
+  stack_options.roots = options.view == View::process                         ? StackRoots::process
+                        : options.view == View::thread || options.thread_roots ? StackRoots::thread
+                                                                               : StackRoots::none;
   StackSet set = build_stacks(profile, symbolizer, stack_options);
   if (!options.focus && !options.ignore && !options.hide) return std::make_shared<const StackSet>(std::move(set));
   StackFilter filter;
@@ -44,7 +47,48 @@ std::shared_ptr<const StackSet> stacks_for_report(const format::Profile& profile
   return std::make_shared<const StackSet>(filter_stacks(set, filter));
 }
 
+namespace {
+
+// The thread and process views: a row per root frame, with every sample of
+// its stacks.
+void task_rows(const StackSet& set, const ReportOptions& options, Report* report) {
+  const std::vector<uint64_t> cumulative = set.cumulative_by_frame();
+  std::vector<FrameId> order;
+  for (FrameId id = 0; id < set.frames().size(); ++id)
+    if (set.frames()[id].task && cumulative[id] > 0) order.push_back(id);
+  // Most samples first; ties by id (tid, or pid).
+  std::stable_sort(order.begin(), order.end(), [&](FrameId a, FrameId b) {
+    const StackFrame &x = set.frames()[a], &y = set.frames()[b];
+    if (cumulative[a] != cumulative[b]) return cumulative[a] > cumulative[b];
+    return std::pair(x.pid, x.tid) < std::pair(y.pid, y.tid);
+  });
+  report->rows_before_filter = order.size();
+  const uint64_t n = set.total();
+  for (FrameId id : order) {
+    const StackFrame& f = set.frames()[id];
+    Row row;
+    row.samples = row.cumulative_samples = cumulative[id];
+    row.percent = row.cumulative_percent = share(cumulative[id], n);
+    row.interval = wilson_interval(cumulative[id], n);
+    if (options.min_percent > 0 && row.percent < options.min_percent) continue;
+    row.function = row.raw_function = f.function;
+    row.tid = f.tid;
+    row.pid = f.pid;
+    row.task_name = f.raw_function;
+    report->rows.push_back(std::move(row));
+    if (options.top && report->rows.size() >= options.top) break;
+  }
+  report->samples_shown = 0;
+  for (const Row& row : report->rows) format::saturating_add(report->samples_shown, row.samples);
+}
+
+}  // namespace
+
 void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report* report) {
+  if (options.view == View::thread || options.view == View::process) {
+    task_rows(set, options, report);
+    return;
+  }
   const std::vector<StackFrame>& frames = set.frames();
   // Frames -> rows: one row per function and object (and line in the line
   // view; the object alone in the object view), inlined or not.
@@ -58,7 +102,7 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
   std::vector<const StackFrame*> example;
   for (size_t i = 0; i < frames.size(); ++i) {
     const StackFrame& f = frames[i];
-    if (f.function == format::kTruncatedFrame && f.object.empty()) continue;  // not a function
+    if ((f.function == format::kTruncatedFrame && f.object.empty()) || f.task) continue;  // not a function
     Key key{f.object, options.view == View::object ? "" : f.function,
             options.view == View::line ? f.file : "", options.view == View::line ? f.line : 0};
     row_ids.try_emplace(std::move(key), 0);
@@ -144,7 +188,7 @@ NamedStacks name_stacks(const StackSet& set, const ReportOptions& options, bool 
   out.name_of.resize(set.frames().size());
   for (size_t i = 0; i < set.frames().size(); ++i) {
     const StackFrame& f = set.frames()[i];
-    const bool truncated = f.function == format::kTruncatedFrame && f.object.empty();
+    const bool truncated = (f.function == format::kTruncatedFrame && f.object.empty()) || f.task;
     std::string name = truncated                        ? f.function
                        : options.view == View::object   ? object_basename(f.object)
                        : options.folded_objects && !for_text ? object_basename(f.object) + "`" + frame_label(f)

@@ -21,6 +21,16 @@ std::string drop_symbol_version(std::string_view name) {
   return std::string(name.substr(0, at));
 }
 
+std::string thread_label(const std::string& name, int32_t tid) {
+  if (tid == 0) return "[unknown thread]";
+  return (name.empty() ? std::string("thread") : name) + " " + std::to_string(tid);
+}
+
+std::string process_label(const std::string& name, int64_t pid) {
+  if (pid == 0) return "[unknown process]";
+  return (name.empty() ? std::string("process") : name) + " " + std::to_string(pid);
+}
+
 std::string frame_label(const StackFrame& frame) {
   return frame.inlined ? frame.function + " (inline)" : frame.function;
 }
@@ -136,6 +146,7 @@ class StackSetBuilder {
       key += *part;
     }
     key += '\0' + std::to_string(frame.line) + (frame.inlined ? "i" : "");
+    if (frame.task) key += '\0' + std::to_string(frame.tid) + ':' + std::to_string(frame.pid);
     auto [it, inserted] = frame_ids_.try_emplace(std::move(key), static_cast<FrameId>(set_->frames_.size()));
     if (inserted) set_->frames_.push_back(std::move(frame));
     return it->second;
@@ -213,6 +224,38 @@ StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolize
     }
     return out;
   };
+  // Thread or process roots, each named once: (pid, tid) -> frame.
+  std::map<std::pair<int32_t, int32_t>, FrameId> roots;
+  const std::string program = profile.program.substr(profile.program.rfind('/') + 1);
+  auto root_of = [&](const format::Sample& sample) {
+    const auto pid = sample.pid != 0 ? sample.pid : static_cast<int32_t>(profile.pid);
+    const int32_t tid = options.roots == StackRoots::thread ? sample.tid : 0;
+    auto [it, inserted] = roots.try_emplace({pid, tid}, 0);
+    if (inserted) {
+      StackFrame root;
+      root.task = true;
+      root.pid = pid;
+      root.tid = tid;
+      auto name = [&](int32_t id) {
+        auto named = profile.thread_names.find(id);
+        return named != profile.thread_names.end() ? named->second : std::string();
+      };
+      if (options.roots == StackRoots::thread) {
+        root.raw_function = name(tid);
+        root.function = thread_label(root.raw_function, tid);
+        root.object = kThreadObject;
+      } else {
+        // Its main thread's name (the comm, which exec sets), else the
+        // profile's program.
+        root.raw_function = name(pid);
+        if (root.raw_function.empty() && pid == profile.pid && profile.programs.empty()) root.raw_function = program;
+        root.function = process_label(root.raw_function, pid);
+        root.object = kProcessObject;
+      }
+      it->second = builder.frame(std::move(root));
+    }
+    return it->second;
+  };
   std::vector<FrameId> leaf, stack;
   bool have_leaf = false;
   uint64_t leaf_address = 0;
@@ -225,7 +268,9 @@ StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolize
       leaf_address = sample.address;
     }
     const std::vector<FrameId>& callers = chain(sample.stack);
-    stack.assign(callers.begin(), callers.end());
+    stack.clear();
+    if (options.roots != StackRoots::none) stack.push_back(root_of(sample));
+    stack.insert(stack.end(), callers.begin(), callers.end());
     stack.insert(stack.end(), leaf.rbegin(), leaf.rend());
     builder.add(stack, sample.count, profile.stacks.truncated(sample.stack));
   }
@@ -296,7 +341,8 @@ std::vector<CallRelations> call_relations(const StackSet& set, const FocusPatter
   std::vector<int> relation_of(function_frame.size(), -1);
   std::vector<CallRelations> out;
   for (size_t f = 0; f < function_frame.size(); ++f)
-    if (function_frame[f]->function != format::kTruncatedFrame && pattern.found_in(function_frame[f]->function)) {
+    if (function_frame[f]->function != format::kTruncatedFrame && !function_frame[f]->task &&
+        pattern.found_in(function_frame[f]->function)) {
       relation_of[f] = static_cast<int>(out.size());
       out.push_back(CallRelations{function_frame[f]->function, function_frame[f]->object, 0, 0, {}, {}});
     }

@@ -50,6 +50,13 @@ struct StackFrame {
   // Inlined into the frame before it in the stack (its caller): the two
   // share one machine address.
   bool inlined = false;
+  // Not code: the root a stack gets for its thread or process
+  // (StackOptions::roots): function is its label (thread_label,
+  // process_label), raw_function the bare name ("" unnamed), object
+  // kThreadObject or kProcessObject, and tid/pid say which (tid 0 for a
+  // process root).
+  bool task = false;
+  int32_t tid = 0, pid = 0;
 
   friend bool operator==(const StackFrame&, const StackFrame&) = default;
 };
@@ -90,13 +97,30 @@ using FrameId = uint32_t;
 struct Stack {
   std::vector<FrameId> frames;  // root first, leaf last; never empty
   uint64_t count = 0;           // samples (stays at 2^64-1 when the sum passed it)
-  bool truncated = false;       // the unwind stopped early: frames[0] is the [truncated] frame
+  // The unwind stopped early: frames[0] is the [truncated] frame (frames[1]
+  // under a thread or process root).
+  bool truncated = false;
 };
+
+// What root each stack gets: none, its thread (--threads, --by thread) or
+// its process (--by process).
+enum class StackRoots { none, thread, process };
 
 struct StackOptions {
   bool lines = false;          // file and line for every frame (costs a DWARF line lookup per address)
   bool inline_frames = true;   // false: one frame per address, the function the symbol table names
+  StackRoots roots = StackRoots::none;
 };
+
+// The objects of root frames (StackFrame::task).
+inline constexpr const char* kThreadObject = "[thread]";
+inline constexpr const char* kProcessObject = "[process]";
+// A thread root's label: "name tid" ("worker 4242"); "thread 4242" when
+// the profile does not name it; "[unknown thread]" for samples of no known
+// thread (files before threads were recorded, gmon).
+std::string thread_label(const std::string& name, int32_t tid);
+// A process root's label: "name pid"; "[unknown process]" for pid 0.
+std::string process_label(const std::string& name, int64_t pid);
 
 // Which stacks and frames a view keeps, as pprof's -focus, -ignore and
 // -hide. Each pattern is matched (RE2, anywhere in the text) against the

@@ -29,6 +29,7 @@ struct ReportArgs {
   std::string output;
   std::string color = "auto";
   bool folded_objects = false;
+  bool threads = false;
 };
 
 int run_report(const ReportArgs& args) {
@@ -38,6 +39,7 @@ int run_report(const ReportArgs& args) {
   if (options.top == 0 && options.view == report::View::address) options.top = 40;
   options.min_percent = args.min_percent;
   options.folded_objects = args.folded_objects;
+  options.thread_roots = args.threads;
   // Every pattern is RE2, checked before any input is read.
   std::optional<report::FocusPattern> relation_pattern;
   for (auto [name, text, pattern] :
@@ -60,7 +62,12 @@ int run_report(const ReportArgs& args) {
   std::vector<report::LoadedProfile> inputs;
   format::Profile profile;
   bool saturated = false;
-  if (int status = load_inputs(args.files, args.exe, &inputs, &profile, &saturated)) return status;
+  // Summed over processes (and threads) unless a view asks for them: the
+  // sum is then bounded by the distinct stacks, however many processes.
+  const bool tasks = options.view == report::View::thread || options.view == report::View::process || args.threads;
+  if (int status = load_inputs(args.files, args.exe, &inputs, &profile, &saturated,
+                               tasks ? report::Processes::apart : report::Processes::summed))
+    return status;
   if (saturated) report::warn_saturated();
   const OutputFormat* format = find_format(FormatUse::report, args.format);
   if (format == nullptr) return fail("--format", "unknown format " + args.format);
@@ -114,8 +121,10 @@ RegisterCommand register_report(
       auto args = std::make_shared<ReportArgs>();
       app.add_option("files", args->files, "Profiles to read (summed)")->required();
       add_format_option(app, &args->format, FormatUse::report);
-      app.add_option("--by", args->by, "Rows by function, line, object or address")
-          ->check(CLI::IsMember({"function", "line", "object", "address"}));
+      app.add_option("--by", args->by, "Rows by function, line, object, address, thread or process")
+          ->check(CLI::IsMember({"function", "line", "object", "address", "thread", "process"}));
+      app.add_flag("--threads", args->threads,
+                   "Each stack's thread (\"name tid\") as its root in the tree, folded stacks and flame graph");
       app.add_option("--top", args->top, "Show only the N hottest rows");
       app.add_option("--min-percent", args->min_percent, "Leave out rows below P percent");
       app.add_option("--focus", args->focus,
