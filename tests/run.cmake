@@ -125,3 +125,15 @@ if(TARGET profil_cli)
       COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_jit_node.sh $<TARGET_FILE:profil_cli> --${source})
   endforeach()
 endif()
+
+# Threads and processes (issue 22): two named threads, two processes, each
+# source (tests/run_threads_test.cc chooses --inside or --outside itself).
+add_executable(run_threads ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_threads.c)
+target_link_libraries(run_threads PRIVATE Threads::Threads)
+if(TARGET profil_pprof AND TARGET profil_cli)
+  profil_add_gtest(run_threads_test SERIAL SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_threads_test.cc
+    LIBS profil_pprof profil_format)
+  if(TARGET run_threads_test)
+    add_dependencies(run_threads_test profil_cli libprofil run_threads)
+  endif()
+endif()
