@@ -8,9 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "perf/event.h"
@@ -255,73 +253,6 @@ TEST(RealRing, SamplesOfThisThreadParse) {
   EXPECT_EQ(ours, samples);
   EXPECT_EQ(with_stack, samples);
   EXPECT_EQ(ring.valid(), true);
-}
-
-// inherit_stat: a thread created after the event was opened ends, and
-// its inherited event's count comes back as a READ record naming it.
-TEST(RealRing, AnEndedThreadsCountComesBackAsARead) {
-  EventSpec spec;
-  spec.period_ns = 1'000'000;
-  spec.sample_type = kIdType;
-  spec.inherit = true;
-  spec.inherit_stat = true;
-  const perf_event_attr attr = spec.attr();
-  // One event per CPU: the kernel refuses to map the ring of an inherited
-  // event open on every CPU at once (perf_mmap: EINVAL), as perf record's.
-  int cpus[64];
-  const unsigned cpu_count = online_cpus(cpus, 64);
-  ASSERT_GT(cpu_count, 0u);
-  const size_t bytes = 17 * 4096;
-  std::vector<std::pair<int, void*>> rings;
-  for (unsigned i = 0; i < cpu_count; ++i) {
-    const long fd = open_event(attr, 0, cpus[i]);
-    if (fd == -EACCES || fd == -EPERM || fd == -ENOENT || fd == -ENOSYS)
-      GTEST_SKIP() << "perf events refused here: " << std::strerror(static_cast<int>(-fd));
-    ASSERT_GE(fd, 0) << std::strerror(static_cast<int>(-fd));
-    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
-    ASSERT_NE(map, MAP_FAILED);
-    rings.emplace_back(static_cast<int>(fd), map);
-  }
-  pid_t worker_tid = 0;
-  std::thread worker([&] {
-    worker_tid = ::gettid();
-    volatile uint64_t sink = 0;
-    for (uint64_t i = 0; i < 20'000'000; ++i) sink = sink + i * i;
-  });
-  worker.join();
-  std::vector<uint8_t> scratch(65536);
-  const RecordFormat format = RecordFormat::of(attr);
-  uint64_t read_ns = 0, sampled_ns = 0;
-  unsigned reads = 0;
-  std::vector<RingReader> readers;
-  for (auto [fd, map] : rings) readers.emplace_back(map, bytes);
-  // pthread_join returns once the kernel has cleared the thread's tid
-  // (exit_mm), before its events are synced (perf_event_exit_task): the
-  // READ records come a little after. Read until they have all come.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (reads < cpu_count && std::chrono::steady_clock::now() < deadline) {
-    for (RingReader& ring : readers)
-      ring.read(scratch.data(), scratch.size(), [&](const Record& r) {
-        Sample s;
-        Read read;
-        if (parse_sample(format, r, &s) && s.who.tid == static_cast<uint32_t>(worker_tid)) sampled_ns += spec.period_ns;
-        if (parse_read(format, r, &read) && read.tid == static_cast<uint32_t>(worker_tid)) {
-          read_ns += read.value;
-          ++reads;
-        }
-      });
-    if (reads < cpu_count) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  for (auto [fd, map] : rings) {
-    ::munmap(map, bytes);
-    ::close(fd);
-  }
-  // One READ per CPU's event (each counted the thread's time on its CPU).
-  EXPECT_EQ(reads, cpu_count);
-  // Each event's count holds its samples' periods and less than one more.
-  EXPECT_GT(sampled_ns, 0u);
-  EXPECT_GE(read_ns, sampled_ns);
-  EXPECT_LT(read_ns, sampled_ns + cpu_count * spec.period_ns);
 }
 
 }  // namespace
