@@ -1,0 +1,25 @@
+// Linked into every GoogleTest program (profil_add_gtest): the developer's
+// profil and debuginfod settings are taken out of the test's environment
+// before main, so a PROFIL_SOURCE=inside or a DEBUGINFOD_URLS in a login
+// shell's profile (Debian's libdebuginfod-common sets one) cannot change
+// what a test sees. The list is CMake's PROFIL_TEST_UNSET, which the
+// script tests get as ENVIRONMENT_MODIFICATION (tests/CMakeLists.txt); a
+// test that wants one of them sets it itself.
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace {
+
+[[maybe_unused]] const bool g_cleaned = [] {
+  std::string_view names = PROFIL_TEST_UNSET;
+  while (!names.empty()) {
+    const size_t comma = names.find(',');
+    const std::string name(names.substr(0, comma));
+    ::unsetenv(name.c_str());
+    names = comma == std::string_view::npos ? std::string_view{} : names.substr(comma + 1);
+  }
+  return true;
+}();
+
+}  // namespace
