@@ -498,4 +498,64 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
   EXPECT_NE(dom.find("<th>q (seconds)</th>"), std::string::npos);
 }
 
+// The address-space charts label their hottest columns; functions next to
+// each other in the object make hot columns side by side, whose labels
+// were drawn over each other. The page as Chromium lays it out: every
+// label's box, no two of one chart overlapping.
+constexpr const char* kLabelDriver = R"(<script>
+(function(){
+  var out=[];
+  function log(){ out.push(Array.prototype.join.call(arguments,'\t')); }
+  var steps=[function(){
+    document.querySelectorAll('svg.address-space').forEach(function(svg,chart){
+      var size=svg.getBoundingClientRect();
+      svg.querySelectorAll('text.label').forEach(function(text){
+        var box=text.getBBox();
+        log('label',chart,box.x,box.y,box.width,box.height,size.width,text.textContent);
+      });
+    });
+  }];
+)";
+
+TEST_F(HtmlReport, ChromiumDrawsTheAddressChartsLabelsApart) {
+  std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  // Three neighbouring functions of the fixture, nearly equally hot.
+  std::string page = make_report(" hot_inner=600 hot_outer=550 local_helper=500 main=450");
+  ASSERT_FALSE(page.empty());
+  std::string dom;
+  const std::vector<std::string> driven = drive(dir_, page, kLabelDriver, chromium, &dom);
+  struct Label {
+    double left, top, right, bottom;
+    std::string text;
+  };
+  std::map<std::string, std::vector<Label>> charts;
+  std::string seen;
+  for (const std::string& line : driven) {
+    seen += line + "\n";
+    std::vector<std::string> f = split(line, '\t');
+    ASSERT_FALSE(f.empty());
+    ASSERT_NE(f[0], "error") << line;
+    ASSERT_EQ(f.size(), 8u) << line;
+    const double x = std::strtod(f[2].c_str(), nullptr), y = std::strtod(f[3].c_str(), nullptr);
+    const double w = std::strtod(f[4].c_str(), nullptr), h = std::strtod(f[5].c_str(), nullptr);
+    EXPECT_GE(x, 0) << line;  // inside the chart
+    EXPECT_LE(x + w, std::strtod(f[6].c_str(), nullptr)) << line;
+    charts[f[1]].push_back({x, y, x + w, y + h, f[7]});
+  }
+  SCOPED_TRACE("labels:\n" + seen);
+  size_t most = 0;
+  for (const auto& [chart, labels] : charts) {
+    most = std::max(most, labels.size());
+    for (size_t i = 0; i < labels.size(); ++i)
+      for (size_t j = i + 1; j < labels.size(); ++j) {
+        const Label &a = labels[i], &b = labels[j];
+        EXPECT_FALSE(a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom)
+            << a.text << " and " << b.text << " overlap";
+        EXPECT_NE(a.text, b.text);  // a function is labelled once
+      }
+  }
+  EXPECT_GE(most, 2u);  // the program's chart labels its neighbouring columns
+}
+
 }  // namespace

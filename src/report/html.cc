@@ -181,21 +181,49 @@ std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer
           10 + c * column_width, height - h, std::max(1.0, column_width - 1), h, low + c * span / columns, counts[c],
           escape(hottest->first));
     }
-    // The three hottest columns are labelled with their hottest function.
+    // The three hottest columns are labelled with their hottest function,
+    // each function once. A label goes where its column's bar ends, else
+    // lower, a line at a time, until it overlaps no label placed before it
+    // (hotter columns first); one that finds no room is left out: adjacent
+    // hot columns, as a small program's functions make, drew their labels
+    // over each other.
     std::vector<int> hottest_columns;
     for (int c = 0; c < columns; ++c)
       if (counts[c]) hottest_columns.push_back(c);
     std::stable_sort(hottest_columns.begin(), hottest_columns.end(),
                      [&counts](int a, int b) { return counts[a] > counts[b]; });
-    if (hottest_columns.size() > 3) hottest_columns.resize(3);
+    struct Box {
+      double left, right, top, bottom;
+      bool overlaps(const Box& other) const {
+        return left < other.right && other.left < right && top < other.bottom && other.top < bottom;
+      }
+    };
+    std::vector<Box> placed;
+    std::set<std::string> labelled;
+    // svg text is 12px; a monospace glyph is about 0.6 em wide.
+    constexpr double kGlyphWidth = 7.2, kLineHeight = 14;
     for (int c : hottest_columns) {
+      if (placed.size() == 3) break;
       auto hottest = std::max_element(functions[c].begin(), functions[c].end(),
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (!labelled.insert(hottest->first).second) continue;
+      const std::string text = shorten(hottest->first, 40);
+      const double text_width = kGlyphWidth * static_cast<double>(width_of(text)) + 4;
       double h = static_cast<double>(height) * static_cast<double>(counts[c]) / static_cast<double>(max_count);
-      bool right_half = c > columns / 2;  // labels grow away from the edge
-      out += fmt::format("<text class=\"mono label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n",
-                         right_half ? 6 + c * column_width : 14 + c * column_width, std::max(12.0, height - h + 12),
-                         right_half ? "end" : "start", escape(shorten(hottest->first, 40)));
+      // A label reads from its column to the right, or ends at it where it
+      // would run past the chart's end.
+      const bool leftwards = 14 + c * column_width + text_width > width + 10;
+      const double x = leftwards ? 6 + c * column_width : 14 + c * column_width;
+      const double left = leftwards ? x - text_width : x, right = leftwards ? x : x + text_width;
+      for (double baseline = std::max(12.0, height - h + 12); baseline <= height - 2; baseline += kLineHeight) {
+        const Box box{left, right, baseline - 11, baseline + 3};
+        if (std::any_of(placed.begin(), placed.end(), [&box](const Box& other) { return box.overlaps(other); }))
+          continue;
+        placed.push_back(box);
+        out += fmt::format("<text class=\"mono label\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n", x,
+                           baseline, leftwards ? "end" : "start", escape(text));
+        break;
+      }
     }
     out += fmt::format("<line class=\"axis\" x1=\"10\" x2=\"{}\" y1=\"{}\" y2=\"{}\"/>\n", width + 10, height, height);
     out += fmt::format("<text x=\"10\" y=\"{}\">{:#x}</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">{:#x}</text>\n",

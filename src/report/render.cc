@@ -54,14 +54,6 @@ std::string location_text(const Row& row) {
   return fmt::format("{}:{}", file, row.line);
 }
 
-// Display width of UTF-8 text: code points (no wide characters expected in
-// symbol names).
-size_t width_of(const std::string& text) {
-  size_t n = 0;
-  for (unsigned char c : text)
-    if ((c & 0xc0) != 0x80) ++n;
-  return n;
-}
 
 std::string pad_right(const std::string& text, size_t width) {
   size_t w = width_of(text);
@@ -73,6 +65,13 @@ std::string pad_left(const std::string& text, size_t width) {
 }
 
 }  // namespace
+
+size_t width_of(const std::string& text) {
+  size_t n = 0;
+  for (unsigned char c : text)
+    if ((c & 0xc0) != 0x80) ++n;
+  return n;
+}
 
 std::string describe_summary(const Summary& s) {
   std::string text = fmt::format("{} samples", s.samples);

@@ -43,6 +43,10 @@ std::string render_diff_json(const Diff& diff);
 std::string render_diff_html(const Diff& diff, const std::string& base_name, const std::string& new_name);
 
 // The one-line summary every format opens with.
+// Display width of UTF-8 text in code points (no wide characters expected
+// in symbol names): text columns and the HTML charts' labels.
+size_t width_of(const std::string& text);
+
 std::string describe_summary(const Summary& summary);
 // The summary as JSON's "summary" object (docs/report.md).
 std::string render_summary_json(const Summary& summary);
