@@ -124,6 +124,10 @@ struct ReportOptions {
   std::optional<FocusPattern> ignore, hide;
   // --threads: each stack's thread as its root (tree, folded, flame graph).
   bool thread_roots = false;
+  // --no-inlines (pprof's -noinlines): each address is the function the
+  // symbol table names, at its own line there; inlined functions are not
+  // frames (their samples are their outermost caller's).
+  bool inline_frames = true;
 };
 
 class StackSet;  // stacks.h

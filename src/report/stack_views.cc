@@ -33,7 +33,7 @@ std::shared_ptr<const StackSet> stacks_for_report(const format::Profile& profile
                                                   const ReportOptions& options) {
   StackOptions stack_options;
   stack_options.lines = options.view == View::line;
-  stack_options.inline_frames = options.view != View::object;
+  stack_options.inline_frames = options.inline_frames && options.view != View::object;
   stack_options.roots = options.view == View::process                         ? StackRoots::process
                         : options.view == View::thread || options.thread_roots ? StackRoots::thread
                                                                                : StackRoots::none;

@@ -101,7 +101,8 @@ std::string shorten_name(const std::string& name, size_t width) {
 }
 
 std::vector<StackFrame> ElfFrameSymbolizer::frames_at(const format::Mapping* mapping, uint64_t address,
-                                                      const std::vector<format::Frame>* carried, bool lines) {
+                                                      const std::vector<format::Frame>* carried, bool lines,
+                                                      bool inlines) {
   const Symbol symbol = symbolizer_.symbolize(mapping, address, carried);
   std::vector<StackFrame> out;
   auto add = [&](const std::string& name, std::string file, int line, bool inlined) {
@@ -116,7 +117,10 @@ std::vector<StackFrame> ElfFrameSymbolizer::frames_at(const format::Mapping* map
     frame.inlined = inlined;
     out.push_back(std::move(frame));
   };
-  if (symbol.known) {
+  if (symbol.known && !inlines && !lines) {
+    // The symbol table's name is the whole answer: no DWARF is read.
+    add(symbol.function, {}, 0, false);
+  } else if (symbol.known) {
     const std::vector<format::Frame> frames = symbolizer_.frames(mapping, symbol, lines);
     for (size_t i = 0; i < frames.size(); ++i)
       add(frames[i].function, frames[i].file, static_cast<int>(frames[i].line), i + 1 < frames.size());
@@ -197,7 +201,8 @@ StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolize
                                [](uint64_t a, const format::Mapping* m) { return a < m->start; });
     const format::Mapping* mapping = it != mappings.begin() && (*(it - 1))->contains(address) ? *(it - 1) : nullptr;
     if (!mapping) mapping = profile.mapping_for(address);  // overlapping mappings
-    std::vector<StackFrame> frames = symbolizer.frames_at(mapping, address, profile.frames_for(address), options.lines);
+    std::vector<StackFrame> frames = symbolizer.frames_at(mapping, address, profile.frames_for(address), options.lines,
+                                                           options.inline_frames);
     if (!options.inline_frames) frames.erase(frames.begin(), frames.end() - 1);
     out->clear();
     for (StackFrame& f : frames) out->push_back(builder.frame(std::move(f)));

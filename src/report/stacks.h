@@ -73,18 +73,22 @@ class FrameSymbolizer {
   // mapping may be nullptr (outside every mapping); carried: the frames the
   // profile file named the address with (format::Profile::frames_for), used
   // where no symbol table can name it. lines: fill file and line.
+  // inlines false: the outermost frame alone (the function the symbol
+  // table names, at the line it is at there, as pprof's -noinlines), so
+  // that no inline scopes need be read where no line is wanted either.
   virtual std::vector<StackFrame> frames_at(const format::Mapping* mapping, uint64_t address,
-                                            const std::vector<format::Frame>* carried, bool lines) = 0;
+                                            const std::vector<format::Frame>* carried, bool lines,
+                                            bool inlines) = 0;
 };
 
 // Today's symbolizer (ELF symbol tables, DWARF lines and inlined-subroutine
-// scopes through libdw's dwarf_getscopes) behind FrameSymbolizer. Holds a
+// scopes from each unit's scope tree, symbolizer.h) behind FrameSymbolizer. Holds a
 // reference: symbolizer must outlive it.
 class ElfFrameSymbolizer final : public FrameSymbolizer {
  public:
   explicit ElfFrameSymbolizer(Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
   std::vector<StackFrame> frames_at(const format::Mapping* mapping, uint64_t address,
-                                    const std::vector<format::Frame>* carried, bool lines) override;
+                                    const std::vector<format::Frame>* carried, bool lines, bool inlines) override;
 
  private:
   Symbolizer& symbolizer_;

@@ -25,7 +25,7 @@ class TableSymbolizer : public FrameSymbolizer {
     table_[address] = {std::move(innermost_first), std::move(object)};
   }
   std::vector<StackFrame> frames_at(const format::Mapping*, uint64_t address, const std::vector<format::Frame>*,
-                                    bool lines) override {
+                                    bool lines, bool) override {
     ++calls;
     std::vector<StackFrame> out;
     auto it = table_.find(address);

@@ -223,9 +223,11 @@ class ElfObject {
     return nullptr;
   }
 
-  const std::string& demangled(const FunctionSymbol& symbol) {
-    auto [it, inserted] = names_.try_emplace(symbol.raw_name);
-    if (inserted) it->second = demangle(symbol.raw_name);
+  // Demangled once per distinct name: a symbol's, or an inlined
+  // function's (the chains of many addresses repeat the same ones).
+  const std::string& demangled(const char* raw_name) {
+    auto [it, inserted] = names_.try_emplace(raw_name);
+    if (inserted) it->second = demangle(raw_name);
     return it->second;
   }
 
@@ -272,14 +274,16 @@ class ElfObject {
 
   // The functions inlined at file_address (DWARF DW_TAG_inlined_subroutine
   // scopes, from the unit's scope tree), innermost first, each with the site
-  // it was inlined at (DW_AT_call_file, DW_AT_call_line). Empty without
-  // DWARF or inlining.
+  // it was inlined at (DW_AT_call_file, DW_AT_call_line; the file only with
+  // call_files: the unit's file table is its line program's header, which
+  // libdw 0.188's dwarf_getsrcfiles reads by decoding the whole line
+  // program). Empty without DWARF or inlining.
   struct InlinedCall {
-    std::string name;  // linkage name when there is one (to demangle), else DW_AT_name
-    std::string call_file;
+    const char* name;  // linkage name when there is one (to demangle), else DW_AT_name; in libdw's strings
+    const char* call_file = nullptr;
     int call_line = 0;
   };
-  std::vector<InlinedCall> inlined_at(uint64_t file_address) {
+  std::vector<InlinedCall> inlined_at(uint64_t file_address, bool call_files) {
     std::vector<InlinedCall> chain;
     with_unit_at(file_address, [&](Dwarf_Die* unit, uint64_t address) {
       // The unit's scopes containing the address, outermost first: each
@@ -288,29 +292,26 @@ class ElfObject {
       // address: 2.9 times the report's CPU on profil's own C++).
       const std::vector<Dwarf_Die> path = scopes_at(unit, address);
       if (path.empty()) return false;
-      std::vector<Dwarf_Die> scopes(path.rbegin(), path.rend());
-      const int count = static_cast<int>(scopes.size());
       Dwarf_Files* files = nullptr;
       size_t file_count = 0;
-      if (dwarf_getsrcfiles(unit, &files, &file_count) != 0) files = nullptr;
-      for (int i = 0; i < count; ++i) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
-        InlinedCall call;
+      if (!call_files || dwarf_getsrcfiles(unit, &files, &file_count) != 0) files = nullptr;
+      for (auto scope = path.rbegin(); scope != path.rend(); ++scope) {
+        Dwarf_Die die = *scope;
+        if (dwarf_tag(&die) != DW_TAG_inlined_subroutine) continue;
+        InlinedCall call{kUnknownFunction};
         Dwarf_Attribute attribute;
         const char* name = nullptr;
         // _integrate follows DW_AT_abstract_origin to the inlined function.
         for (int at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name})
-          if (!name && dwarf_attr_integrate(&scopes[i], at, &attribute)) name = dwarf_formstring(&attribute);
-        call.name = name ? name : kUnknownFunction;
+          if (!name && dwarf_attr_integrate(&die, at, &attribute)) name = dwarf_formstring(&attribute);
+        if (name) call.name = name;
         Dwarf_Word value = 0;
-        if (dwarf_attr(&scopes[i], DW_AT_call_line, &attribute) && dwarf_formudata(&attribute, &value) == 0)
+        if (dwarf_attr(&die, DW_AT_call_line, &attribute) && dwarf_formudata(&attribute, &value) == 0)
           call.call_line = static_cast<int>(value);
-        if (files && dwarf_attr(&scopes[i], DW_AT_call_file, &attribute) && dwarf_formudata(&attribute, &value) == 0 &&
-            value < file_count) {
-          const char* file = dwarf_filesrc(files, value, nullptr, nullptr);
-          if (file) call.call_file = file;
-        }
-        chain.push_back(std::move(call));
+        if (files && dwarf_attr(&die, DW_AT_call_file, &attribute) && dwarf_formudata(&attribute, &value) == 0 &&
+            value < file_count)
+          call.call_file = dwarf_filesrc(files, value, nullptr, nullptr);
+        chain.push_back(call);
       }
       return true;
     });
@@ -319,62 +320,105 @@ class ElfObject {
 
   // A unit's functions and inlined calls as a tree (DW_TAG_subprogram and
   // DW_TAG_inlined_subroutine with code, nested as their DIEs are; lexical
-  // blocks and namespaces are looked through), built on the unit's first
-  // address by one walk of its DIEs.
+  // blocks and namespaces are looked through). A node's children are read
+  // from its DIE when an address first falls inside it, and the unit's top
+  // level when the unit is first asked for: the other functions' subtrees
+  // are skipped (DW_AT_sibling), which on profil's own 55 MB of DWARF was
+  // most of the report's CPU and of its memory (the whole tree, 158 MB
+  // peak RSS against 34 MB without inline frames).
   struct ScopeNode {
     Dwarf_Die die;
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
-    std::vector<uint32_t> children;
+    bool expanded = false;
+    uint32_t first = 0, count = 0;  // its children's ranges in UnitScopes::ranges, once expanded
+  };
+  // A child's address range, sorted by start in each node's run of them;
+  // reach: the largest end up to this one in the run, so that the ranges
+  // holding an address are found without looking at those before it.
+  struct ChildRange {
+    uint64_t start, end, reach;
+    uint32_t node;
   };
   struct UnitScopes {
     std::vector<ScopeNode> nodes;
-    std::vector<uint32_t> roots;
+    std::vector<ChildRange> ranges;
+    uint32_t first = 0, count = 0;  // the unit's top level
   };
 
-  static void collect_scopes(Dwarf_Die* parent, int parent_node, UnitScopes* out) {
+  // The code scopes directly under parent (through lexical blocks and
+  // namespaces), each a new node, their ranges into *found.
+  static void collect_children(Dwarf_Die* parent, UnitScopes* out, std::vector<ChildRange>* found) {
     Dwarf_Die child;
     if (dwarf_child(parent, &child) != 0) return;
     do {
       const int tag = dwarf_tag(&child);
-      int node = parent_node;
       if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-        ScopeNode scope{child, {}, {}};
+        const auto node = static_cast<uint32_t>(out->nodes.size());
         Dwarf_Addr base, start, end;
         ptrdiff_t offset = 0;
-        while ((offset = dwarf_ranges(&child, offset, &base, &start, &end)) > 0)
-          if (end > start) scope.ranges.emplace_back(start, end);
+        bool code = false;
+        while ((offset = dwarf_ranges(&child, offset, &base, &start, &end)) > 0) {
+          if (end <= start) continue;
+          found->push_back({start, end, 0, node});
+          code = true;
+        }
         // Without code (a declaration, an abstract instance): nothing in it
         // has an address.
-        if (scope.ranges.empty()) continue;
-        node = static_cast<int>(out->nodes.size());
-        out->nodes.push_back(std::move(scope));
-        (parent_node < 0 ? out->roots : out->nodes[parent_node].children).push_back(static_cast<uint32_t>(node));
-      } else if (tag != DW_TAG_lexical_block && tag != DW_TAG_namespace && tag != DW_TAG_try_block &&
-                 tag != DW_TAG_catch_block && tag != DW_TAG_module) {
-        continue;  // types, variables, parameters: no code scopes inside
+        if (code) out->nodes.push_back({child});
+      } else if (tag == DW_TAG_lexical_block || tag == DW_TAG_namespace || tag == DW_TAG_try_block ||
+                 tag == DW_TAG_catch_block || tag == DW_TAG_module) {
+        collect_children(&child, out, found);
       }
-      collect_scopes(&child, node, out);
+      // Types, variables, parameters: no code scopes inside.
     } while (dwarf_siblingof(&child, &child) == 0);
+  }
+
+  static void expand(Dwarf_Die* die, UnitScopes* scopes, uint32_t* first, uint32_t* count) {
+    std::vector<ChildRange> found;
+    collect_children(die, scopes, &found);
+    std::sort(found.begin(), found.end(), [](const ChildRange& a, const ChildRange& b) {
+      return a.start != b.start ? a.start < b.start : a.node < b.node;
+    });
+    uint64_t reach = 0;
+    for (ChildRange& range : found) range.reach = reach = std::max(reach, range.end);
+    *first = static_cast<uint32_t>(scopes->ranges.size());
+    *count = static_cast<uint32_t>(found.size());
+    scopes->ranges.insert(scopes->ranges.end(), found.begin(), found.end());
+  }
+
+  // The child whose range holds address, the first in DIE order when
+  // several do (as a walk of the DIEs finds it); -1 when none.
+  static int64_t child_at(const UnitScopes& scopes, uint32_t first, uint32_t count, uint64_t address) {
+    const ChildRange* begin = scopes.ranges.data() + first;
+    const ChildRange* it = std::upper_bound(begin, begin + count, address,
+                                            [](uint64_t a, const ChildRange& r) { return a < r.start; });
+    int64_t best = -1;
+    while (it != begin && (it - 1)->reach > address) {
+      --it;
+      if (address < it->end && (best < 0 || it->node < best)) best = it->node;
+    }
+    return best;
   }
 
   std::vector<Dwarf_Die> scopes_at(Dwarf_Die* unit, uint64_t address) {
     auto [it, inserted] = unit_scopes_.try_emplace(dwarf_dieoffset(unit));
-    if (inserted) collect_scopes(unit, -1, &it->second);
-    const UnitScopes& scopes = it->second;
+    UnitScopes& scopes = it->second;
+    if (inserted) expand(unit, &scopes, &scopes.first, &scopes.count);
     std::vector<Dwarf_Die> path;
-    const std::vector<uint32_t>* level = &scopes.roots;
-    for (bool deeper = true; deeper;) {
-      deeper = false;
-      for (uint32_t index : *level) {
-        const ScopeNode& node = scopes.nodes[index];
-        const bool inside = std::any_of(node.ranges.begin(), node.ranges.end(),
-                                        [&](const auto& range) { return address >= range.first && address < range.second; });
-        if (!inside) continue;
-        path.push_back(node.die);
-        level = &node.children;
-        deeper = true;
-        break;
+    uint32_t first = scopes.first, count = scopes.count;
+    for (int64_t node; (node = child_at(scopes, first, count, address)) >= 0;) {
+      const auto index = static_cast<size_t>(node);
+      if (!scopes.nodes[index].expanded) {
+        // expand appends to nodes: the node is looked up again after.
+        Dwarf_Die die = scopes.nodes[index].die;
+        uint32_t child_first = 0, child_count = 0;
+        expand(&die, &scopes, &child_first, &child_count);
+        scopes.nodes[index].expanded = true;
+        scopes.nodes[index].first = child_first;
+        scopes.nodes[index].count = child_count;
       }
+      path.push_back(scopes.nodes[index].die);
+      first = scopes.nodes[index].first;
+      count = scopes.nodes[index].count;
     }
     return path;
   }
@@ -615,7 +659,7 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   ElfObject* object = mapping ? object_for(*mapping) : nullptr;
   if (object && object->to_file_address(*mapping, address, &symbol.file_address)) {
     if (const auto* found = object->lookup(symbol.file_address)) {
-      symbol.function = object->demangled(*found);
+      symbol.function = object->demangled(found->raw_name);
       symbol.function_address = found->address;
       symbol.function_size = found->end - found->address;
       symbol.known = true;
@@ -657,7 +701,8 @@ std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, co
   if (!symbol.known) return frames;
   const SourceLine line = with_lines ? source_line(mapping, symbol) : SourceLine{};
   ElfObject* object = dwarf_object(mapping);
-  const auto chain = object ? object->inlined_at(symbol.file_address) : decltype(object->inlined_at(0)){};
+  const auto chain = object ? object->inlined_at(symbol.file_address, with_lines)
+                            : decltype(object->inlined_at(0, false)){};
   // The innermost frame has the line table's line; each frame out has the
   // line its inner frame was inlined at; the outermost is the function the
   // symbol table names (as every flat view shows it).
@@ -665,12 +710,12 @@ std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, co
   int number = line.line;
   for (const auto& call : chain) {
     format::Frame frame;
-    frame.function = demangle(call.name);
+    frame.function = object->demangled(call.name);
     frame.system_name = call.name;
     frame.file = file;
     frame.line = number;
     frames.push_back(std::move(frame));
-    file = call.call_file;
+    file = call.call_file ? call.call_file : "";
     number = call.call_line;
   }
   format::Frame outer;

@@ -30,6 +30,7 @@ struct ReportArgs {
   std::string color = "auto";
   bool folded_objects = false;
   bool threads = false;
+  bool no_inlines = false;
 };
 
 int run_report(const ReportArgs& args) {
@@ -40,6 +41,7 @@ int run_report(const ReportArgs& args) {
   options.min_percent = args.min_percent;
   options.folded_objects = args.folded_objects;
   options.thread_roots = args.threads;
+  options.inline_frames = !args.no_inlines;
   // Every pattern is RE2, checked before any input is read.
   std::optional<report::FocusPattern> relation_pattern;
   for (auto [name, text, pattern] :
@@ -74,6 +76,9 @@ int run_report(const ReportArgs& args) {
   report::Symbolizer symbolizer;
   const bool to_file = writes_to_file(args.output);
   if (format->exported != nullptr) {
+    // The pprof file keeps every frame (pprof's -noinlines folds them when
+    // it reads it); gmon.out has none.
+    if (args.no_inlines) return fail("--no-inlines", "applies to the report's views, not to --format " + args.format);
     std::string bytes;
     try {
       bytes = format->exported(profile, symbolizer, "the gmon file");
@@ -135,6 +140,9 @@ RegisterCommand register_report(
                      "Each function matching REGEX with its callers: samples on each edge and their share");
       app.add_option("--callees", args->callees,
                      "Each function matching REGEX with its callees: samples on each edge and their share");
+      app.add_flag("--no-inlines", args->no_inlines,
+                   "Name each address by the function the symbol table names, at its line there: inlined "
+                   "functions' samples go to the function they were inlined into (pprof -noinlines)");
       app.add_option("--exe", args->exe, "The program a gmon.out file came from (default a.out)");
       app.add_flag("--folded-objects", args->folded_objects,
                    "In --format folded, name each frame object`function (default: the function alone)");
