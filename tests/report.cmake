@@ -130,3 +130,22 @@ profil_add_gtest(report_hostile_test SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_
 if(TARGET report_hostile_test)
   add_dependencies(report_hostile_test profil_cli report_make_profile)
 endif()
+
+# Programs the tests check the output with, from npm (web/consumers): npm ci
+# at build time into the build tree, as the flame graph's library is.
+set(PROFIL_CONSUMERS_DIR ${CMAKE_BINARY_DIR}/web-consumers)
+add_custom_command(
+  OUTPUT ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release/index.html
+  COMMAND bash ${PROJECT_SOURCE_DIR}/web/npm_ci.sh ${PROJECT_SOURCE_DIR}/web/consumers ${PROFIL_CONSUMERS_DIR}
+          "speedscope, which the tests read folded output with"
+  DEPENDS ${PROJECT_SOURCE_DIR}/web/npm_ci.sh ${PROJECT_SOURCE_DIR}/web/consumers/package.json
+          ${PROJECT_SOURCE_DIR}/web/consumers/package-lock.json
+  COMMENT "npm ci: speedscope for the tests" VERBATIM)
+add_custom_target(web_consumers ALL DEPENDS ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release/index.html)
+
+# speedscope reads the folded output: its totals and self samples are
+# profil's.
+add_test(NAME report_speedscope_reads_folded
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_speedscope.sh $<TARGET_FILE:profil_cli>
+          $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR}/report_fixture_pie
+          ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release)

@@ -8,14 +8,7 @@
 set -euo pipefail
 profil=$1 fixtures=$2
 command -v debuginfod > /dev/null || { echo "FAIL: debuginfod(8) missing (Debian: debuginfod, scripts/install-deps.sh)" >&2; exit 1; }
-work=$(mktemp -d)
-server=
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-cd "$work"
+. "$(dirname "$0")/server_work_dir.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 report() { NO_COLOR=1 "$profil" report "$@"; }
 unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
