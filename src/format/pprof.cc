@@ -229,6 +229,9 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   if (profile.pid) add_comment(out, strings, "pid", std::to_string(profile.pid));
   if (!profile.clock.empty()) add_comment(out, strings, "clock", profile.clock);
   if (profile.dropped) add_comment(out, strings, "dropped", std::to_string(profile.dropped));
+  // Profil's own samples are not samples of the file (no consumer should
+  // show them as the program's rows): only their count, for the header.
+  if (profile.own_samples) add_comment(out, strings, "own_samples", std::to_string(profile.own_samples));
 
   for (size_t i = 0; i < profile.mappings.size(); ++i) {
     const Mapping& m = profile.mappings[i];
@@ -419,6 +422,7 @@ Profile decode_pprof(std::string_view bytes) {
     if (key == "clock") profile.clock = value;
     if (key == "pid") std::from_chars(value.data(), value.data() + value.size(), profile.pid);
     if (key == "dropped") std::from_chars(value.data(), value.data() + value.size(), profile.dropped);
+    if (key == "own_samples") std::from_chars(value.data(), value.data() + value.size(), profile.own_samples);
     if (key == "processes") {
       // "N PATH": the path may hold spaces, the count is all digits.
       ProgramProcesses p;

@@ -161,6 +161,11 @@ struct Profile {
   uint64_t duration_ns = 0;   // wall time the profile covers, 0 when unknown
   int64_t time_nanos = 0;     // when the profile started (Unix epoch ns)
   uint64_t dropped = 0;       // samples the sampler could not store
+  // Weighted samples taken in profil's own code (libprofil.so: its signal
+  // handler, its dump at exit), set apart from samples by
+  // report::set_apart_own_samples: profil's cost, not the program's rows. pprof
+  // carries it as a "profil.own_samples=N" comment.
+  uint64_t own_samples = 0;
   std::vector<Mapping> mappings;  // the main executable first, when known
   std::vector<Sample> samples;
   StackTable stacks;  // the samples' callers

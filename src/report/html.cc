@@ -324,6 +324,10 @@ std::string summary_paragraphs(const Summary& s) {
   if (s.wall_seconds > 0) out += fmt::format(", over {:.3f} s", s.wall_seconds);
   if (s.dropped) out += fmt::format(", {} dropped", s.dropped);
   out += fmt::format(", {} objects.</p>\n", s.objects);
+  if (s.own_samples)
+    out += fmt::format("<p id=\"profil-own\">{} samples ({:.2f}%) in profil's own code (its handler, its dump) are "
+                       "left out.</p>\n",
+                       s.own_samples, own_percent(s));
   if (!s.program.empty()) out += "<p>program: <code>" + escape(s.program) + "</code></p>\n";
   if (!s.files.empty()) {
     out += "<p>files:";

@@ -10,6 +10,7 @@
 #include "format/profraw.h"
 #include "report/jit_map.h"
 #include "report/merge.h"
+#include "report/own_samples.h"
 #include "report/symbolizer.h"
 
 namespace profiling::report {
@@ -98,6 +99,8 @@ LoadedProfile decode_profile(std::string_view bytes, const std::string& path, co
       }
       case InputKind::profraw:
         loaded.profile = format::decode_profraw(bytes);
+        // As `profil run` converts a dump (tools/profil/run_convert.cc).
+        set_apart_own_samples(&loaded.profile);
         break;
     }
   } catch (const InputError&) {

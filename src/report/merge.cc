@@ -129,6 +129,7 @@ void ProfileMerger::add(LoadedProfile&& input) {
   }
   overflow_ |= format::saturating_add(sum_.duration_ns, p.duration_ns);
   overflow_ |= format::saturating_add(sum_.dropped, p.dropped);
+  overflow_ |= format::saturating_add(sum_.own_samples, p.own_samples);
   overflow_ |= format::saturating_add(sum_.stacks_dropped, p.stacks_dropped);
   if (p.time_nanos != 0 && (sum_.time_nanos == 0 || p.time_nanos < sum_.time_nanos)) sum_.time_nanos = p.time_nanos;
 

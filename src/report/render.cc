@@ -84,6 +84,9 @@ std::string describe_summary(const Summary& s) {
   if (s.wall_seconds > 0) text += fmt::format(", over {:.3f} s", s.wall_seconds);
   if (s.dropped) text += fmt::format(", {} dropped", s.dropped);
   text += fmt::format(", {} object{}", s.objects, s.objects == 1 ? "" : "s");
+  if (s.own_samples)
+    text += fmt::format("; {} samples ({:.2f}%) in profil's own code (its handler, its dump) are left out",
+                        s.own_samples, own_percent(s));
   return text;
 }
 
@@ -206,9 +209,10 @@ std::string render_summary_json(const Summary& s) {
   for (const std::string& f : s.files) files += (files.empty() ? "\"" : ",\"") + json_escape(f) + "\"";
   return fmt::format(
       "{{\"samples\":{},\"period_ns\":{},\"rate_hz\":{:.6g},\"cpu_seconds\":{:.6f},\"wall_seconds\":{:.6f},"
-      "\"dropped\":{},\"clock\":\"{}\",\"program\":\"{}\",\"objects\":{},\"files\":[{}]}}",
+      "\"dropped\":{},\"clock\":\"{}\",\"program\":\"{}\",\"objects\":{},\"files\":[{}],"
+      "\"profil_own_samples\":{},\"profil_own_percent\":{:.4f}}}",
       s.samples, s.period_ns, s.rate_hz, s.cpu_seconds, s.wall_seconds, s.dropped, json_escape(s.clock),
-      json_escape(s.program), s.objects, files);
+      json_escape(s.program), s.objects, files, s.own_samples, own_percent(s));
 }
 
 std::string render_json(const Report& report) {

@@ -136,6 +136,11 @@ void warn_saturated() {
                "18446744073709551615\n");
 }
 
+double own_percent(const Summary& s) {
+  const double all = static_cast<double>(s.samples) + static_cast<double>(s.own_samples);
+  return all > 0 ? 100.0 * static_cast<double>(s.own_samples) / all : 0.0;
+}
+
 Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::string>& files) {
   Summary summary;
   const format::Profile& p = *symbolized.profile;
@@ -145,6 +150,7 @@ Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::st
   summary.cpu_seconds = static_cast<double>(symbolized.total) * static_cast<double>(p.period_ns) / 1e9;
   summary.wall_seconds = static_cast<double>(p.duration_ns) / 1e9;
   summary.dropped = p.dropped;
+  summary.own_samples = p.own_samples;
   summary.clock = p.clock;
   summary.program = p.program;
   summary.files = files;

@@ -89,11 +89,17 @@ struct Summary {
   double cpu_seconds = 0;   // samples * period
   double wall_seconds = 0;  // duration of the profiles, 0 when unknown
   uint64_t dropped = 0;
+  // Samples taken in profil's own code (its handler, its dump), left out of
+  // samples and every row (format::Profile::own_samples).
+  uint64_t own_samples = 0;
   std::string clock;
   std::string program;
   std::vector<std::string> files;
   size_t objects = 0;       // distinct objects sampled
 };
+
+// The share of profil's own samples in the samples and them: 0..100.
+double own_percent(const Summary& s);
 
 // A --focus pattern, matched anywhere in a name (RE2 syntax: Perl-like,
 // without backreferences). RE2 runs in time linear in the name and without

@@ -11,6 +11,7 @@
 #include "report/export.h"
 #include "report/input.h"
 #include "report/jit_map.h"
+#include "report/own_samples.h"
 #include "report/symbolizer.h"
 
 namespace profiling::cli {
@@ -81,17 +82,10 @@ ProcessSummary summarize(const std::string& stem, const format::ProfrawData& dat
   p.signal = data.signal;
   p.unsampled = data.unsampled;
   p.start_clock = data.start_clock;
-  // Samples taken in libprofil's own code (its handler on its own stack,
-  // the dump) are profil's, not the program's stacks: left out.
-  auto in_profil = [&data](uint64_t address) {
-    const format::Mapping* mapping = data.profile.mapping_for(address);
-    return mapping != nullptr && fs::path(mapping->path).filename().string().starts_with("libprofil.so");
-  };
+  p.own_samples = data.profile.own_samples;
+  // Profil's own samples are already set apart (ProfileSinks::add).
   for (const format::Sample& sample : data.profile.samples) {
     if (sample.stack == format::StackTable::kNoCallers) continue;
-    bool ours = in_profil(sample.address);
-    for (const uint64_t frame : data.profile.stacks.callers(sample.stack)) ours = ours || in_profil(frame);
-    if (ours) continue;
     p.with_stacks += sample.count;
     if (data.profile.stacks.truncated(sample.stack)) p.cut_stacks += sample.count;
   }
@@ -166,6 +160,12 @@ void ProfileSinks::lose(const std::string& what, const std::string& why) { state
 void ProfileSinks::add(ProcessProfile profile) {
   State& s = *state_;
   format::ProfrawData& data = profile.data;
+  // Samples in libprofil (the handler on its own stack, the dump at exit,
+  // the inside ring's drain) are profil's cost, not the program's: left out
+  // of the file, their count carried beside (issue 22). Here, not in the
+  // report: every consumer of the file, go tool pprof included, then sees
+  // the program's samples only.
+  report::set_apart_own_samples(&data.profile);
   s.c.processes.push_back(summarize(profile.stem, data));
   const size_t index = s.c.processes.size() - 1;
   ProcessSummary& p = s.c.processes.back();

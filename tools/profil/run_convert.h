@@ -35,6 +35,9 @@ struct ProcessSummary {
   std::string clock;
   uint32_t hz = 0;
   uint64_t dropped = 0;
+  // Samples in profil's own code, left out of its profile
+  // (format::set_apart_own_samples).
+  uint64_t own_samples = 0;
   format::profraw::EndReason end_reason = format::profraw::EndReason::exit;
   uint32_t signal = 0;
   std::vector<std::string> files;  // the files holding its samples

@@ -147,6 +147,11 @@ void print_ended_threads(const Conversion& c) {
 
 // `more`: what the line adds about the rest of the run ("; 3 more ...")
 // when it is the run's only line.
+// The samples taken in profil's own code, left out of the files.
+std::string own_clause(uint64_t own_samples) {
+  return own_samples ? ", " + std::to_string(own_samples) + " more in profil's own code left out" : "";
+}
+
 void print_process(const ProcessSummary& p, const std::string& more = "") {
   if (p.samples == 0 && p.unsampled.empty()) {
     std::fprintf(stderr, "profil: %s: no samples (less than one sampling period of CPU%s)%s\n", p.label.c_str(),
@@ -160,9 +165,10 @@ void print_process(const ProcessSummary& p, const std::string& more = "") {
                  p.label.c_str(), p.clock.c_str(), p.hz, ending(p).c_str(), join(p.files).c_str(), more.c_str());
     return;
   }
-  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s%s) -> %s%s\n", p.label.c_str(),
+  std::fprintf(stderr, "profil: %s: %llu samples (%s s, %s clock at %u Hz%s%s%s%s) -> %s%s\n", p.label.c_str(),
                static_cast<unsigned long long>(p.samples), seconds(p.cpu_seconds()).c_str(), p.clock.c_str(), p.hz,
-               p.outside ? " from outside" : "", p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "", ending(p).c_str(),
+               p.outside ? " from outside" : "", p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "",
+               own_clause(p.own_samples).c_str(), ending(p).c_str(),
                join(p.files).c_str(), more.c_str());
 }
 
@@ -183,13 +189,14 @@ std::string unwritten_clause(const std::vector<std::string>& unwritten) {
 // The default account of a run: one line (processes, samples, CPU, files).
 void print_summary(const Conversion& c, const fs::path& dir, const std::vector<std::string>& unwritten) {
   std::vector<const ProcessSummary*> sampled;
-  uint64_t samples = 0, dropped = 0;
+  uint64_t samples = 0, dropped = 0, own = 0;
   double cpu = 0;
   for (const ProcessSummary& p : c.processes) {
     if (p.empty()) continue;
     sampled.push_back(&p);
     samples += p.samples;
     dropped += p.dropped;
+    own += p.own_samples;
     cpu += p.cpu_seconds();
   }
   if (sampled.empty()) return;
@@ -225,11 +232,12 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
   if (snapshots > 1) more += " in " + std::to_string(snapshots) + " snapshots";
   if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
   if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
-  std::fprintf(stderr, "profil: %zu process%s sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s) -> %s\n",
+  std::fprintf(stderr, "profil: %zu process%s sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s%s) -> %s\n",
                sampled_pids.size(), sampled_pids.size() == 1 ? "" : "es", more.c_str(),
                static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
                sampled.front()->clock.c_str(), sampled.front()->hz, sampled.front()->outside ? " from outside" : "",
-               dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", files.c_str());
+               dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", own_clause(own).c_str(),
+               files.c_str());
 }
 
 }  // namespace
