@@ -12,7 +12,8 @@
 // run --convert` converts it: nothing is lost (the file's samples and the
 // own ones add up to the dump's), every sample whose leaf is in libprofil
 // is among the own ones, and only samples with a libprofil frame are
-// (threads start in libprofil's trampoline: theirs stay the program's).
+// (threads start in libprofil's trampoline: theirs stay the program's,
+// their stacks without libprofil's frames).
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -71,6 +72,7 @@ TEST(OwnSamples, ProfilsOwnCodeIsCountedApartAndNamedInTheHeader) {
     if (s.address >= format::kUnsampledAddressBase) continue;  // [unsampled: ...] rows
     kept += s.count;
     EXPECT_FALSE(in_libprofil(p, s.address)) << std::hex << s.address;
+    for (const uint64_t frame : p.stacks.callers(s.stack)) EXPECT_FALSE(in_libprofil(p, frame)) << std::hex << frame;
   }
   EXPECT_EQ(kept + p.own_samples, total);
   EXPECT_GE(p.own_samples, leaf_ours);

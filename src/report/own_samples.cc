@@ -127,7 +127,36 @@ uint64_t set_apart_own_samples(format::Profile* profile) {
     if (own) format::saturating_add(moved, s.count);
     return own;
   });
-  if (moved == 0) return 0;
+  // The program's samples keep their stacks without libprofil's frames:
+  // its thread trampoline, the interposers the program called through,
+  // its front for the program's signal handlers are plumbing, so a stack
+  // reads as it would without profil (main -> allocate_stack, not main ->
+  // libprofil's pthread_create -> allocate_stack).
+  const size_t chains_before = profile->stacks.size();
+  std::vector<uint32_t> without_ours(chains_before + 1, UINT32_MAX);
+  std::vector<uint64_t> kept;
+  bool rechained = false;
+  for (format::Sample& s : profile->samples) {
+    if (s.stack == format::StackTable::kNoCallers || s.stack > chains_before) continue;
+    uint32_t& id = without_ours[s.stack];
+    if (id == UINT32_MAX) {
+      id = s.stack;
+      const std::span<const uint64_t> callers = profile->stacks.callers(s.stack);
+      auto is_ours = [&](uint64_t frame) {
+        const format::Mapping* m = profile->mapping_for(frame);
+        return std::any_of(ours.begin(), ours.end(), [m](const Ours& o) { return o.mapping == m; });
+      };
+      if (std::any_of(callers.begin(), callers.end(), is_ours)) {
+        kept.clear();
+        for (const uint64_t frame : callers)
+          if (!is_ours(frame)) kept.push_back(frame);
+        id = profile->stacks.intern(kept, profile->stacks.truncated(s.stack));
+      }
+    }
+    rechained |= id != s.stack;
+    s.stack = id;
+  }
+  if (moved == 0 && !rechained) return 0;
   format::saturating_add(profile->own_samples, moved);
   format::canonicalize_stacks(profile);
   return moved;

@@ -12,8 +12,10 @@
 namespace profiling::report {
 
 // Moves profil's own samples out of profile->samples into
-// profile->own_samples, and drops the chains no sample names any more.
-// Returns the weighted count moved.
+// profile->own_samples, takes libprofil's frames out of the stacks of the
+// others (its thread trampoline, the interposers the program called), and
+// drops the chains no sample names any more. Returns the weighted count
+// moved.
 //
 // A sample is profil's when, from its leaf outward, the first frame outside
 // the C library, the dynamic loader and the vDSO (what libprofil calls

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace profiling::report {
 namespace {
 
@@ -36,10 +39,17 @@ TEST(OwnSamples, ProfilsWorkIsCountedApartAndTheProgramsIsKept) {
   EXPECT_EQ(p.total_count(), 11u + 13 + 17 + 19);
   for (const format::Sample& s : p.samples) {
     EXPECT_FALSE(p.mappings[2].contains(s.address));
-    // The chains left are the kept samples' own.
     EXPECT_NE(s.address, format::kKernelAddress);
+    // The program's stacks lose libprofil's frames (the trampoline).
+    for (const uint64_t frame : p.stacks.callers(s.stack)) EXPECT_FALSE(p.mappings[2].contains(frame));
   }
+  // The chains left are the kept samples' own: {libc} and {program}.
   EXPECT_EQ(p.stacks.size(), 2u);
+  const auto thread = std::find_if(p.samples.begin(), p.samples.end(),
+                                   [](const format::Sample& s) { return s.address == kProgram + 0x90; });
+  ASSERT_NE(thread, p.samples.end());
+  EXPECT_EQ(std::vector<uint64_t>(p.stacks.callers(thread->stack).begin(), p.stacks.callers(thread->stack).end()),
+            std::vector<uint64_t>{kLibc + 0xb0});
   // Again: nothing more is profil's, the count stays.
   EXPECT_EQ(set_apart_own_samples(&p), 0u);
   EXPECT_EQ(p.own_samples, 15u);
