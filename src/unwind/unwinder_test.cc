@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/safe_access.h"
+#include "sampler/handler_stack.h"
 #include "unwind/stack_table.h"
 
 namespace profiling::unwind {
@@ -29,6 +30,9 @@ struct Capture {
   const CodeTable* table = nullptr;
   uint32_t max_depth = kDefaultMaxDepth;
   bool copy_window = false;
+  // The handler walks from profil's handler stack (sampler/handler_stack.h),
+  // as its work runs in the preload, not from the kernel's frame.
+  bool on_handler_stack = false;
   // Filled in the handler.
   uint64_t from_context[kDefaultMaxDepth + 8];
   Stack context_stack;
@@ -41,9 +45,26 @@ struct Capture {
 };
 Capture* g_capture = nullptr;
 
+// The walk from where it runs, on profil's handler stack: through the
+// switch (handler_stack.S's CFI: the caller's frame at rbp) back to the
+// handler on the program's stack.
+__attribute__((noinline)) void walk_from_handler_stack(void* capture) {
+  Capture& c = *static_cast<Capture*>(capture);
+  const LiveMemory memory;
+  Registers here;
+  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(here.pc), "=r"(here.sp), "=r"(here.fp));
+  c.handler_stack = unwind(c.table, memory, here, c.from_handler, c.max_depth);
+  c.backtrace_depth = backtrace(c.backtrace_frames, static_cast<int>(c.max_depth));
+}
+
 void on_signal(int, siginfo_t*, void* context) {
   Capture& c = *g_capture;
   const LiveMemory memory;
+  if (c.on_handler_stack) {
+    sampler::run_on_handler_stack(walk_from_handler_stack, &c);
+    c.context_stack = unwind(c.table, memory, registers_from_ucontext(context), c.from_context, c.max_depth);
+    return;
+  }
   Registers here;
   asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(here.pc), "=r"(here.sp), "=r"(here.fp));
   c.handler_stack = unwind(c.table, memory, here, c.from_handler, c.max_depth);
@@ -127,19 +148,24 @@ class Unwinder : public ::testing::Test {
   struct sigaction previous_{};
 };
 
+// The walk from the handler and backtrace()'s agree frame for frame (but
+// the first: backtrace()'s return address in the handler; ours the
+// handler's own PC a few instructions earlier), to the outermost frame.
+void expect_handler_walk_is_libgccs(const Capture& c) {
+  ASSERT_EQ(static_cast<int>(c.handler_stack.depth), c.backtrace_depth);
+  EXPECT_FALSE(c.handler_stack.truncated);
+  for (int i = 1; i < c.backtrace_depth; ++i)
+    EXPECT_EQ(c.from_handler[i], reinterpret_cast<uint64_t>(c.backtrace_frames[i])) << "frame " << i;
+}
+
 TEST_F(Unwinder, MatchesLibgccThroughTheSignalFrameToStart) {
   capture_->copy_window = true;
   level1();
   const Capture& c = *capture_;
   ASSERT_GT(c.backtrace_depth, 6);
-  // backtrace()'s first frame is its return address in the handler; ours
-  // is the handler's own PC a few instructions earlier. From there on the
-  // two walks must agree frame for frame: __restore_rt, the PC raise was
-  // interrupted at, level3, level2, level1, the test, ..., _start.
-  ASSERT_EQ(static_cast<int>(c.handler_stack.depth), c.backtrace_depth);
-  EXPECT_FALSE(c.handler_stack.truncated);
-  for (int i = 1; i < c.backtrace_depth; ++i)
-    EXPECT_EQ(c.from_handler[i], reinterpret_cast<uint64_t>(c.backtrace_frames[i])) << "frame " << i;
+  // __restore_rt, the PC raise was interrupted at, level3, level2, level1,
+  // the test, ..., _start.
+  expect_handler_walk_is_libgccs(c);
   // From the signal's ucontext: the same walk without the handler's frames.
   ASSERT_EQ(static_cast<int>(c.context_stack.depth), c.backtrace_depth - 2);
   EXPECT_FALSE(c.context_stack.truncated);
@@ -148,6 +174,27 @@ TEST_F(Unwinder, MatchesLibgccThroughTheSignalFrameToStart) {
   ASSERT_EQ(c.window_stack.depth, c.context_stack.depth);
   EXPECT_FALSE(c.window_stack.truncated);
   for (uint32_t i = 0; i < c.window_stack.depth; ++i) EXPECT_EQ(c.window[i], c.from_context[i]) << i;
+}
+
+// Issue 22: a walk that starts in work run on profil's handler stack (a
+// mapping of its own, apart from the program's stack) crosses the switch
+// back to the handler and on through the signal frame to _start, frame for
+// frame as libgcc's does.
+TEST_F(Unwinder, CrossesTheHandlerStackSwitchAndTheSignalFrameToStart) {
+  ASSERT_NE(sampler::create_handler_stack().base, nullptr);
+  capture_->on_handler_stack = true;
+  level1();
+  sampler::release_handler_stack();
+  const Capture& c = *capture_;
+  ASSERT_GT(c.backtrace_depth, 8);
+  expect_handler_walk_is_libgccs(c);
+  // Past the switch, the handler and the signal frame: the interrupted stack.
+  ASSERT_FALSE(c.context_stack.truncated);
+  ASSERT_LT(c.context_stack.depth, c.handler_stack.depth);
+  const uint32_t handler_frames = c.handler_stack.depth - c.context_stack.depth;
+  EXPECT_GE(handler_frames, 4u);  // walk, profil_call_on_stack, run_on_handler_stack, on_signal, __restore_rt
+  for (uint32_t i = 0; i < c.context_stack.depth; ++i)
+    EXPECT_EQ(c.from_context[i], c.from_handler[i + handler_frames]) << i;
 }
 
 TEST_F(Unwinder, TheDepthLimitTruncatesAndTheStackIsKept) {
