@@ -18,6 +18,10 @@ int main(int argc, char** argv) {
   profile.mappings.push_back(
       {0x555555554000, 0x555555600000, 0x1000, "/opt/profil-test/bin/known-program", "5eed0123456789abcdef"});
   profile.samples = {{0x555555554abc, 37}, {0x555555555000, 5}};
+  // 37 samples in 3 signals (above the kernel tick), 5 in 5 (issue 22).
+  profile.has_observations = true;
+  profile.samples[0].observations = 3;
+  profile.samples[1].observations = 5;
   // A name read from an earlier file, for an address the symbolizer cannot name.
   profile.frames[0x555555555000] = {{"carried_function", "carried_function", "carried.c", 7}};
   PprofSymbolizer symbolize = [](const Mapping&, uint64_t address) -> std::vector<PprofFrame> {

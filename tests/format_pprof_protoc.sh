@@ -47,6 +47,12 @@ names=$(awk '$0 == "function {" { inside = 1; next } inside && $0 == "}" { insid
   while read -r index; do printf '%s ' "${strings[$index]}"; done)
 expect "function names" "$names" "known_hot_function carried_function "
 expect "period" "$(grep '^period: ' "$work/decoded.txt" | awk '{print $2}')" 1000000
-# The samples' values, in order: [37, 37 ms] and [5, 5 ms].
+# The samples' values, in order: [37, 37 ms, 3 observations] and [5, 5 ms, 5].
 values=$(awk '$0 == "sample {" { inside = 1; next } inside && $0 == "}" { inside = 0 } inside && $1 == "value:" { printf "%s ", $2 }' "$work/decoded.txt")
-expect "sample values" "$values" "37 37000000 5 5000000 "
+expect "sample values" "$values" "37 37000000 3 5 5000000 5 "
+# The sample types: today's two, then observations/count (issue 22); pprof's
+# default stays cpu.
+types=$(awk '$0 == "sample_type {" { inside = 1; next } inside && $0 == "}" { inside = 0 } inside && ($1 == "type:" || $1 == "unit:") { print $2 }' "$work/decoded.txt" |
+  while read -r index; do printf '%s ' "${strings[$index]}"; done)
+expect "sample types" "$types" "samples count cpu nanoseconds observations count "
+expect "default sample type" "${strings[$(grep '^default_sample_type: ' "$work/decoded.txt" | awk '{print $2}')]}" "cpu"

@@ -217,6 +217,13 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   };
   value_type(out.add_sample_type(), "samples", "count");
   value_type(out.add_sample_type(), "cpu", "nanoseconds");
+  // The draws behind the counts (issue 22), after today's types so that a
+  // reader of the first or second value reads what it did. pprof shows the
+  // last type unless told: the default stays cpu.
+  if (profile.has_observations) {
+    value_type(out.add_sample_type(), kObservationsType, "count");
+    out.set_default_sample_type(strings.intern("cpu"));
+  }
   value_type(out.mutable_period_type(), "cpu", "nanoseconds");
   out.set_period(checked_int64(profile.period_ns, "period"));
   out.set_duration_nanos(checked_int64(profile.duration_ns, "duration"));
@@ -354,6 +361,7 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     uint64_t nanoseconds = 0;
     if (__builtin_mul_overflow(s.count, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
     sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
+    if (profile.has_observations) sample->add_value(checked_int64(s.observations, "sample observations"));
     if (s.pid != 0) {
       pb::Label* label = sample->add_label();
       label->set_key(pid_key);
@@ -529,13 +537,18 @@ Profile decode_pprof(std::string_view bytes) {
   };
 
   // The value to read: the sample type counted in "count" (pprof's CPU
-  // profiles call it samples/count), else the first.
-  int value_index = 0;
-  for (int i = 0; i < in.sample_type_size(); ++i)
-    if (string_at(in.sample_type(i).unit(), "sample type unit") == "count") {
+  // profiles call it samples/count), else the first; and the observations
+  // behind it, when the file has them (observations/count, issue 22).
+  int value_index = 0, observations_index = -1;
+  for (int i = in.sample_type_size() - 1; i >= 0; --i) {
+    if (string_at(in.sample_type(i).unit(), "sample type unit") != "count") continue;
+    if (string_at(in.sample_type(i).type(), "sample type") == kObservationsType && observations_index < 0)
+      observations_index = i;
+    else
       value_index = i;
-      break;
-    }
+  }
+  if (observations_index == value_index) observations_index = -1;
+  profile.has_observations = observations_index >= 0;
   for (int i = 0; i < in.sample_type_size(); ++i) string_at(in.sample_type(i).type(), "sample type");
 
   const std::string pid_key = "pid", tid_key = "thread_id", thread_name_key = "thread_name";
@@ -582,8 +595,13 @@ Profile decode_pprof(std::string_view bytes) {
         callers.push_back(caller->address);
     }
     if (value == 0) return;  // nothing sampled: no stack, and no names for its addresses
-    profile.samples.push_back(
-        {leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated), tid});
+    Sample decoded{leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated), tid};
+    if (observations_index >= 0) {
+      const int64_t observations = s.value(observations_index);
+      if (observations < 0) fail("negative sample observations " + std::to_string(observations));
+      decoded.observations = static_cast<uint64_t>(observations);
+    }
+    profile.samples.push_back(decoded);
     if (tid != 0 && thread_name != nullptr) profile.thread_names.try_emplace(tid, *thread_name);
     for (const LocationEntry* named : frames) {
       if (named->line_count == 0 || named->line_count == kTruncatedMark) continue;

@@ -25,15 +25,21 @@ using PprofFrame = Frame;
 // Innermost frame first (inlined frames before their caller); empty = unknown.
 using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& mapping, uint64_t address)>;
 
+// The sample type of a sample's observations (signals or ring records
+// behind its weighted count; issue 22): "observations", unit "count".
+inline constexpr const char* kObservationsType = "observations";
+
 // gzip-compressed serialized Profile: sample types [samples/count,
-// cpu/nanoseconds], period_type cpu/nanoseconds, period = period_ns,
+// cpu/nanoseconds], and observations/count after them when the profile
+// has observations (default_sample_type then "cpu", which pprof would
+// otherwise take from the last type), period_type cpu/nanoseconds, period = period_ns,
 // duration_nanos, time_nanos; one Mapping per Profile::mappings (filename,
 // build_id, memory_start/limit, file_offset, has_functions when the
 // symbolizer named something in it); one Location per distinct address of
 // a leaf or a caller, its lines from the symbolizer or, where that names
 // nothing, from Profile::frames, and a "[truncated]" Location ending each
 // truncated stack; one Sample per (leaf, stack, pid), its locations leaf
-// first, with values [count, count * period_ns].
+// first, with values [count, count * period_ns(, observations)].
 // The program, pid, clock and dropped count travel as "profil.<key>=<value>"
 // comments; a sum of several processes has "profil.processes=N PATH" for
 // each program (Profile::programs) instead of its program. Throws FormatError (e.g. a count too large for int64).
@@ -43,7 +49,9 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
 // well-formed Profile (bad string or id references included). Fills samples
 // (address of each sample's first location — the leaf —, the other
 // locations' addresses as its stack, summed per address, stack and pid,
-// value of the "count"-unit sample type or else the first), stacks, frames
+// value of the first "count"-unit sample type but observations, or else the
+// first; the observations/count value as observations, has_observations
+// when the file has that type), stacks, frames
 // (the lines of every location of a sampled stack, the first named
 // location's when several share an address), mappings, period (when its
 // unit is nanoseconds), duration and time.

@@ -78,6 +78,26 @@ TEST(Pprof, RoundTripKeepsSamplesMappingsAndTimes) {
   EXPECT_EQ(back, expected);
 }
 
+// Issue 22: the observations behind each count travel as a third sample
+// type, observations/count, which the reader takes back (and only then
+// says the profile has observations); the first value stays the count.
+TEST(Pprof, ObservationsRoundTripAsTheirOwnSampleType) {
+  Profile profile = sample_profile();
+  profile.has_observations = true;
+  for (Sample& s : profile.samples) s.observations = s.count / 16 + 1;
+  const Profile back = decode_pprof(encode_pprof(profile));
+  EXPECT_TRUE(back.has_observations);
+  Profile expected = profile;
+  std::sort(expected.samples.begin(), expected.samples.end(),
+            [](const Sample& a, const Sample& b) { return a.address < b.address; });
+  EXPECT_EQ(back, expected);
+  EXPECT_EQ(back.total_observations(), expected.total_observations());
+  // A file without them (older profil, other producers): none.
+  const Profile plain = decode_pprof(encode_pprof(sample_profile()));
+  EXPECT_FALSE(plain.has_observations);
+  EXPECT_EQ(plain.total_observations(), 0u);
+}
+
 // Stacks: one location per frame, leaf first; a truncated stack ends in a
 // "[truncated]" root; a sample of the same leaf and stack in one process
 // is one sample. Read back, the same stacks under the same counts.

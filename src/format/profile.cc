@@ -14,6 +14,13 @@ uint64_t Profile::total_count() const {
   return total;
 }
 
+uint64_t Profile::total_observations() const {
+  uint64_t total = 0;
+  if (has_observations)
+    for (const Sample& s : samples) saturating_add(total, s.observations);
+  return total;
+}
+
 bool coalesce_samples(std::vector<Sample>* samples) {
   auto by_address = [](const Sample& a, const Sample& b) {
     if (a.address != b.address) return a.address < b.address;
@@ -27,10 +34,12 @@ bool coalesce_samples(std::vector<Sample>* samples) {
   for (size_t i = 0; i < samples->size(); ++i) {
     Sample& s = (*samples)[i];
     const Sample* last = kept > 0 ? &(*samples)[kept - 1] : nullptr;
-    if (last && last->address == s.address && last->pid == s.pid && last->tid == s.tid && last->stack == s.stack)
+    if (last && last->address == s.address && last->pid == s.pid && last->tid == s.tid && last->stack == s.stack) {
       saturated |= saturating_add((*samples)[kept - 1].count, s.count);
-    else
+      saturating_add((*samples)[kept - 1].observations, s.observations);
+    } else {
       (*samples)[kept++] = s;
+    }
   }
   samples->resize(kept);
   return saturated;

@@ -27,9 +27,10 @@ struct Mapping {
 };
 
 // A sampled program counter, the stack it was sampled in, the thread, and
-// how many samples (weighted ticks) it received. 32 bytes: 24 before threads
-// (issue 22), and the thread's 4 round to 8 with the alignment of the
-// counts; a flat profile of millions of addresses costs a third more.
+// how many samples (weighted ticks) it received, in how many observations.
+// 40 bytes: 24 before threads (issue 22), whose 4 bytes round to 8 with the
+// alignment of the counts, and 8 for the observations (issue 22); a flat
+// profile of millions of addresses costs two thirds more than it did.
 struct Sample {
   uint64_t address = 0;  // runtime address: the leaf
   uint64_t count = 0;
@@ -45,9 +46,18 @@ struct Sample {
   // --no-stacks from inside). Linux tids are pids (pid_max <= 2^22).
   int32_t tid = 0;
   uint32_t reserved = 0;  // padding, kept 0 so that samples compare whole
+  // The draws behind count: signals handled or ring records read (pprof
+  // sample type "observations/count"). A CPU-time timer's signal stands for
+  // 1 + its overrun periods (above the kernel tick, at 4 kHz on a 250 Hz
+  // kernel, 16), and a wall-clock wake-up for the periods since the last:
+  // count is the time, observations the sampling noise's n (issue 22's
+  // honest intervals). 0 when the file did not record them
+  // (Profile::has_observations false) and for rows no sample observed
+  // (the [unsampled: ...] CPU time, measured rather than sampled).
+  uint64_t observations = 0;
   friend bool operator==(const Sample&, const Sample&) = default;
 };
-static_assert(sizeof(Sample) == 32, "a sample is 32 bytes");
+static_assert(sizeof(Sample) == 40, "a sample is 40 bytes");
 
 // The caller chains of a profile, each stored once: a Sample names its
 // leaf itself and its callers by id here, so samples of one call path at
@@ -127,7 +137,8 @@ inline bool saturating_add(uint64_t& a, uint64_t b) {
 }
 
 // Sorts samples by address (then pid, then thread, then stack) and sums
-// those at one address, pid, thread and stack into one (saturating; true when a sum did). In
+// those at one address, pid, thread and stack into one, counts and
+// observations (saturating; true when a sum of counts did). In
 // place: no second copy of a large profile.
 bool coalesce_samples(std::vector<Sample>* samples);
 
@@ -188,7 +199,15 @@ struct Profile {
   // "thread_name" label.
   std::map<int32_t, std::string> thread_names;
 
+  // The samples' observations were recorded (Sample::observations): profraw
+  // version 5, pprof with an "observations" sample type, the outside
+  // sampler (one ring record, one count). false: files before issue 22,
+  // gmon, and sums of such files with others; intervals then treat each
+  // count as one draw, as they did.
+  bool has_observations = false;
+
   uint64_t total_count() const;  // saturates at 2^64-1
+  uint64_t total_observations() const;  // saturates at 2^64-1; 0 without observations
   // Whether any sample has callers (or a truncated stack).
   bool has_stacks() const { return !stacks.empty(); }
   // The mapping holding address, or nullptr.

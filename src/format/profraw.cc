@@ -80,7 +80,12 @@ void spread_stacks(std::string_view records, uint64_t count, size_t record_size,
     offset += record.depth * sizeof(uint64_t);
     if (record.weight == 0) continue;
     const uint32_t id = profile->stacks.intern(callers, (record.flags & profraw::kStackTruncated) != 0);
-    stacked.push_back({leaf, record.weight, 0, id, record.tid});
+    Sample sample{leaf, record.weight, 0, id, record.tid};
+    // Version 4 wrote the field 0 (then unused); has_observations says
+    // whether it means anything. At least one draw per count (the writer
+    // may read a weight just added before its observation).
+    if (profile->has_observations) sample.observations = record.observations ? record.observations : 1;
+    stacked.push_back(sample);
   }
   if (offset != records.size()) throw FormatError("profraw stack records do not fill their length");
   coalesce_samples(&stacked);
@@ -96,15 +101,22 @@ void spread_stacks(std::string_view records, uint64_t count, size_t record_size,
     const uint64_t address = flat == profile->samples.end()           ? with_stack->address
                              : with_stack == stacked.end()            ? flat->address
                                                                       : std::min(flat->address, with_stack->address);
-    uint64_t stack_weight = 0;
+    uint64_t stack_weight = 0, stack_observations = 0;
     for (; with_stack != stacked.end() && with_stack->address == address; ++with_stack) {
       saturating_add(stack_weight, with_stack->count);
+      saturating_add(stack_observations, with_stack->observations);
       merged.push_back(*with_stack);
     }
     if (flat != profile->samples.end() && flat->address == address) {
       if (flat->count > stack_weight) {
         if (unknown_callers == StackTable::kNoCallers) unknown_callers = profile->stacks.intern({}, true);
-        merged.push_back({address, flat->count - stack_weight, 0, unknown_callers});
+        Sample rest{address, flat->count - stack_weight, 0, unknown_callers};
+        // The pc table's observations beyond the stacks' (a stack the
+        // stack table had no room for); at least one, as a count is.
+        rest.observations = !profile->has_observations                   ? 0
+                            : flat->observations > stack_observations ? flat->observations - stack_observations
+                                                                      : 1;
+        merged.push_back(rest);
       }
       ++flat;
     }
@@ -209,8 +221,9 @@ ProfrawData read_profraw(std::string_view bytes) {
   const uint64_t available = bytes.size() - header.header_size;
   if (header.program_length > available) throw FormatError("truncated profraw (program path)");
   uint64_t rest = available - header.program_length;
-  if (header.sample_count > rest / sizeof(profraw::Pair)) throw FormatError("truncated profraw (samples)");
-  rest -= header.sample_count * sizeof(profraw::Pair);
+  const size_t pair_size = header.version >= 5 ? sizeof(profraw::Pair) : profraw::kPairSizeV4;
+  if (header.sample_count > rest / pair_size) throw FormatError("truncated profraw (samples)");
+  rest -= header.sample_count * pair_size;
   if (header.maps_length > rest) throw FormatError("truncated profraw (maps)");
   rest -= header.maps_length;
   if (header.unsampled_count > rest / sizeof(profraw::Unsampled))
@@ -239,10 +252,16 @@ ProfrawData read_profraw(std::string_view bytes) {
   Profile& profile = data.profile;
   profile.program.assign(bytes.data() + offset, header.program_length);
   offset += header.program_length;
+  profile.has_observations = header.version >= 5;
   profile.samples.reserve(header.sample_count);
-  for (uint64_t i = 0; i < header.sample_count; ++i, offset += sizeof(profraw::Pair)) {
-    const auto pair = load<profraw::Pair>(bytes, offset);
-    if (pair.count != 0) profile.samples.push_back({pair.pc, pair.count});
+  for (uint64_t i = 0; i < header.sample_count; ++i, offset += pair_size) {
+    profraw::Pair pair{};
+    std::memcpy(&pair, bytes.data() + offset, pair_size);  // before version 5: no observations
+    if (pair.count == 0) continue;
+    Sample sample{pair.pc, pair.count};
+    // A count has at least one draw behind it (a hand-made file may say 0).
+    if (profile.has_observations) sample.observations = pair.observations ? pair.observations : 1;
+    profile.samples.push_back(sample);
   }
   // The table never holds one pc twice, but a hand-made file might: summed
   // (saturating) in place, not in a second copy of every sample.

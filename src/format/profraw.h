@@ -25,12 +25,15 @@ namespace profiling::format {
 namespace profraw {
 
 inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
-// Version 4 added threads (issue 22): each stack record's thread id and
+// Version 5 added observations (issue 22's honest intervals): each pair's
+// and each stack record's signals (or ring records) beside its weighted
+// count; version 4 threads (issue 22): each stack record's thread id and
 // the thread records after the stacks; version 3 the stacks (issue 13);
 // version 2 the unsampled records and start_clock. Version 1 (176-byte
 // header, no records), 2 (184-byte header, no stacks) and 3 (216-byte
-// header, 16-byte stack records, no threads) files still read.
-inline constexpr uint32_t kVersion = 4;
+// header, 16-byte stack records, no threads) and 4 (16-byte pairs, no
+// observations: read with Profile::has_observations false) files still read.
+inline constexpr uint32_t kVersion = 5;
 inline constexpr uint32_t kHeaderSizeV1 = 176;
 inline constexpr uint32_t kHeaderSizeV2 = 184;
 inline constexpr uint32_t kHeaderSizeV3 = 216;
@@ -60,7 +63,8 @@ inline constexpr bool is_end_reason(uint32_t value) {
 
 // Offsets of the header fields (all little-endian, naturally aligned).
 // The header is followed by program_length bytes of path, sample_count
-// 16-byte (pc, count) pairs, maps_length bytes of /proc/self/maps,
+// 24-byte (pc, count, observations) pairs (16-byte (pc, count) before
+// version 5), maps_length bytes of /proc/self/maps,
 // unsampled_count 48-byte Unsampled records, stack_count stack records
 // (StackRecord and its PCs) of stacks_length bytes in all, and
 // thread_count 24-byte ThreadRecords; the file is exactly that long (a
@@ -108,13 +112,16 @@ inline constexpr uint32_t kStacksCaptured = 1;
 // One sampled stack: depth PCs (uint64 each) follow, the leaf first (the
 // sampled PC), then each caller's return address as found on the stack.
 // weight counts the samples (weighted ticks) of the stack, taken in thread
-// tid (version 4; a version 3 record is the first 16 bytes, no thread).
+// tid (version 4; a version 3 record is the first 16 bytes, no thread) in
+// `observations` signals or ring records (version 5; 0 before). 32 bits,
+// as the sampler's stack table keeps them: one stack of one thread would
+// need 2^32 signals, 12 days of its CPU time at 4 kHz, to wrap.
 struct StackRecord {
   uint32_t depth;  // 1..kMaxStackDepth
   uint32_t flags;  // kStackTruncated
   uint64_t weight;
-  int32_t tid;       // 0: unknown
-  uint32_t reserved;  // 0
+  int32_t tid;            // 0: unknown
+  uint32_t observations;  // version 5; reserved (0) in version 4
 };
 static_assert(sizeof(StackRecord) == 24);
 inline constexpr uint32_t kStackRecordSizeV3 = 16;
@@ -162,8 +169,10 @@ static_assert(sizeof(Unsampled) == 48);
 struct Pair {
   uint64_t pc;
   uint64_t count;
+  uint64_t observations = 0;  // version 5: the signals or ring records behind count
 };
-static_assert(sizeof(Pair) == 16);
+static_assert(sizeof(Pair) == 24);
+inline constexpr uint32_t kPairSizeV4 = 16;  // versions 1-4: (pc, count)
 
 // The run's process ledger (issue 12): "processes.run-<token>.ledger"
 // (format/run_names.h) in the run's directory, created empty by profil run

@@ -23,10 +23,13 @@ const char kMaps[] =
     "7f0000100000-7f0000101000 rwxp 00000000 00:00 0 \n"
     "7ffd1d3f0000-7ffd1d3f2000 r-xp 00000000 00:00 0                          [vdso]\n";
 
-std::string make_raw(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps) {
+// Version 4 unless asked: most tests are of what versions 4 and 5 share,
+// and version 4's samples compare without observations.
+std::string make_raw(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps,
+                     uint32_t version = 4) {
   profraw::Header h{};
   std::memcpy(h.magic, profraw::kMagic, 8);
-  h.version = profraw::kVersion;
+  h.version = version;
   h.header_size = sizeof h;
   h.pid = 42;
   h.ppid = 7;
@@ -46,7 +49,8 @@ std::string make_raw(const std::string& program, std::vector<profraw::Pair> pair
   std::strcpy(h.run_id, "run-1");
   std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
   bytes += program;
-  bytes.append(reinterpret_cast<const char*>(pairs.data()), pairs.size() * sizeof(profraw::Pair));
+  for (const profraw::Pair& pair : pairs)
+    bytes.append(reinterpret_cast<const char*>(&pair), version >= 5 ? sizeof pair : profraw::kPairSizeV4);
   bytes += maps;
   return bytes;
 }
@@ -264,6 +268,44 @@ TEST(Profraw, Version3StillReads) {
   EXPECT_EQ(p.stacks.callers(p.samples[0].stack).size(), 1u);
   EXPECT_TRUE(p.thread_names.empty());
   EXPECT_THROW(read_profraw(bytes + "x"), FormatError);
+}
+
+// Version 5 (issue 22): each pair's and each stack record's observations
+// beside its weighted count; the part of a pc's count beyond its stacks
+// keeps the part of its observations beyond theirs. Version 4 files read
+// without observations (has_observations false: intervals as before).
+TEST(Profraw, Version5KeepsObservationsAndVersion4HasNone) {
+  const uint64_t leaf = 0x55d0c0a01010, caller = 0x55d0c0a01200, other = 0x55d0c0a01100;
+  std::string bytes = make_raw("/usr/bin/prog", {{leaf, 64, 4}, {other, 3, 3}}, kMaps, 5);
+  profraw::StackRecord record{2, 0, 48, 101, 3};  // three of leaf's four signals, 16 periods each
+  std::string stacks(reinterpret_cast<const char*>(&record), sizeof record);
+  for (uint64_t pc : {leaf, caller}) stacks.append(reinterpret_cast<const char*>(&pc), sizeof pc);
+  profraw::Header h;
+  std::memcpy(&h, bytes.data(), sizeof h);
+  h.stack_count = 1;
+  h.stacks_length = stacks.size();
+  h.stack_flags = profraw::kStacksCaptured;
+  std::memcpy(bytes.data(), &h, sizeof h);
+  bytes += stacks;
+  const Profile p = read_profraw(bytes).profile;
+  EXPECT_TRUE(p.has_observations);
+  EXPECT_EQ(p.total_count(), 67u);
+  EXPECT_EQ(p.total_observations(), 7u);
+  std::map<std::pair<uint64_t, size_t>, std::pair<uint64_t, uint64_t>> seen;  // (pc, callers) -> (count, observations)
+  for (const Sample& s : p.samples) seen[{s.address, p.stacks.callers(s.stack).size()}] = {s.count, s.observations};
+  using Key = std::pair<uint64_t, size_t>;
+  using Value = std::pair<uint64_t, uint64_t>;
+  EXPECT_EQ(seen[(Key{leaf, 1})], (Value{48, 3}));
+  EXPECT_EQ(seen[(Key{leaf, 0})], (Value{16, 1}));
+  EXPECT_EQ(seen[(Key{other, 0})], (Value{3, 3}));
+  // Pairs are 24 bytes: one short is a truncated file.
+  EXPECT_THROW(read_profraw(std::string_view(bytes).substr(0, bytes.size() - 1)), FormatError);
+
+  const Profile old = read_profraw(make_raw("/usr/bin/prog", {{leaf, 64, 4}}, kMaps)).profile;
+  EXPECT_FALSE(old.has_observations);
+  EXPECT_EQ(old.total_count(), 64u);
+  EXPECT_EQ(old.total_observations(), 0u);
+  EXPECT_EQ(old.samples[0].observations, 0u);
 }
 
 TEST(Profraw, BadStackRecordsAreErrors) {

@@ -444,9 +444,14 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
                                [&](const format::Mapping& m) { return m.path != image.program; });
   std::reverse(profile.mappings.begin(), main_end);
   bool kernel = false;
+  // Each ring record is one sample of one period: as many observations as
+  // counts (issue 22).
+  profile.has_observations = true;
   for (const auto& [key, count] : image.counts) {
     const auto& [leaf, stack, tid] = key;
-    profile.samples.push_back({leaf, count, 0, stack, tid});
+    format::Sample sample{leaf, count, 0, stack, tid};
+    sample.observations = count;
+    profile.samples.push_back(sample);
     kernel = kernel || leaf == format::kKernelAddress;
     if (tid != 0 && !profile.thread_names.contains(tid))
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);

@@ -49,6 +49,7 @@ uint32_t ProfileMerger::find_or_add(const format::Sample& sample) {
     format::Sample& known = samples_[sample_index_[slot] - 1];
     if (same_key(known, sample)) {
       overflow_ |= format::saturating_add(known.count, sample.count);
+      format::saturating_add(known.observations, sample.observations);
       return sample_index_[slot] - 1;
     }
   }
@@ -180,6 +181,10 @@ void ProfileMerger::add(LoadedProfile&& input) {
   // its own process where samples carry none.
   std::vector<int32_t> pids;
   bool unlabelled = p.samples.empty();
+  // A sum has observations when every input has them (issue 22); with one
+  // input that has none, its counts would count as draws and the others'
+  // not: the sum then has none, and intervals are as they were.
+  observations_ = observations_ && p.has_observations;
   // The first input's stacks are the sum's as they are (same ids);
   // another's are added to the sum's table once each, relocated, so that
   // identical stacks of several inputs are one.
@@ -219,7 +224,9 @@ void ProfileMerger::add(LoadedProfile&& input) {
       stack = id;
     }
     const int32_t pid = summed ? 0 : sample.pid ? sample.pid : default_pid;
-    find_or_add({relocated(sample.address), sample.count, pid, stack, summed ? 0 : sample.tid});
+    format::Sample added{relocated(sample.address), sample.count, pid, stack, summed ? 0 : sample.tid};
+    added.observations = sample.observations;
+    find_or_add(added);
   }
   // Threads as processes: apart, each keeps its name (the first input's
   // where two name one tid); summed, none.
@@ -269,6 +276,9 @@ format::Profile ProfileMerger::finish(bool* saturated) {
   // Sorted by address, pid and stack, as every reader leaves them; each is
   // there once already, so nothing more is summed.
   format::coalesce_samples(&sum.samples);
+  sum.has_observations = observations_ && inputs_ > 0;
+  if (!sum.has_observations)
+    for (format::Sample& s : sum.samples) s.observations = 0;
   // Of several processes the program is what they ran, not the first's.
   if (inputs_ > 1) sum.program = format::describe_programs(sum.programs);
   *this = ProfileMerger(processes_);

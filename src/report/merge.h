@@ -73,6 +73,7 @@ class ProfileMerger {
   size_t inputs_ = 0;
   format::Profile sum_;  // everything but the samples while inputs arrive
   bool overflow_ = false;
+  bool observations_ = true;  // every input so far has observations
   std::string period_source_;  // the first input with a period: named when another differs
 
   // The samples, each (address, pid, stack) once, with an open-addressing

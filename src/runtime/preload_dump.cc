@@ -122,8 +122,9 @@ class TableStacks final : public StackSource {
  public:
   explicit TableStacks(const unwind::StackTable* table) : table_(table) {}
   void for_each_stack(StackVisitor& visitor) const override {
-    table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) {
-      visitor.visit(pcs, depth, truncated, weight, tid);
+    table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
+                                uint32_t observations) {
+      visitor.visit(pcs, depth, truncated, weight, tid, observations);
     });
   }
   uint64_t dropped_stacks() const override { return table_->dropped_weight(); }

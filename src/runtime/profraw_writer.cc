@@ -32,8 +32,8 @@ int64_t clock_ns(clockid_t clock) {
 class PairWriter {
  public:
   explicit PairWriter(base::AtomicFile& file) : file_(file) {}
-  void add(uint64_t pc, uint64_t count) {
-    buffer_[used_++] = Pair{pc, count};
+  void add(uint64_t pc, uint64_t count, uint64_t observations) {
+    buffer_[used_++] = Pair{pc, count, observations};
     ++written_;
     if (used_ == kCapacity) flush();
   }
@@ -44,7 +44,7 @@ class PairWriter {
   uint64_t written() const { return written_; }
 
  private:
-  static constexpr size_t kCapacity = 128;  // 2 KiB of stack
+  static constexpr size_t kCapacity = 128;  // 3 KiB of stack
   base::AtomicFile& file_;
   Pair buffer_[kCapacity];
   size_t used_ = 0;
@@ -75,14 +75,15 @@ void add_thread(int32_t tid) {
 class StackWriter final : public StackVisitor {
  public:
   explicit StackWriter(base::AtomicFile& file) : file_(file) {}
-  void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) override {
+  void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
+             uint32_t observations) override {
     if (depth == 0 || weight == 0) return;
     if (depth > format::profraw::kMaxStackDepth) {
       depth = format::profraw::kMaxStackDepth;
       truncated = true;
     }
     const format::profraw::StackRecord record{depth, truncated ? format::profraw::kStackTruncated : 0u, weight, tid,
-                                              0};
+                                              observations};
     put(&record, sizeof record);
     put(pcs, depth * sizeof(uint64_t));
     add_thread(tid);
@@ -233,7 +234,9 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       file.write(&header, sizeof header);
       file.write(program, static_cast<size_t>(length));
       PairWriter pairs(file);
-      table.for_each([&pairs](uint64_t pc, uint64_t count) { pairs.add(pc, count); });
+      table.for_each([&pairs](uint64_t pc, uint64_t count, uint64_t observations) {
+        pairs.add(pc, count, observations);
+      });
       pairs.flush();
       header.sample_count = pairs.written();
       header.dropped = table.dropped();

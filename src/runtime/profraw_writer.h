@@ -26,8 +26,10 @@ class StackVisitor {
   // outermost frame. depth >= 1; depths above format::profraw::kMaxStackDepth
   // are cut there (and marked truncated). tid: the thread it was taken in
   // (0 unknown); the writer names each thread once, after the stacks
-  // (sampler/thread_names.h).
-  virtual void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid) = 0;
+  // (sampler/thread_names.h). observations: the signals or ring records
+  // behind weight (issue 22).
+  virtual void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
+                     uint32_t observations) = 0;
 
  protected:
   ~StackVisitor() = default;

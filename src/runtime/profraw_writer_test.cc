@@ -147,12 +147,13 @@ class TestStacks final : public StackSource {
     bool truncated;
     uint64_t weight;
     int32_t tid = 0;
+    uint32_t observations = 1;
   };
   std::vector<Stack> stacks;
   uint64_t dropped = 0;
   void for_each_stack(StackVisitor& visitor) const override {
     for (const Stack& s : stacks)
-      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight, s.tid);
+      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight, s.tid, s.observations);
   }
   uint64_t dropped_stacks() const override { return dropped; }
 };
@@ -264,6 +265,43 @@ TEST(ProfrawWriter, NamesTheThreadsOfTheStacks) {
   EXPECT_EQ(by_thread, (std::map<int32_t, uint64_t>{{0x3ffffe, 2}, {ended, 3}, {self, 4}}));
   EXPECT_EQ(p.thread_names, (std::map<int32_t, std::string>{
                                 {self, "writer-main"}, {ended, "done-worker"}, {0x3ffffe, format::profraw::kEndedThreadName}}));
+  sampler::PcTable::destroy(table);
+  fs::remove_all(dir);
+}
+
+// Each pc and each stack keeps its observations beside its weighted count
+// (profraw version 5, issue 22): three signals of 16 periods are a count
+// of 48 in 3 draws; what the pc table has beyond the stacks keeps the
+// rest of the observations.
+TEST(ProfrawWriter, KeepsTheObservationsBesideTheWeightedCounts) {
+  char pattern[] = "/tmp/profraw-writer-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const fs::path dir = pattern;
+  sampler::PcTable* table = sampler::PcTable::create(64);
+  ASSERT_NE(table, nullptr);
+  const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4, other = leaf + 32;
+  for (int i = 0; i < 3; ++i) table->add(leaf, 16);
+  for (int i = 0; i < 5; ++i) table->add(other, 1);
+  TestStacks stacks;
+  stacks.stacks.push_back({{leaf, 0x401000}, false, 32, 7, 2});  // two of leaf's three signals
+  ProfrawInfo info;
+  info.clock = 0;
+  info.hz = 4000;
+  info.stacks = &stacks;
+  ASSERT_TRUE(write_profraw(dir.c_str(), "o.1.profraw", info, *table));
+  const format::Profile p = format::read_profraw(read_all(dir / "o.1.profraw")).profile;
+  EXPECT_TRUE(p.has_observations);
+  EXPECT_EQ(p.total_count(), 48u + 5u);
+  EXPECT_EQ(p.total_observations(), 3u + 5u);
+  std::map<std::pair<uint64_t, bool>, std::pair<uint64_t, uint64_t>> got;  // (pc, has callers) -> (count, observations)
+  for (const format::Sample& s : p.samples) {
+    auto& [count, observations] = got[{s.address, !p.stacks.callers(s.stack).empty()}];
+    count += s.count;
+    observations += s.observations;
+  }
+  EXPECT_EQ(got[std::make_pair(leaf, true)], std::make_pair(uint64_t{32}, uint64_t{2}));
+  EXPECT_EQ(got[std::make_pair(leaf, false)], std::make_pair(uint64_t{16}, uint64_t{1}));
+  EXPECT_EQ(got[std::make_pair(other, false)], std::make_pair(uint64_t{5}, uint64_t{5}));
   sampler::PcTable::destroy(table);
   fs::remove_all(dir);
 }

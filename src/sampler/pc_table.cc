@@ -44,12 +44,14 @@ void PcTable::add(uint64_t pc, uint64_t weight) {
       if (e.pc.compare_exchange_strong(expected, pc, std::memory_order_acq_rel)) {
         used_.fetch_add(1, std::memory_order_relaxed);
         e.count.fetch_add(weight, std::memory_order_relaxed);
+        e.observations.fetch_add(1, std::memory_order_relaxed);
         return;
       }
       seen = expected;  // another thread claimed the slot first
     }
     if (seen == pc) {
       e.count.fetch_add(weight, std::memory_order_relaxed);
+      e.observations.fetch_add(1, std::memory_order_relaxed);  // same cache line: one more add
       return;
     }
     slot = (slot + 1) & mask_;
@@ -64,6 +66,7 @@ void PcTable::clear() {
     for (size_t i = 0; i <= mask_; ++i) {
       entries_[i].pc.store(0, std::memory_order_relaxed);
       entries_[i].count.store(0, std::memory_order_relaxed);
+      entries_[i].observations.store(0, std::memory_order_relaxed);
     }
   }
   used_.store(0, std::memory_order_relaxed);

@@ -86,6 +86,7 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
       uint64_t expected = 0;
       if (slot.hash.compare_exchange_strong(expected, hash, std::memory_order_acq_rel)) {
         slot.weight.fetch_add(weight, std::memory_order_relaxed);
+        slot.observations.fetch_add(1, std::memory_order_relaxed);
         slot.tid.store(tid, std::memory_order_relaxed);
         // Published last: a reader that sees kReady sees the frames.
         slot.info.store((reserved << 24) | (uint64_t{depth} << 8) | (truncated ? kTruncated : 0) | kReady,
@@ -104,6 +105,7 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
     if (!(info & kReady)) continue;
     if (matches(slot, info, pcs, depth, truncated, tid)) {
       slot.weight.fetch_add(weight, std::memory_order_relaxed);
+      slot.observations.fetch_add(1, std::memory_order_relaxed);  // same cache line
       return;  // frames reserved in a lost race stay unused
     }
   }
@@ -120,6 +122,7 @@ void StackTable::clear() {
       slots_[i].info.store(0, std::memory_order_relaxed);
       slots_[i].weight.store(0, std::memory_order_relaxed);
       slots_[i].tid.store(0, std::memory_order_relaxed);
+      slots_[i].observations.store(0, std::memory_order_relaxed);
       order_[i].store(0, std::memory_order_relaxed);
     }
   }

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace profiling::unwind {
 
@@ -33,11 +34,12 @@ class StackTable {
   static void destroy(StackTable* table);
 
   // Adds weight to the stack pcs[0..depth) (leaf first) of thread tid (0:
-  // unknown). ASYNC-SIGNAL-SAFE, lock-free. depth 0 is counted as dropped.
+  // unknown), and one observation. ASYNC-SIGNAL-SAFE, lock-free. depth 0
+  // is counted as dropped.
   void add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid = 0);
 
   // Calls visit(pcs_leaf_first, depth, truncated, weight, tid) for every stored
-  // stack. Safe while add() runs (a stack being inserted is skipped or
+  // stack, or visit(..., tid, observations) when visit takes them. Safe while add() runs (a stack being inserted is skipped or
   // seen whole; its weight may grow meanwhile).
   template <typename Visit>
   void for_each(Visit&& visit) const {
@@ -54,8 +56,13 @@ class StackTable {
       if (!(info & kReady)) continue;
       const uint64_t weight = slot.weight.load(std::memory_order_relaxed);
       if (weight == 0) continue;
-      visit(static_cast<const uint64_t*>(frames_ + frames_of(info)), depth_of(info), (info & kTruncated) != 0,
-            weight, slot.tid.load(std::memory_order_relaxed));
+      const auto* pcs = static_cast<const uint64_t*>(frames_ + frames_of(info));
+      const int32_t tid = slot.tid.load(std::memory_order_relaxed);
+      if constexpr (std::is_invocable_v<Visit, const uint64_t*, uint32_t, bool, uint64_t, int32_t, uint32_t>)
+        visit(pcs, depth_of(info), (info & kTruncated) != 0, weight, tid,
+              slot.observations.load(std::memory_order_relaxed));
+      else
+        visit(pcs, depth_of(info), (info & kTruncated) != 0, weight, tid);
     }
   }
 
@@ -81,7 +88,11 @@ class StackTable {
     std::atomic<uint64_t> info;  // kReady set once the frames are written
     std::atomic<uint64_t> weight;
     std::atomic<int32_t> tid;  // written before info's kReady
-    uint32_t unused;
+    // The add() calls behind weight (signals or ring records; issue 22).
+    // 32 bits, in the slot's former padding: a slot stays 32 bytes; one
+    // stack of one thread wraps after 2^32 signals (12 days of its CPU
+    // time at 4 kHz).
+    std::atomic<uint32_t> observations;
   };
 
   StackTable() = default;

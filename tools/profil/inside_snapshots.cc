@@ -50,17 +50,30 @@ format::ProfrawData subtract_dump(const format::ProfrawData& a, const format::Pr
   format::ProfrawData d = a;
   d.profile.samples.clear();
   d.profile.stacks = format::StackTable();
-  std::map<SampleKey, uint64_t> before;
-  for (const format::Sample& s : b.profile.samples) before[key_of(b.profile, s)] += s.count;
+  // Counts and observations (issue 22) of the earlier dump, per sample.
+  std::map<SampleKey, std::pair<uint64_t, uint64_t>> before;
+  for (const format::Sample& s : b.profile.samples) {
+    auto& [count, observations] = before[key_of(b.profile, s)];
+    count += s.count;
+    observations += s.observations;
+  }
   for (const format::Sample& s : a.profile.samples) {
     SampleKey key = key_of(a.profile, s);
-    uint64_t& taken = before[key];
+    auto& [taken, taken_observations] = before[key];
     const uint64_t left = s.count > taken ? s.count - taken : 0;
+    const uint64_t left_observations = s.observations > taken_observations ? s.observations - taken_observations : 0;
     taken -= std::min(taken, s.count);
+    taken_observations -= std::min(taken_observations, s.observations);
     if (left == 0) continue;
     const auto& [leaf, callers, truncated, tid] = key;
-    d.profile.samples.push_back({leaf, left, s.pid, d.profile.stacks.intern(callers, truncated), tid});
+    format::Sample sample{leaf, left, s.pid, d.profile.stacks.intern(callers, truncated), tid};
+    // A count left has a draw behind it, when the dumps record draws.
+    if (d.profile.has_observations) sample.observations = std::max<uint64_t>(left_observations, 1);
+    d.profile.samples.push_back(sample);
   }
+  d.profile.has_observations = a.profile.has_observations && b.profile.has_observations;
+  if (!d.profile.has_observations)
+    for (format::Sample& sample : d.profile.samples) sample.observations = 0;
   d.profile.dropped = a.profile.dropped > b.profile.dropped ? a.profile.dropped - b.profile.dropped : 0;
   d.profile.stacks_dropped =
       a.profile.stacks_dropped > b.profile.stacks_dropped ? a.profile.stacks_dropped - b.profile.stacks_dropped : 0;
