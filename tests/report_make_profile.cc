@@ -11,6 +11,9 @@
 //         frame called from the next; a last frame "?" marks it truncated)
 //         A count may end in @TID:NAME: the samples' thread and its name
 //         (profraw version 4's thread records, pprof's thread labels).
+//         A count N/M is N weighted samples in M observations (signals:
+//         profraw version 5, pprof's observations/count; issue 22); M is N
+//         unless given.
 //   FRAME: name | name+offset | @nowhere (no mapping). A caller frame is its
 //         call site (default offset 4); the profraw holds its return address
 //         (one byte further), as the unwinder records it.
@@ -107,14 +110,22 @@ int main(int argc, char** argv) {
       if (colon != std::string::npos) thread_names[tid] = thread.substr(colon + 1);
       count_text.resize(at);
     }
+    uint64_t observations = 0;
+    if (const size_t slash = count_text.find('/'); slash != std::string::npos) {
+      observations = std::stoull(count_text.substr(slash + 1));
+      count_text.resize(slash);
+    }
     uint64_t count = std::stoull(count_text), address = 0;
+    if (observations == 0) observations = count;
     std::vector<uint64_t> callers;
     for (size_t k = 0; k < frames.size(); ++k) {
       if (!resolve(frames[k], k == 0 ? 0 : 4, &address)) return 1;
       if (k > 0) callers.push_back(address);
     }
     if (!resolve(frames[0], 0, &address)) return 1;
-    samples.push_back({address, count, 0, stacks.intern(callers, truncated), tid});
+    format::Sample sample{address, count, 0, stacks.intern(callers, truncated), tid};
+    sample.observations = observations;
+    samples.push_back(sample);
   }
   // The executable's path as the process saw it (the maps entry holding main).
   std::string program_path = program;
@@ -146,7 +157,7 @@ int main(int argc, char** argv) {
       const auto callers = stacks.callers(s.stack);
       format::profraw::StackRecord record{static_cast<uint32_t>(callers.size() + 1),
                                           stacks.truncated(s.stack) ? format::profraw::kStackTruncated : 0u,
-                                          s.count, s.tid, 0};
+                                          s.count, s.tid, static_cast<uint32_t>(s.observations)};
       records.append(reinterpret_cast<const char*>(&record), sizeof record);
       records.append(reinterpret_cast<const char*>(&s.address), sizeof s.address);
       for (uint64_t call_site : callers) {
@@ -167,7 +178,7 @@ int main(int argc, char** argv) {
     bytes.append(reinterpret_cast<const char*>(&header), sizeof header);
     bytes += program_path;
     for (const format::Sample& s : samples) {
-      format::profraw::Pair pair{s.address, s.count};
+      format::profraw::Pair pair{s.address, s.count, s.observations};
       bytes.append(reinterpret_cast<const char*>(&pair), sizeof pair);
     }
     bytes += maps;
@@ -181,6 +192,7 @@ int main(int argc, char** argv) {
     profile.duration_ns = 2'000'000'000;
     profile.mappings = format::executable_mappings(maps, program_path);
     profile.samples = samples;
+    profile.has_observations = true;
     profile.stacks = stacks;
     profile.thread_names = thread_names;
     report::Symbolizer symbolizer;

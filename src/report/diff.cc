@@ -99,6 +99,14 @@ namespace {
 
 struct Counts {
   uint64_t base = 0, changed = 0, base_cumulative = 0, new_cumulative = 0;
+  // The draws behind each (issue 22); 0 when a side has none.
+  uint64_t base_observations = 0, new_observations = 0, base_cumulative_observations = 0,
+           new_cumulative_observations = 0;
+};
+// The draws behind each side's total; 0 when a side has none.
+struct Draws {
+  uint64_t base = 0, changed = 0;
+  bool both() const { return base != 0 && changed != 0; }
 };
 using Key = std::pair<std::string, std::string>;  // (object basename, function)
 
@@ -115,11 +123,21 @@ std::pair<double, double> exposures(const Diff& diff) {
   return {e1, e2};
 }
 
-Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint64_t new_total, Diff diff) {
+Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint64_t new_total, Draws draws,
+                 Diff diff) {
   const double n1 = static_cast<double>(base_total), n2 = static_cast<double>(new_total);
   const double base_period = static_cast<double>(diff.base.period_ns) / 1e9;
   const double new_period = static_cast<double>(diff.changed.period_ns) / 1e9;
-  const auto [base_exposure, new_exposure] = exposures(diff);
+  auto [base_exposure, new_exposure] = exposures(diff);
+  // Of draws, each side's exposure is in draws: a draw stands for the
+  // side's mean weight in periods (16 at 4 kHz on a 250 Hz kernel), so a
+  // rate of draws per period is the rate of samples over that weight.
+  const bool of_draws = draws.both();
+  if (of_draws) {
+    base_exposure *= static_cast<double>(draws.base) / n1;
+    new_exposure *= static_cast<double>(draws.changed) / n2;
+  }
+  const uint64_t base_draws = of_draws ? draws.base : 0, new_draws = of_draws ? draws.changed : 0;
   auto percent = [](uint64_t k, double n) { return n > 0 ? 100 * static_cast<double>(k) / n : 0; };
   for (const auto& [key, c] : counts) {
     DiffRow row;
@@ -130,11 +148,18 @@ Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint6
     row.base_percent = percent(c.base, n1);
     row.new_percent = percent(c.changed, n2);
     row.delta = row.new_percent - row.base_percent;
-    if (n1 > 0 && n2 > 0) {
-      const double p1 = row.base_percent / 100, p2 = row.new_percent / 100;
-      row.delta_error = 100 * 1.959963984540054 * std::sqrt(p1 * (1 - p1) / n1 + p2 * (1 - p2) / n2);
+    if (n1 > 0 && n2 > 0)
+      row.delta_error = 100 * 1.959963984540054 *
+                        std::sqrt(share_variance(c.base, c.base_observations, base_total, base_draws) +
+                                  share_variance(c.changed, c.new_observations, new_total, new_draws));
+    if (of_draws) {
+      row.base_observations = c.base_observations;
+      row.new_observations = c.new_observations;
     }
-    row.p_value = diff_test(c.base, base_total, c.changed, new_total, &row.z);
+    // The shares' test: of the draws when both sides have them (a weighted
+    // count is no number of independent draws), else of the samples.
+    row.p_value = of_draws ? diff_test(c.base_observations, draws.base, c.new_observations, draws.changed, &row.z)
+                           : diff_test(c.base, base_total, c.changed, new_total, &row.z);
     row.base_seconds = static_cast<double>(c.base) * base_period;
     row.new_seconds = static_cast<double>(c.changed) * new_period;
     row.delta_samples = static_cast<int64_t>(c.changed) - static_cast<int64_t>(c.base);
@@ -144,8 +169,13 @@ Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint6
     row.base_cumulative_percent = percent(c.base_cumulative, n1);
     row.new_cumulative_percent = percent(c.new_cumulative, n2);
     row.cumulative_delta = row.new_cumulative_percent - row.base_cumulative_percent;
-    row.cumulative_p_value = diff_test(c.base_cumulative, base_total, c.new_cumulative, new_total, &row.cumulative_z);
-    row.rate_p_value = poisson_rate_test(c.base, base_exposure, c.changed, new_exposure, &row.rate_z);
+    row.cumulative_p_value =
+        of_draws ? diff_test(c.base_cumulative_observations, draws.base, c.new_cumulative_observations, draws.changed,
+                             &row.cumulative_z)
+                 : diff_test(c.base_cumulative, base_total, c.new_cumulative, new_total, &row.cumulative_z);
+    row.rate_p_value = of_draws ? poisson_rate_test(c.base_observations, base_exposure, c.new_observations,
+                                                    new_exposure, &row.rate_z)
+                                : poisson_rate_test(c.base, base_exposure, c.changed, new_exposure, &row.rate_z);
     diff.rows.push_back(std::move(row));
   }
   // Each test's verdicts held to a false discovery rate across the rows.
@@ -174,7 +204,8 @@ Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint6
 
 // Self and cumulative samples of each function of one side.
 template <typename Field>
-void count_stacks(const StackSet& set, std::map<Key, Counts>* counts, Field self, Field cumulative) {
+void count_stacks(const StackSet& set, std::map<Key, Counts>* counts, Field self, Field cumulative,
+                  Field self_observations, Field cumulative_observations) {
   std::vector<Counts*> of(set.frames().size(), nullptr);
   for (size_t i = 0; i < set.frames().size(); ++i) {
     const StackFrame& f = set.frames()[i];
@@ -183,13 +214,17 @@ void count_stacks(const StackSet& set, std::map<Key, Counts>* counts, Field self
   }
   std::vector<Counts*> seen;
   for (const Stack& stack : set.stacks()) {
-    if (Counts* leaf = of[stack.frames.back()]) format::saturating_add(leaf->*self, stack.count);
+    if (Counts* leaf = of[stack.frames.back()]) {
+      format::saturating_add(leaf->*self, stack.count);
+      format::saturating_add(leaf->*self_observations, stack.observations);
+    }
     seen.clear();
     for (FrameId id : stack.frames) {
       Counts* c = of[id];
       if (!c || std::find(seen.begin(), seen.end(), c) != seen.end()) continue;  // recursion counts once
       seen.push_back(c);
       format::saturating_add(c->*cumulative, stack.count);
+      format::saturating_add(c->*cumulative_observations, stack.observations);
     }
   }
 }
@@ -202,29 +237,37 @@ Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& chang
     Counts& c = counts[{object_basename(s.symbol.object), drop_symbol_version(s.symbol.function)}];
     format::saturating_add(c.base, s.count);
     format::saturating_add(c.base_cumulative, s.count);
+    format::saturating_add(c.base_observations, s.observations);
+    format::saturating_add(c.base_cumulative_observations, s.observations);
   }
   for (const SymbolizedSample& s : changed.samples) {
     Counts& c = counts[{object_basename(s.symbol.object), drop_symbol_version(s.symbol.function)}];
     format::saturating_add(c.changed, s.count);
     format::saturating_add(c.new_cumulative, s.count);
+    format::saturating_add(c.new_observations, s.observations);
+    format::saturating_add(c.new_cumulative_observations, s.observations);
   }
   Diff diff;
   diff.base = summarize(base, {});
   diff.changed = summarize(changed, {});
   diff.per_wall_second = options.per_wall_second;
-  return diff_counts(counts, base.total, changed.total, std::move(diff));
+  return diff_counts(counts, base.total, changed.total, {base.total_observations, changed.total_observations},
+                     std::move(diff));
 }
 
 Diff diff_stacks(const StackSet& base, const StackSet& changed, const Summary& base_summary,
                  const Summary& new_summary, DiffOptions options) {
   std::map<Key, Counts> counts;
-  count_stacks(base, &counts, &Counts::base, &Counts::base_cumulative);
-  count_stacks(changed, &counts, &Counts::changed, &Counts::new_cumulative);
+  count_stacks(base, &counts, &Counts::base, &Counts::base_cumulative, &Counts::base_observations,
+               &Counts::base_cumulative_observations);
+  count_stacks(changed, &counts, &Counts::changed, &Counts::new_cumulative, &Counts::new_observations,
+               &Counts::new_cumulative_observations);
   Diff diff;
   diff.base = base_summary;
   diff.changed = new_summary;
   diff.per_wall_second = options.per_wall_second;
-  return diff_counts(counts, base.total(), changed.total(), std::move(diff));
+  return diff_counts(counts, base.total(), changed.total(),
+                     {base.total_observations(), changed.total_observations()}, std::move(diff));
 }
 
 }  // namespace profiling::report

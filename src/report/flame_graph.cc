@@ -27,19 +27,21 @@ uint32_t FlameGraph::intern(std::vector<std::string>& table, Ids& ids, std::stri
   return id;
 }
 
-void FlameGraph::add(const std::vector<FlameFrame>& root_first, uint64_t count) {
-  add_to(root_first, count, &Node::total);
+void FlameGraph::add(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t observations) {
+  add_to(root_first, count, &Node::total, observations, &Node::observations);
 }
 
-void FlameGraph::add_base(const std::vector<FlameFrame>& root_first, uint64_t count) {
+void FlameGraph::add_base(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t observations) {
   differential_ = true;
-  add_to(root_first, count, &Node::base);
+  add_to(root_first, count, &Node::base, observations, &Node::base_observations);
 }
 
-void FlameGraph::add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field) {
+void FlameGraph::add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field,
+                        uint64_t observations, uint64_t Node::*observations_field) {
   if (count == 0) return;
   uint32_t at = 0;
   format::saturating_add(nodes_[0].*field, count);
+  format::saturating_add(nodes_[0].*observations_field, observations);
   for (const FlameFrame& frame : root_first) {
     const auto key = std::make_tuple(intern(names_, name_ids_, frame.name), intern(objects_, object_ids_, frame.object),
                                      frame.inlined);
@@ -51,6 +53,7 @@ void FlameGraph::add_to(const std::vector<FlameFrame>& root_first, uint64_t coun
     }
     at = it->second;
     format::saturating_add(nodes_[at].*field, count);
+    format::saturating_add(nodes_[at].*observations_field, observations);
   }
 }
 
@@ -80,8 +83,14 @@ void append_table(std::string& out, const char* key, const std::vector<std::stri
 
 }  // namespace
 
-std::string FlameGraph::json(uint64_t total) const {
+std::string FlameGraph::json(uint64_t total, uint64_t total_observations) const {
   std::string out = fmt::format("{{\"total\":{},", total);
+  // Draws only where the stacks carried them (not the folded text of the
+  // address view's graph).
+  const bool observed = total_observations != 0 && nodes_[0].observations != 0;
+  if (observed) out += fmt::format("\"total_observations\":{},", total_observations);
+  // A differential graph tests the draws when both sides have them.
+  const bool observed_both = observed && nodes_[0].base_observations != 0;
   // A differential graph's verdicts: each drawn node's change of share
   // tested (the new total against the base's), held to a false discovery
   // rate across the nodes as profil diff's rows are.
@@ -96,7 +105,9 @@ std::string FlameGraph::json(uint64_t total) const {
       if (!nodes_[i].total && !nodes_[i].base) continue;
       double z;
       tested.push_back(i);
-      p.push_back(diff_test(nodes_[i].base, base_total, nodes_[i].total, total, &z));
+      p.push_back(observed_both ? diff_test(nodes_[i].base_observations, nodes_[0].base_observations,
+                                            nodes_[i].observations, total_observations, &z)
+                                : diff_test(nodes_[i].base, base_total, nodes_[i].total, total, &z));
     }
     const std::vector<double> q = benjamini_hochberg(p);
     q_of.assign(nodes_.size(), 1.0);
@@ -117,6 +128,7 @@ std::string FlameGraph::json(uint64_t total) const {
     const Node& node = nodes_[id];
     out += fmt::format("{{\"n\":{},\"o\":{},\"v\":{}", node.name, node.object, node.total);
     if (node.inlined) out += ",\"i\":1";
+    if (observed) out += fmt::format(",\"w\":{}", node.observations);
     if (differential_) {
       out += fmt::format(",\"b\":{},\"q\":{:.3g}", node.base, q_of[id]);
       const double delta = static_cast<double>(node.total) - static_cast<double>(node.base) * scale;
@@ -165,9 +177,9 @@ void add_stacks(FlameGraph& graph, const StackSet& set, bool base) {
     frames.clear();
     for (FrameId id : stack.frames) frames.push_back({labels[id], objects[id], set.frames()[id].inlined});
     if (base)
-      graph.add_base(frames, stack.count);
+      graph.add_base(frames, stack.count, stack.observations);
     else
-      graph.add(frames, stack.count);
+      graph.add(frames, stack.count, stack.observations);
   }
 }
 
@@ -253,21 +265,37 @@ constexpr const char* kFlameGraphScript = R"(
   var details=document.getElementById('flame-graph-details'), matches=document.getElementById('flame-graph-matches');
   if(typeof flamegraph==='undefined'||typeof d3==='undefined'){el.textContent='The flame graph library did not load.';return;}
   if(!data.tree.v){el.textContent='No samples to draw.';return;}
-  function wilson(k){
-    if(!n) return [0,0];
-    var z=1.959963984540054, p=k/n, z2=z*z, d=1+z2/n;
-    var c=(p+z2/(2*n))/d, h=z/d*Math.sqrt(p*(1-p)/n+z2/(4*n*n));
+  function wilson(p,m){
+    if(!(m>0)) return [0,0];
+    var z=1.959963984540054, z2=z*z, d=1+z2/m;
+    var c=(p+z2/(2*m))/d, h=z/d*Math.sqrt(p*(1-p)/m+z2/(4*m*m));
     return [Math.max(0,c-h)*100, Math.min(1,c+h)*100];
   }
-  function share(k){
-    var w=wilson(k);
+  // k samples in o draws of no (report.h share_interval, same formula):
+  // above the kernel tick a signal counts for several periods.
+  var no=data.total_observations||0;
+  function interval(k,o){
+    if(!n) return [0,0];
+    if(!no||(k===o&&n===no)) return wilson(k/n,n);
+    var p=k/n, v=0;
+    o=Math.min(o,no);
+    if(o>0) v+=(1-p)*(1-p)*k*k/o;
+    if(no>o) v+=p*p*(n-k)*(n-k)/(no-o);
+    v/=n*n;
+    return wilson(p,v>0?p*(1-p)/v:no);
+  }
+  function share(k,o){
+    var w=interval(k,o);
     return k+' samples, '+(n?100*k/n:0).toFixed(2)+' % (95 %: '+w[0].toFixed(2)+'\u2013'+w[1].toFixed(2)+' %)';
   }
-  function self(d){
-    var s=d.data.v, c=d.data.c||[];
-    for(var i=0;i<c.length;i++) s-=c[i].v;
+  function self(d,key){
+    key=key||'v';
+    var s=d.data[key]||0, c=d.data.c||[];
+    for(var i=0;i<c.length;i++) s-=c[i][key]||0;
     return s;
   }
+  function total(d){ return share(d.data.v,d.data.w||0); }
+  function selfShare(d){ return share(self(d),self(d,'w')); }
   function name(d){ return names[d.data.n]; }
   function where(d){ var o=objects[d.data.o]; return o?' ('+o+')':''; }
   // A differential graph (profil diff): the new profile's shape, each
@@ -279,7 +307,7 @@ constexpr const char* kFlameGraphScript = R"(
       ' points of share, q = '+d.data.q+(('d' in d.data)?', changed':', within the noise');
   }
   function describe(d){
-    return name(d)+where(d)+'\ntotal: '+share(d.data.v)+'\nself: '+share(self(d))+(differential?'\n'+change(d):'');
+    return name(d)+where(d)+'\ntotal: '+total(d)+'\nself: '+selfShare(d)+(differential?'\n'+change(d):'');
   }
   var tip=flamegraph.tooltip.defaultFlamegraphTooltip().text(describe);
   var searched=null, pattern=null;
@@ -290,7 +318,7 @@ constexpr const char* kFlameGraphScript = R"(
     .getName(name)
     .getLibtype(function(d){ return d.data.i?'inlined':''; })
     .setLabelHandler(function(d){
-      return name(d)+where(d)+': total '+share(d.data.v)+'; self '+share(self(d));
+      return name(d)+where(d)+': total '+total(d)+'; self '+selfShare(d);
     })
     .setDetailsElement(details)
     .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); })
@@ -303,13 +331,14 @@ constexpr const char* kFlameGraphScript = R"(
     })
     .setSearchHandler(function(results){
       // A match inside another match is counted once, with its outermost.
-      var hit=new Set(results), sum=0, frames=new Set();
+      var hit=new Set(results), sum=0, drawn=0, frames=new Set();
       results.forEach(function(d){
         frames.add(name(d));
         for(var a=d.parent;a;a=a.parent) if(hit.has(a)) return;
         sum+=d.data.v;
+        drawn+=d.data.w||0;
       });
-      matches.textContent=results.length?'matches: '+frames.size+' function'+(frames.size==1?'':'s')+', '+share(sum):'no match';
+      matches.textContent=results.length?'matches: '+frames.size+' function'+(frames.size==1?'':'s')+', '+share(sum,drawn):'no match';
       matches.setAttribute('data-samples',sum);
     });
   // Red grew, blue shrank, more saturated the larger the change against
@@ -352,7 +381,7 @@ constexpr const char* kFlameGraphScript = R"(
 
 }  // namespace
 
-std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
+std::string flame_graph_section(const FlameGraph& graph, uint64_t total, uint64_t total_observations) {
   std::string out = std::string(graph.differential() ? "<h2>Differential flame graph</h2>" : "<h2>Flame graph</h2>") +
                     "\n<style>" + std::string(kFlameGraphStyle) + "</style>\n";
   out += "<div id=\"flame-graph-controls\">"
@@ -374,7 +403,7 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total) {
            "sampling noise (Fisher's exact or z test, false discovery rate 5 % across the frames); orange frames are "
            "new. The shape button draws the base's stacks instead, with the same colours: there the paths the new "
            "profile lost are (blue).</p>\n";
-  out += "<script type=\"application/json\" id=\"flame-graph-data\">" + graph.json(total) + "</script>\n";
+  out += "<script type=\"application/json\" id=\"flame-graph-data\">" + graph.json(total, total_observations) + "</script>\n";
   // On lines of its own, so that a reader (or a golden test) can tell the
   // library from the page.
   out += fmt::format("<script id=\"flame-graph-library\">\n{}\n</script>\n",

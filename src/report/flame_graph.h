@@ -34,14 +34,20 @@ struct FlameFrame {
 class FlameGraph {
  public:
   FlameGraph();
-  // A stack, root first, and its samples. An empty stack counts at the root.
-  void add(const std::vector<FlameFrame>& root_first, uint64_t count);
+  // A stack, root first, and its samples, in `observations` draws (signals
+  // or ring records; 0 when the profile has none). An empty stack counts
+  // at the root.
+  void add(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t observations = 0);
   // A stack of the base profile of a differential graph (profil diff):
   // counted apart; the graph's shape stays the new profile's (add).
-  void add_base(const std::vector<FlameFrame>& root_first, uint64_t count);
+  void add_base(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t observations = 0);
   // Samples added: the root's value.
   uint64_t samples() const { return nodes_[0].total; }
   uint64_t base_samples() const { return nodes_[0].base; }
+  // The draws behind samples() and base_samples() (issue 22); 0 when a
+  // side's stacks carried none.
+  uint64_t observations() const { return nodes_[0].observations; }
+  uint64_t base_observations() const { return nodes_[0].base_observations; }
   bool differential() const { return differential_; }
   // The JSON the page reads, names and objects interned once:
   //   {"total":T,"names":[...],"objects":[...],
@@ -58,7 +64,12 @@ class FlameGraph {
   // paints red (grew) or blue (shrank); a node within the noise gets no
   // "d" and stays grey. Nodes only in the base have "v":0: the page draws
   // the new profile's shape, or the base's ("b") at its shape button.
-  std::string json(uint64_t total) const;
+  // With total_observations (the draws behind total; issue 22) and
+  // observations in the graph: "total_observations" and per node "w" (its
+  // draws), from which the page's intervals come as report.h's
+  // share_interval's do; a differential graph's tests are then of the
+  // draws (per node "bw": the base's), when both sides have them.
+  std::string json(uint64_t total, uint64_t total_observations = 0) const;
 
  private:
   struct Node {
@@ -66,6 +77,7 @@ class FlameGraph {
     bool inlined = false;
     uint64_t total = 0;
     uint64_t base = 0;  // a differential graph's base samples
+    uint64_t observations = 0, base_observations = 0;  // the draws behind total and base
     std::map<std::tuple<uint32_t, uint32_t, bool>, uint32_t> children;  // (name, object, inlined) -> node
   };
   // Looked up by string_view: a frame already interned costs no allocation.
@@ -75,7 +87,8 @@ class FlameGraph {
   };
   using Ids = std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>>;
   static uint32_t intern(std::vector<std::string>& table, Ids& ids, std::string_view text);
-  void add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field);
+  void add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field,
+              uint64_t observations, uint64_t Node::*observations_field);
   bool differential_ = false;
   std::vector<Node> nodes_;
   std::vector<std::string> names_, objects_;
@@ -101,7 +114,8 @@ FlameGraph build_flame_graph(const Report& report, const SymbolizedProfile& symb
 // <g class="frame"> elements named by their frame), #flame-graph-search,
 // #flame-graph-matches, #flame-graph-details, #flame-graph-reset,
 // #flame-graph-toggle, #flame-graph-data (the JSON above).
-std::string flame_graph_section(const FlameGraph& graph, uint64_t total);
+// total_observations: the draws behind total (0 none).
+std::string flame_graph_section(const FlameGraph& graph, uint64_t total, uint64_t total_observations = 0);
 
 }  // namespace profiling::report
 

@@ -351,7 +351,8 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
 
   // The flame graph first: the one picture of where the time went, whole
   // stacks; the flat views follow.
-  out += flame_graph_section(build_flame_graph(report, symbolized, symbolizer), symbolized.total);
+  out += flame_graph_section(build_flame_graph(report, symbolized, symbolizer), symbolized.total,
+                             symbolized.total_observations);
 
   out += "<h2>Hottest</h2>\n" + bar_chart(report);
 
@@ -405,7 +406,7 @@ std::string render_diff_html(const Diff& diff, const std::string& base_name, con
          summary_paragraphs(diff.changed) + "</div>\n";
   if (diff.base_stacks && diff.new_stacks) {
     const FlameGraph graph = differential_flame_graph(*diff.base_stacks, *diff.new_stacks);
-    out += flame_graph_section(graph, graph.samples());
+    out += flame_graph_section(graph, graph.samples(), graph.observations());
   }
   // The rows as profil diff's text: self seconds and their test, share and
   // its test, total share and its test; q: adjusted across the rows.

@@ -81,6 +81,10 @@ std::string describe_summary(const Summary& s) {
                         s.clock == "wall" ? "wall" : "CPU");
   }
   if (!s.clock.empty()) text += fmt::format(", {} clock", s.clock);
+  // Said only where they differ: a signal that stood for several periods
+  // (above the kernel tick) widens every interval (issue 22).
+  if (s.observations != 0 && s.observations != s.samples)
+    text += fmt::format(" (in {} signals or records: the intervals' draws)", s.observations);
   if (s.wall_seconds > 0) text += fmt::format(", over {:.3f} s", s.wall_seconds);
   if (s.dropped) text += fmt::format(", {} dropped", s.dropped);
   text += fmt::format(", {} object{}", s.objects, s.objects == 1 ? "" : "s");
@@ -169,17 +173,23 @@ std::string render_text(const Report& report, bool colour) {
   return out;
 }
 
+// A row's observations (the draws behind its samples, issue 22): a number,
+// or `unknown` ("" in CSV, null in JSON) when the files do not record them.
+static std::string observations_field(const Report& report, const Row& row, const char* unknown) {
+  return report.summary.observations != 0 ? std::to_string(row.observations) : unknown;
+}
+
 // The thread and process views' CSV: the numbers, then which task.
 std::string render_task_csv(const Report& report) {
   const bool threads = report.view == View::thread;
-  std::string out = threads ? "samples,percent,percent_low,percent_high,thread_id,thread_name,pid\n"
-                            : "samples,percent,percent_low,percent_high,pid,process\n";
+  std::string out = threads ? "samples,percent,percent_low,percent_high,thread_id,thread_name,pid,observations\n"
+                            : "samples,percent,percent_low,percent_high,pid,process,observations\n";
   for (const Row& row : report.rows) {
     out += fmt::format("{},{:.4f},{:.4f},{:.4f}", row.samples, row.percent, row.interval.low, row.interval.high);
     if (threads) out += fmt::format(",{},{}", row.tid, csv_field(row.task_name));
     out += fmt::format(",{}", row.pid);
     if (!threads) out += "," + csv_field(row.task_name);
-    out += "\n";
+    out += "," + observations_field(report, row, "") + "\n";
   }
   return out;
 }
@@ -192,14 +202,15 @@ std::string render_csv(const Report& report) {
   out += ",object";
   if (view == View::line) out += ",file,line";
   if (view == View::address) out += ",address,instruction";
-  out += ",cumulative_samples,cumulative_percent\n";
+  out += ",cumulative_samples,cumulative_percent,observations\n";
   for (const Row& row : report.rows) {
     out += fmt::format("{},{:.4f},{:.4f},{:.4f}", row.samples, row.percent, row.interval.low, row.interval.high);
     if (view != View::object) out += "," + csv_field(row.function);
     out += "," + csv_field(row.object);
     if (view == View::line) out += "," + csv_field(row.file) + "," + std::to_string(row.line);
     if (view == View::address) out += fmt::format(",{:#x},{}", row.address, csv_field(row.instruction));
-    out += fmt::format(",{},{:.4f}\n", row.cumulative_samples, row.cumulative_percent);
+    out += fmt::format(",{},{:.4f},{}\n", row.cumulative_samples, row.cumulative_percent,
+                       observations_field(report, row, ""));
   }
   return out;
 }
@@ -210,9 +221,10 @@ std::string render_summary_json(const Summary& s) {
   return fmt::format(
       "{{\"samples\":{},\"period_ns\":{},\"rate_hz\":{:.6g},\"cpu_seconds\":{:.6f},\"wall_seconds\":{:.6f},"
       "\"dropped\":{},\"clock\":\"{}\",\"program\":\"{}\",\"objects\":{},\"files\":[{}],"
-      "\"profil_own_samples\":{},\"profil_own_percent\":{:.4f}}}",
+      "\"profil_own_samples\":{},\"profil_own_percent\":{:.4f},\"observations\":{}}}",
       s.samples, s.period_ns, s.rate_hz, s.cpu_seconds, s.wall_seconds, s.dropped, json_escape(s.clock),
-      json_escape(s.program), s.objects, files, s.own_samples, own_percent(s));
+      json_escape(s.program), s.objects, files, s.own_samples, own_percent(s),
+      s.observations != 0 ? std::to_string(s.observations) : "null");
 }
 
 std::string render_json(const Report& report) {
@@ -229,7 +241,8 @@ std::string render_json(const Report& report) {
         out += fmt::format(",\"thread_id\":{},\"thread_name\":\"{}\"", row.tid, json_escape(row.task_name));
       out += fmt::format(",\"pid\":{}", row.pid);
       if (report.view == View::process) out += ",\"process\":\"" + json_escape(row.task_name) + "\"";
-      out += fmt::format(",\"label\":\"{}\"}}", json_escape(row.function));
+      out += fmt::format(",\"label\":\"{}\",\"observations\":{}}}", json_escape(row.function),
+                         observations_field(report, row, "null"));
       continue;
     }
     if (report.view != View::object) out += ",\"function\":\"" + json_escape(row.function) + "\"";
@@ -242,7 +255,7 @@ std::string render_json(const Report& report) {
                        row.cumulative_percent);
     if (report.view != View::object)
       out += ",\"raw_function\":\"" + json_escape(row.raw_function.empty() ? row.function : row.raw_function) + "\"";
-    out += "}";
+    out += ",\"observations\":" + observations_field(report, row, "null") + "}";
   }
   out += fmt::format("\n],\"rows_total\":{},\"samples_shown\":{}}}\n", report.rows_before_filter,
                      report.samples_shown);
@@ -311,26 +324,34 @@ std::string render_diff_text(const Diff& diff, const std::string& base_name, con
   return out;
 }
 
+// Whether a diff's tests were of draws (both profiles have observations;
+// report.h DiffRow).
+static bool diff_of_draws(const Diff& diff) { return diff.base.observations != 0 && diff.changed.observations != 0; }
+
 std::string render_diff_csv(const Diff& diff) {
   std::string out =
       "function,object,base_samples,new_samples,base_percent,new_percent,delta,delta_error,z,p_value,base_seconds,"
       "new_seconds,delta_samples,delta_seconds,significant,base_cumulative_samples,new_cumulative_samples,"
       "base_cumulative_percent,new_cumulative_percent,cumulative_delta,cumulative_z,cumulative_p_value,"
-      "cumulative_significant,q_value,cumulative_q_value,rate_z,rate_p_value,rate_q_value,rate_significant\n";
+      "cumulative_significant,q_value,cumulative_q_value,rate_z,rate_p_value,rate_q_value,rate_significant,"
+      "base_observations,new_observations\n";
+  const bool draws = diff_of_draws(diff);
   for (const DiffRow& r : diff.rows)
     out += fmt::format(
         "{},{},{},{},{:.4f},{:.4f},{:.4f},{:.4f},{:.4f},{:.6g},{:.6f},{:.6f},{},{:.6f},{},{},{},{:.4f},{:.4f},{:.4f},"
-        "{:.4f},{:.6g},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.6g},{}\n",
+        "{:.4f},{:.6g},{},{:.6g},{:.6g},{:.4f},{:.6g},{:.6g},{},{},{}\n",
         csv_field(r.function), csv_field(r.object), r.base_samples, r.new_samples, r.base_percent, r.new_percent,
         r.delta, r.delta_error, r.z, r.p_value, r.base_seconds, r.new_seconds, r.delta_samples, r.delta_seconds,
         r.significant ? 1 : 0, r.base_cumulative, r.new_cumulative, r.base_cumulative_percent,
         r.new_cumulative_percent, r.cumulative_delta, r.cumulative_z, r.cumulative_p_value,
         r.cumulative_significant ? 1 : 0, r.q_value, r.cumulative_q_value, r.rate_z, r.rate_p_value, r.rate_q_value,
-        r.rate_significant ? 1 : 0);
+        r.rate_significant ? 1 : 0, draws ? std::to_string(r.base_observations) : "",
+        draws ? std::to_string(r.new_observations) : "");
   return out;
 }
 
 std::string render_diff_json(const Diff& diff) {
+  const bool draws = diff_of_draws(diff);
   std::string out = fmt::format("{{\"schema\":\"profil-diff/1\",\"base\":{},\"new\":{},\"rows\":[",
                                 render_summary_json(diff.base), render_summary_json(diff.changed));
   bool first = true;
@@ -345,13 +366,14 @@ std::string render_diff_json(const Diff& diff) {
         "\"base_cumulative_percent\":{:.4f},\"new_cumulative_percent\":{:.4f},\"cumulative_delta\":{:.4f},"
         "\"cumulative_z\":{:.4f},\"cumulative_p_value\":{:.6g},\"cumulative_significant\":{},\"q_value\":{:.6g},"
         "\"cumulative_q_value\":{:.6g},\"rate_z\":{:.4f},\"rate_p_value\":{:.6g},\"rate_q_value\":{:.6g},"
-        "\"rate_significant\":{}}}",
+        "\"rate_significant\":{},\"base_observations\":{},\"new_observations\":{}}}",
         json_escape(r.function), json_escape(r.object), r.base_samples, r.new_samples, r.base_percent,
         r.new_percent, r.delta, r.delta_error, r.z, r.p_value, r.base_seconds, r.new_seconds, r.delta_samples,
         r.delta_seconds, r.significant, r.base_cumulative, r.new_cumulative, r.base_cumulative_percent,
         r.new_cumulative_percent, r.cumulative_delta, r.cumulative_z, r.cumulative_p_value,
         r.cumulative_significant, r.q_value, r.cumulative_q_value, r.rate_z, r.rate_p_value, r.rate_q_value,
-        r.rate_significant);
+        r.rate_significant, draws ? std::to_string(r.base_observations) : "null",
+        draws ? std::to_string(r.new_observations) : "null");
   }
   return out + fmt::format("\n],\"rate_per\":\"{}\"}}\n", diff.per_wall_second ? "wall_second" : "run");
 }

@@ -43,11 +43,41 @@ bool parse_view(const std::string& text, View* view) {
 
 Interval wilson_interval(uint64_t k, uint64_t n, double z) {
   if (n == 0) return {0, 0};
-  double nn = static_cast<double>(n), p = static_cast<double>(k) / nn, z2 = z * z;
+  return wilson_share_interval(static_cast<double>(k) / static_cast<double>(n), static_cast<double>(n), z);
+}
+
+Interval wilson_share_interval(double p, double nn, double z) {
+  if (!(nn > 0)) return {0, 0};
+  const double z2 = z * z;
   double denominator = 1 + z2 / nn;
   double center = (p + z2 / (2 * nn)) / denominator;
   double half = z / denominator * std::sqrt(p * (1 - p) / nn + z2 / (4 * nn * nn));
   return {std::max(0.0, center - half) * 100, std::min(1.0, center + half) * 100};
+}
+
+double share_variance(uint64_t count, uint64_t observations, uint64_t total, uint64_t total_observations) {
+  if (total == 0) return 0;
+  const double c = static_cast<double>(std::min(count, total)), C = static_cast<double>(total);
+  const double p = c / C;
+  if (total_observations == 0) return p * (1 - p) / C;
+  const double k = static_cast<double>(std::min(observations, total_observations));
+  const double n = static_cast<double>(total_observations);
+  // A row with no draw (CPU time measured, not sampled: [unsampled: ...])
+  // adds no noise of its own; likewise the others when it has them all.
+  double variance = 0;
+  if (k > 0) variance += (1 - p) * (1 - p) * c * c / k;
+  if (n > k) variance += p * p * (C - c) * (C - c) / (n - k);
+  return variance / (C * C);
+}
+
+Interval share_interval(uint64_t count, uint64_t observations, uint64_t total, uint64_t total_observations) {
+  // Without observations, or one draw per count (the outside sampler's
+  // records): the counts are the draws, as before, to the last digit.
+  if (total_observations == 0 || total == 0 || (count == observations && total == total_observations))
+    return wilson_interval(count, total);
+  const double p = static_cast<double>(std::min(count, total)) / static_cast<double>(total);
+  const double variance = share_variance(count, observations, total, total_observations);
+  return wilson_share_interval(p, variance > 0 ? p * (1 - p) / variance : static_cast<double>(total_observations));
 }
 
 FocusPattern::FocusPattern(const std::string& pattern) {
@@ -97,9 +127,12 @@ SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& 
   uint64_t previous_address = 0;
   for (const format::Sample& sample : *samples) {
     if (sample.count == 0) continue;
+    const uint64_t observations = profile.has_observations ? sample.observations : 0;
+    format::saturating_add(out.total_observations, observations);
     if (have_previous && sample.address == previous_address) {
       out.saturated |= format::saturating_add(out.total, sample.count);
       out.saturated |= format::saturating_add(out.samples.back().count, sample.count);
+      format::saturating_add(out.samples.back().observations, observations);
       continue;
     }
     have_previous = true;
@@ -107,6 +140,7 @@ SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& 
     SymbolizedSample s;
     s.address = sample.address;
     s.count = sample.count;
+    s.observations = observations;
     auto it = std::upper_bound(mappings.begin(), mappings.end(), s.address,
                                [](uint64_t a, const format::Mapping* m) { return a < m->start; });
     if (it != mappings.begin() && (*(it - 1))->contains(s.address)) s.mapping = *(it - 1);
@@ -122,6 +156,7 @@ SymbolizedProfile symbolize_profile(const format::Profile& profile, Symbolizer& 
       if (last.mapping == s.mapping && same_symbol(last.symbol, s.symbol) &&
           (!with_lines || (last.line.line == s.line.line && last.line.file == s.line.file))) {
         out.saturated |= format::saturating_add(last.count, s.count);
+        format::saturating_add(last.observations, s.observations);
         continue;
       }
     }
@@ -145,6 +180,7 @@ Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::st
   Summary summary;
   const format::Profile& p = *symbolized.profile;
   summary.samples = symbolized.total;
+  summary.observations = symbolized.total_observations;
   summary.period_ns = p.period_ns;
   summary.rate_hz = p.period_ns ? 1e9 / static_cast<double>(p.period_ns) : 0;
   summary.cpu_seconds = static_cast<double>(symbolized.total) * static_cast<double>(p.period_ns) / 1e9;
@@ -233,10 +269,12 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
     return report;
   }
   std::map<RowKey, uint64_t> groups;
+  std::map<RowKey, uint64_t> observations;
   std::map<RowKey, const SymbolizedSample*> example;
   for (const SymbolizedSample& s : symbolized.samples) {
     RowKey key = key_for(options.view, s);
     format::saturating_add(groups[key], s.count);  // no sum passes the saturated total
+    format::saturating_add(observations[key], s.observations);
     example.try_emplace(key, &s);
   }
   std::vector<std::pair<RowKey, uint64_t>> sorted(groups.begin(), groups.end());
@@ -249,7 +287,8 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
     Row row;
     row.samples = count;
     row.percent = n ? 100.0 * static_cast<double>(count) / static_cast<double>(n) : 0;
-    row.interval = wilson_interval(count, n);
+    row.observations = observations[key];
+    row.interval = share_interval(count, row.observations, n, symbolized.total_observations);
     row.cumulative_samples = count;  // without stacks, the leaf is all there is
     row.cumulative_percent = row.percent;
     row.function = drop_symbol_version(key.function);

@@ -34,11 +34,31 @@ struct Interval {
 };
 // The 95 % Wilson score interval of k successes in n trials, in percent.
 Interval wilson_interval(uint64_t k, uint64_t n, double z = 1.959963984540054);
+// The same of a share p (0..1) estimated from `draws` independent draws
+// (not necessarily whole).
+Interval wilson_share_interval(double p, double draws, double z = 1.959963984540054);
+// The 95 % interval of a weighted share: count of total weighted samples,
+// taken in `observations` of total_observations draws (signals or ring
+// records; issue 22). Above the kernel tick one signal of the cpu clock
+// counts for several periods: the share is count / total, but its noise is
+// that of the draws. The draws the interval uses are the share's variance
+// by the delta method for a ratio of weighted sums, each draw of a row
+// weighing its row's mean weight and each other draw the others' mean:
+//   var = [(1-p)^2 c^2/k + p^2 (C-c)^2/(n-k)] / C^2,  draws = p(1-p)/var,
+// which is n when every draw weighs the same (16 periods each at 4 kHz on
+// a 250 Hz kernel: an interval 4x as wide as one that takes the 16n counts
+// for draws). total_observations 0 (a file without them): wilson_interval
+// of the counts, as before.
+Interval share_interval(uint64_t count, uint64_t observations, uint64_t total, uint64_t total_observations);
+// The variance of that share (0..1 scale) as share_interval takes it:
+// p(1-p)/total without observations.
+double share_variance(uint64_t count, uint64_t observations, uint64_t total, uint64_t total_observations);
 
 // One distinct sampled address, symbolized.
 struct SymbolizedSample {
   uint64_t address = 0;  // runtime
   uint64_t count = 0;
+  uint64_t observations = 0;  // the draws behind count (0 without observations)
   const format::Mapping* mapping = nullptr;
   Symbol symbol;
   SourceLine line;  // filled only when lines were asked for
@@ -48,6 +68,9 @@ struct SymbolizedSample {
 struct SymbolizedProfile {
   const format::Profile* profile = nullptr;
   uint64_t total = 0;  // saturates at 2^64-1
+  // The draws behind total; 0 when the profile has no observations
+  // (format::Profile::has_observations).
+  uint64_t total_observations = 0;
   bool saturated = false;  // some count or the total passed 2^64-1 and stayed there
   std::vector<SymbolizedSample> samples;  // by address
 };
@@ -80,6 +103,9 @@ struct Row {
   // name the profile gives it ("" unnamed).
   int32_t tid = 0, pid = 0;
   std::string task_name;
+  // The draws (signals or ring records) behind samples; interval is
+  // share_interval of them. 0 when the profile has no observations.
+  uint64_t observations = 0;
 };
 
 struct Summary {
@@ -96,6 +122,9 @@ struct Summary {
   std::string program;
   std::vector<std::string> files;
   size_t objects = 0;       // distinct objects sampled
+  // The draws (signals or ring records) behind samples; 0 when the files
+  // do not record them (issue 22).
+  uint64_t observations = 0;
 };
 
 // The share of profil's own samples in the samples and them: 0..100.
@@ -194,6 +223,13 @@ struct DiffRow {
   double rate_z = 0, rate_p_value = 1, rate_q_value = 1;
   bool rate_significant = false;
   double q_value = 1, cumulative_q_value = 1;
+  // Appended after them (issue 22): the draws (signals or ring records)
+  // behind the self samples. When both profiles have them every test is
+  // of the draws: the shares' (diff_test) of self and cumulative draws,
+  // the rate test's of the self draws with each side's exposure divided
+  // by its mean weight (periods per draw), and delta_error from
+  // share_variance; otherwise of the samples, as before (0 here).
+  uint64_t base_observations = 0, new_observations = 0;
 };
 // The false discovery rate a diff's "changed" verdicts are held to.
 inline constexpr double kDiffLevel = 0.05;

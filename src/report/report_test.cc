@@ -35,6 +35,38 @@ TEST(Wilson, MatchesPublishedValues) {
   EXPECT_NEAR((big.high - big.low) / (half.high - half.low), 0.1, 0.005);
 }
 
+// Issue 22: at 4 kHz on a 250 Hz kernel each signal counts 16 periods.
+// 300 of 1,000 signals are 4,800 of 16,000 counts: the share is 30 % either
+// way, but its interval is that of 1,000 draws, 4x as wide as the one that
+// takes the 16,000 counts for draws (sqrt(16)).
+TEST(Wilson, WeightedCountsTakeTheirWidthFromTheObservations) {
+  const Interval honest = share_interval(4800, 300, 16000, 1000);
+  const Interval of_draws = wilson_interval(300, 1000);
+  const Interval of_counts = wilson_interval(4800, 16000);
+  EXPECT_NEAR(honest.low, of_draws.low, 1e-9);
+  EXPECT_NEAR(honest.high, of_draws.high, 1e-9);
+  EXPECT_NEAR((honest.high - honest.low) / (of_counts.high - of_counts.low), 4.0, 0.05);
+  // Without observations, or one per count: the counts' interval, exactly.
+  EXPECT_EQ(share_interval(4800, 0, 16000, 0).low, of_counts.low);
+  EXPECT_EQ(share_interval(4800, 4800, 16000, 16000).high, of_counts.high);
+  // A row of heavier draws than the rest (its signals came late) is
+  // noisier than its share of the draws says: 300 draws of 16 among 3,700
+  // draws of 1 (8,500 counts in 4,000 draws).
+  const Interval heavy = share_interval(4800, 300, 8500, 4000);
+  const double p = 4800.0 / 8500;
+  const double variance = ((1 - p) * (1 - p) * 4800.0 * 4800 / 300 + p * p * 3700.0 * 3700 / 3700) / (8500.0 * 8500);
+  EXPECT_NEAR(share_variance(4800, 300, 8500, 4000), variance, 1e-12);
+  const Interval expected = wilson_share_interval(p, p * (1 - p) / variance);
+  EXPECT_NEAR(heavy.low, expected.low, 1e-9);
+  EXPECT_NEAR(heavy.high, expected.high, 1e-9);
+  EXPECT_GT(heavy.high - heavy.low, wilson_interval(4800, 8500).high - wilson_interval(4800, 8500).low);
+  // Measured, not sampled ([unsampled: ...] rows have no draws): no noise
+  // of their own, the interval stays finite.
+  const Interval measured = share_interval(100, 0, 1100, 1000);
+  EXPECT_LE(measured.low, 100.0 * 100 / 1100);
+  EXPECT_GE(measured.high, 100.0 * 100 / 1100);
+}
+
 format::Profile profile_at(uint64_t base, uint64_t period_ns, std::vector<std::pair<uint64_t, uint64_t>> offsets) {
   format::Profile p;
   p.period_ns = period_ns;
@@ -234,8 +266,9 @@ TEST(Render, CsvJsonFoldedAndText) {
   SymbolizedProfile s = symbolized_of(p, symbolizer);
   Report r = build_report(s, {}, {"in.pb.gz"});
   EXPECT_EQ(render_csv(r),
-            "samples,percent,percent_low,percent_high,function,object,cumulative_samples,cumulative_percent\n"
-            "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\",4,100.0000\n");
+            "samples,percent,percent_low,percent_high,function,object,cumulative_samples,cumulative_percent,"
+            "observations\n"
+            "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\",4,100.0000,\n");  // no observations recorded
   EXPECT_EQ(render_folded(r, s, symbolizer), "[unknown] 4\n");
   std::string json = render_json(r);
   EXPECT_NE(json.find("\"schema\":\"profil-report/1\""), std::string::npos);
@@ -420,6 +453,49 @@ TEST(Diff, RateTestSeesSecondsWhenSharesStay) {
   const std::string json = render_diff_json(d);
   EXPECT_NE(json.find("\"rate_significant\":true"), std::string::npos) << json;
   EXPECT_NE(json.find("\"rate_per\":\"run\""), std::string::npos) << json;
+}
+
+// Issue 22: a change of share that is significant as counts is noise as
+// draws when each draw is 16 counts. 420 -> 480 of 1,000 samples each side
+// is z ~ 2.7 of counts; of 16-count draws (26 -> 30 of 62.5) it is z ~ 0.7.
+// The rate test is of draws too, each side's exposure divided by its
+// weight: the seconds are the same.
+TEST(Diff, TestsAreOfObservationsWhereBothProfilesHaveThem) {
+  auto make = [](uint64_t a, uint64_t b, uint64_t weight) {
+    format::Profile p;
+    p.period_ns = 250'000;  // 4 kHz
+    p.has_observations = true;
+    p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/a", ""});
+    p.mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/b", ""});
+    p.samples = {{0x1100, a * weight}, {0x3100, b * weight}};
+    p.samples[0].observations = a;
+    p.samples[1].observations = b;
+    return p;
+  };
+  Symbolizer symbolizer;
+  // As counts (1 count a draw): significant.
+  const Diff counted = diff_profiles(symbolized_of(make(420, 580, 1), symbolizer),
+                                     symbolized_of(make(480, 520, 1), symbolizer));
+  ASSERT_EQ(counted.rows.size(), 2u);
+  EXPECT_LT(counted.rows[0].p_value, 0.01);
+  // The same counts in draws of 16: within the noise, the rate test too.
+  const Diff drawn = diff_profiles(symbolized_of(make(26, 36, 16), symbolizer),
+                                   symbolized_of(make(30, 32, 16), symbolizer));
+  for (const DiffRow& r : drawn.rows) {
+    EXPECT_GT(r.p_value, 0.2) << r.object;
+    EXPECT_GT(r.rate_p_value, 0.2) << r.object;
+    EXPECT_GT(r.base_observations, 0u);
+  }
+  const DiffRow& a = drawn.rows[0].object == "a" ? drawn.rows[0] : drawn.rows[1];
+  EXPECT_EQ(a.base_samples, 26u * 16);
+  EXPECT_EQ(a.base_observations, 26u);
+  EXPECT_EQ(a.new_observations, 30u);
+  // The half-width of the change is that of the draws: 4x the counts'.
+  const Diff as_counts = diff_profiles(symbolized_of(make(26 * 16, 36 * 16, 1), symbolizer),
+                                       symbolized_of(make(30 * 16, 32 * 16, 1), symbolizer));
+  const DiffRow& a1 = as_counts.rows[0].object == "a" ? as_counts.rows[0] : as_counts.rows[1];
+  EXPECT_NEAR(a.delta_error / a1.delta_error, 4.0, 0.01);
+  EXPECT_NE(render_diff_csv(drawn).find(",26,30\n"), std::string::npos) << render_diff_csv(drawn);
 }
 
 }  // namespace

@@ -53,6 +53,7 @@ namespace {
 // its stacks.
 void task_rows(const StackSet& set, const ReportOptions& options, Report* report) {
   const std::vector<uint64_t> cumulative = set.cumulative_by_frame();
+  const std::vector<uint64_t> observations = set.cumulative_by_frame(&Stack::observations);
   std::vector<FrameId> order;
   for (FrameId id = 0; id < set.frames().size(); ++id)
     if (set.frames()[id].task && cumulative[id] > 0) order.push_back(id);
@@ -69,7 +70,8 @@ void task_rows(const StackSet& set, const ReportOptions& options, Report* report
     Row row;
     row.samples = row.cumulative_samples = cumulative[id];
     row.percent = row.cumulative_percent = share(cumulative[id], n);
-    row.interval = wilson_interval(cumulative[id], n);
+    row.observations = observations[id];
+    row.interval = share_interval(cumulative[id], row.observations, n, set.total_observations());
     if (options.min_percent > 0 && row.percent < options.min_percent) continue;
     row.function = row.raw_function = f.function;
     row.tid = f.tid;
@@ -122,12 +124,15 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
     }
     example = std::move(ordered);
   }
-  std::vector<uint64_t> self(row_ids.size(), 0), cumulative(row_ids.size(), 0);
+  std::vector<uint64_t> self(row_ids.size(), 0), cumulative(row_ids.size(), 0), self_observations(row_ids.size(), 0);
   std::vector<size_t> seen(row_ids.size(), SIZE_MAX);
   for (size_t s = 0; s < set.stacks().size(); ++s) {
     const Stack& stack = set.stacks()[s];
     const uint32_t leaf = row_of[stack.frames.back()];
-    if (leaf != UINT32_MAX) format::saturating_add(self[leaf], stack.count);
+    if (leaf != UINT32_MAX) {
+      format::saturating_add(self[leaf], stack.count);
+      format::saturating_add(self_observations[leaf], stack.observations);
+    }
     for (FrameId id : stack.frames) {
       const uint32_t row = row_of[id];
       if (row == UINT32_MAX || seen[row] == s) continue;  // recursion counts once
@@ -148,7 +153,8 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
     Row row;
     row.samples = self[r];
     row.percent = share(self[r], n);
-    row.interval = wilson_interval(self[r], n);
+    row.observations = self_observations[r];
+    row.interval = share_interval(self[r], row.observations, n, set.total_observations());
     row.cumulative_samples = cumulative[r];
     row.cumulative_percent = share(cumulative[r], n);
     if (options.min_percent > 0 && row.percent < options.min_percent && row.cumulative_percent < options.min_percent)

@@ -158,7 +158,7 @@ class StackSetBuilder {
   // A frame already in the set (filtering keeps the same frame ids).
   void adopt_frames(const std::vector<StackFrame>& frames) { set_->frames_ = frames; }
 
-  void add(const std::vector<FrameId>& frames, uint64_t count, bool truncated) {
+  void add(const std::vector<FrameId>& frames, uint64_t count, uint64_t observations, bool truncated) {
     if (count == 0 || frames.empty()) return;
     // Indexed by hash, the frames compared in place: the index holds no
     // copy of a stack (deep stacks are most of what a report holds).
@@ -170,9 +170,10 @@ class StackSetBuilder {
     if (at == SIZE_MAX) {
       at = set_->stacks_.size();
       stack_ids_.emplace(h, static_cast<uint32_t>(at));
-      set_->stacks_.push_back(Stack{frames, 0, truncated});
+      set_->stacks_.push_back(Stack{frames, 0, 0, truncated});
     }
     set_->saturated_ |= format::saturating_add(set_->stacks_[at].count, count);
+    format::saturating_add(set_->stacks_[at].observations, observations);
     set_->saturated_ |= format::saturating_add(set_->kept_, count);
   }
 
@@ -266,6 +267,8 @@ StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolize
   uint64_t leaf_address = 0;
   for (const format::Sample& sample : profile.samples) {
     set.saturated_ |= format::saturating_add(set.total_, sample.count);
+    const uint64_t observations = profile.has_observations ? sample.observations : 0;
+    format::saturating_add(set.total_observations_, observations);
     if (sample.count == 0) continue;
     if (!have_leaf || sample.address != leaf_address) {
       frames_at(sample.address, &leaf);
@@ -277,7 +280,7 @@ StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolize
     if (options.roots != StackRoots::none) stack.push_back(root_of(sample));
     stack.insert(stack.end(), callers.begin(), callers.end());
     stack.insert(stack.end(), leaf.rbegin(), leaf.rend());
-    builder.add(stack, sample.count, profile.stacks.truncated(sample.stack));
+    builder.add(stack, sample.count, observations, profile.stacks.truncated(sample.stack));
   }
   return set;
 }
@@ -285,6 +288,7 @@ StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolize
 StackSet filter_stacks(const StackSet& set, const StackFilter& filter) {
   StackSet out;
   out.total_ = set.total_;
+  out.total_observations_ = set.total_observations_;
   out.saturated_ = set.saturated_;
   StackSetBuilder builder(&out);
   builder.adopt_frames(set.frames_);
@@ -306,18 +310,19 @@ StackSet filter_stacks(const StackSet& set, const StackFilter& filter) {
     };
     if (filter.ignore && any(ignore)) continue;
     if (filter.focus && !any(focus)) continue;
-    builder.add(frames, stack.count, stack.truncated && !frames.empty() && frames[0] == stack.frames[0]);
+    builder.add(frames, stack.count, stack.observations,
+                stack.truncated && !frames.empty() && frames[0] == stack.frames[0]);
   }
   return out;
 }
 
-std::vector<uint64_t> StackSet::self_by_frame() const {
+std::vector<uint64_t> StackSet::self_by_frame(uint64_t Stack::*field) const {
   std::vector<uint64_t> self(frames_.size(), 0);
-  for (const Stack& s : stacks_) format::saturating_add(self[s.frames.back()], s.count);
+  for (const Stack& s : stacks_) format::saturating_add(self[s.frames.back()], s.*field);
   return self;
 }
 
-std::vector<uint64_t> StackSet::cumulative_by_frame() const {
+std::vector<uint64_t> StackSet::cumulative_by_frame(uint64_t Stack::*field) const {
   std::vector<uint64_t> cumulative(frames_.size(), 0);
   // A frame met again in the same stack (recursion) counts once: the
   // stack's index marks the frames already counted.
@@ -326,7 +331,7 @@ std::vector<uint64_t> StackSet::cumulative_by_frame() const {
     for (FrameId id : stacks_[i].frames)
       if (seen[id] != i) {
         seen[id] = i;
-        format::saturating_add(cumulative[id], stacks_[i].count);
+        format::saturating_add(cumulative[id], stacks_[i].*field);
       }
   return cumulative;
 }

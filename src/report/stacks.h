@@ -101,6 +101,9 @@ using FrameId = uint32_t;
 struct Stack {
   std::vector<FrameId> frames;  // root first, leaf last; never empty
   uint64_t count = 0;           // samples (stays at 2^64-1 when the sum passed it)
+  // The draws behind count (signals or ring records; issue 22); 0 when the
+  // profile has none (StackSet::total_observations() 0).
+  uint64_t observations = 0;
   // The unwind stopped early: frames[0] is the [truncated] frame (frames[1]
   // under a thread or process root).
   bool truncated = false;
@@ -148,12 +151,16 @@ class StackSet {
   uint64_t total() const { return total_; }
   // Samples in stacks() (total() until a filter dropped some).
   uint64_t kept() const { return kept_; }
+  // The draws behind total() (report.h share_interval); 0 when the profile
+  // has no observations.
+  uint64_t total_observations() const { return total_observations_; }
   bool saturated() const { return saturated_; }
 
   // Samples of each frame id as the leaf (self), and of the stacks that hold
-  // it at least once (cumulative: recursion counts once), by FrameId.
-  std::vector<uint64_t> self_by_frame() const;
-  std::vector<uint64_t> cumulative_by_frame() const;
+  // it at least once (cumulative: recursion counts once), by FrameId; or
+  // their observations (field &Stack::observations).
+  std::vector<uint64_t> self_by_frame(uint64_t Stack::*field = &Stack::count) const;
+  std::vector<uint64_t> cumulative_by_frame(uint64_t Stack::*field = &Stack::count) const;
 
  private:
   friend StackSet build_stacks(const format::Profile&, FrameSymbolizer&, const StackOptions&);
@@ -162,7 +169,7 @@ class StackSet {
 
   std::vector<StackFrame> frames_;
   std::vector<Stack> stacks_;
-  uint64_t total_ = 0, kept_ = 0;
+  uint64_t total_ = 0, kept_ = 0, total_observations_ = 0;
   bool saturated_ = false;
 };
 

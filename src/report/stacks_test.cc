@@ -199,8 +199,9 @@ TEST(StackViews, RowsCountInlineFramesAndCumulative) {
   report.rows.resize(1);
   const std::string csv = render_csv(report);
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
-            "samples,percent,percent_low,percent_high,function,object,cumulative_samples,cumulative_percent");
-  EXPECT_NE(csv.find(",12,48.0000\n"), std::string::npos) << csv;
+            "samples,percent,percent_low,percent_high,function,object,cumulative_samples,cumulative_percent,"
+            "observations");
+  EXPECT_NE(csv.find(",12,48.0000,\n"), std::string::npos) << csv;
 }
 
 TEST(StackViews, FoldedAndTreeMarkInlineFrames) {
