@@ -143,4 +143,11 @@ if(TARGET profil_pprof AND TARGET profil_cli)
   if(TARGET run_own_samples_test)
     add_dependencies(run_own_samples_test profil_cli libprofil run_threads)
   endif()
+  # Honest intervals (issue 22): the cpu clock above the kernel tick, its
+  # signals beside its weighted counts, the report's intervals from them.
+  profil_add_gtest(run_observations_test SERIAL SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_observations_test.cc
+    LIBS profil_pprof profil_format)
+  if(TARGET run_observations_test)
+    add_dependencies(run_observations_test profil_cli libprofil run_threads)
+  endif()
 endif()
