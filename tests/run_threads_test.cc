@@ -139,16 +139,16 @@ TEST_P(Threads, TwoProcessesGetTheirSharesByProcess) {
   ASSERT_GE(argv.size(), 7u) << ran.result.err;
   const Result csv = run(argv, dir.path());
   ASSERT_EQ(csv.status, 0) << csv.err;
-  // samples,percent,percent_low,percent_high,pid,process
+  // samples,percent,percent_low,percent_high,pid,process,observations
   std::map<int32_t, uint64_t> by_process;
   std::map<int32_t, std::string> names;
   std::istringstream rows(csv.out);
   std::string row;
   std::getline(rows, row);
-  EXPECT_EQ(row, "samples,percent,percent_low,percent_high,pid,process");
+  EXPECT_EQ(row, "samples,percent,percent_low,percent_high,pid,process,observations");
   while (std::getline(rows, row)) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_match(row, m, std::regex("([0-9]+),[0-9.]+,[0-9.]+,[0-9.]+,([0-9]+),(.*)"))) << row;
+    ASSERT_TRUE(std::regex_match(row, m, std::regex("([0-9]+),[0-9.]+,[0-9.]+,[0-9.]+,([0-9]+),(.*),[0-9]*"))) << row;
     by_process[std::stoi(m[2])] = std::stoull(m[1]);
     names[std::stoi(m[2])] = m[3];
   }
