@@ -26,3 +26,11 @@ add_test(NAME unwind_preload_stacks
 # profil run's files carry the stacks, and --no-stacks leaves them out.
 add_test(NAME run_stacks
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_stacks.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:unwind_workload>)
+
+# The wall clock's blocked threads carry their stacks, unwound by the
+# watcher from /proc's pc and sp (issue 22), in code without frame pointers.
+add_executable(run_wall_blocked ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_wall_blocked.c)
+target_compile_options(run_wall_blocked PRIVATE ${PROFIL_UNWIND_PROG_FLAGS})
+target_link_libraries(run_wall_blocked PRIVATE Threads::Threads)
+add_test(NAME run_wall_stacks
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_wall_stacks.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_wall_blocked>)

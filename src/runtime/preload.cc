@@ -34,6 +34,7 @@
 #include "runtime/snapshot_request.h"
 #include "sampler/handler_stack.h"
 #include "sampler/sampler.h"
+#include "sampler/wall_sampler.h"
 #include "unwind/stack_table.h"
 #include "unwind/unwinder.h"
 
@@ -80,7 +81,8 @@ uint32_t unwind_depth() {
 
 // PROFIL_STACKS_STATS=FILE, for tests and measurements only (not user-facing
 // output): one line appended to FILE at exit with how many sampled ticks
-// unwound to the outermost frame and how many were truncated. A file, not
+// unwound to the outermost frame and how many were truncated (and, on the
+// wall clock, what its watcher did). A file, not
 // stderr: coreutils close stderr in their exit handlers.
 void print_stack_stats() {
   const char* path = ::secure_getenv("PROFIL_STACKS_STATS");
@@ -93,7 +95,7 @@ void print_stack_stats() {
     frames += uint64_t{depth} * weight;
     ++distinct;
   });
-  char line[256];
+  char line[512];
   size_t n = 0;
   auto append = [&](const char* text) {
     for (; *text != '\0' && n < sizeof line - 2; ++text) line[n++] = *text;
@@ -116,6 +118,21 @@ void print_stack_stats() {
   number(frames);
   append(" dropped ");
   number(g_stacks->dropped_weight());
+  // The wall clock's watcher (sampler/wall_sampler.h): the blocked threads
+  // it walked, the walks it threw away (the thread woke meanwhile) and its
+  // CPU time per wake-up.
+  if (const sampler::WallCounts wall = sampler::wall_counts(); wall.rounds != 0) {
+    append(" wall_rounds ");
+    number(wall.rounds);
+    append(" wall_blocked ");
+    number(wall.blocked);
+    append(" wall_walked ");
+    number(wall.walked);
+    append(" wall_woke ");
+    number(wall.woke_during_walk);
+    append(" wall_watcher_ns ");
+    number(wall.watcher_cpu_ns);
+  }
   append("\n");
   const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return;

@@ -18,6 +18,8 @@
 #include "base/unique_fd.h"
 #include "sampler/sampler.h"
 #include "sampler/sinks.h"
+#include "unwind/memory.h"
+#include "unwind/unwinder.h"
 
 namespace profiling::sampler {
 namespace {
@@ -31,6 +33,14 @@ std::atomic<uint64_t> g_period_ns{10'000'000};
 std::atomic<bool> g_paused{false};
 bool g_active = false;  // control lock
 
+struct {
+  std::atomic<uint64_t> rounds{0};
+  std::atomic<uint64_t> blocked{0};
+  std::atomic<uint64_t> walked{0};
+  std::atomic<uint64_t> woke_during_walk{0};
+  std::atomic<pid_t> watcher{0};
+} g_wall_stats;
+
 uint64_t monotonic_ns() {
   timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -41,8 +51,50 @@ timespec to_timespec(uint64_t ns) {
   return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
 }
 
-// One sample of `weight` periods at the pc of every other thread that is off
-// the CPU now.
+// The syscall text of a thread (proc(5)), read from offset 0 each time:
+// seq_file generates it anew for a read at 0, so one descriptor serves the
+// read before a walk and the one after. Its length, or 0.
+size_t read_syscall_text(int fd, char (&text)[256]) {
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
+
+// The blocked thread's stack from its pc and sp into its own tid's counts
+// (issue 22), read fault-safely: another thread's stack, which it may leave
+// (and even unmap, by ending) while we read. A thread whose text changed
+// during the walk ran meanwhile: the frames read may be of two moments, so
+// only its pc is kept (a stack of one frame, truncated), still as its own.
+// In the handlers' in-flight section (the caller's): the tables stay.
+void deliver_blocked_stack(unwind::StackTable* stacks, int fd, std::string_view before, BlockedRegisters regs,
+                           uint32_t weight, int32_t tid) {
+  uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
+  if (depth > kMaxStackDepth) depth = kMaxStackDepth;
+  uint64_t pcs[kMaxStackDepth];
+  // A fault in the safe loads must reach the fault guard's landing pad: with
+  // SIGSEGV blocked the kernel would kill the process instead
+  // (force_sig_fault). Unblocked for the walk alone, so that a SIGSEGV or
+  // SIGBUS sent to the process (kill(2)) all but never lands here.
+  sigset_t faults, saved;
+  sigemptyset(&faults);
+  sigaddset(&faults, SIGSEGV);
+  sigaddset(&faults, SIGBUS);
+  base::raw_sigprocmask(SIG_UNBLOCK, &faults, &saved);
+  const unwind::LiveMemory memory;
+  const unwind::Stack stack =
+      unwind::unwind(g_code_table.load(std::memory_order_acquire), memory, unwind::Registers{regs.pc, regs.sp, 0}, pcs, depth);
+  base::raw_sigprocmask(SIG_SETMASK, &saved, nullptr);
+  char text[256];
+  const size_t n = read_syscall_text(fd, text);
+  if (std::string_view(text, n) == before) {
+    stacks->add(pcs, stack.depth, stack.truncated, weight, tid);
+  } else {
+    g_wall_stats.woke_during_walk.fetch_add(1, std::memory_order_relaxed);
+    stacks->add(&regs.pc, 1, true, weight, tid);
+  }
+}
+
+// One sample of `weight` periods at the pc (and, with stacks on, the stack)
+// of every other thread that is off the CPU now.
 void sample_blocked_threads(pid_t self, uint32_t weight) {
   DIR* dir = ::opendir("/proc/self/task");
   if (dir == nullptr) return;
@@ -54,12 +106,16 @@ void sample_blocked_threads(pid_t self, uint32_t weight) {
     base::UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) continue;  // the thread has just exited
     char text[256];
-    const ssize_t n = ::read(fd.get(), text, sizeof text - 1);
-    if (n <= 0) continue;
-    const uint64_t pc = blocked_pc_from_syscall_text(std::string_view(text, static_cast<size_t>(n)));
-    if (pc == 0) continue;
+    const size_t n = read_syscall_text(fd.get(), text);
+    BlockedRegisters regs;
+    if (!blocked_registers_from_syscall_text(std::string_view(text, n), &regs)) continue;
+    g_wall_stats.blocked.fetch_add(1, std::memory_order_relaxed);
     g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
-    deliver(pc, weight);
+    deliver(regs.pc, weight);
+    if (unwind::StackTable* stacks = g_stack_table.load(std::memory_order_acquire)) {
+      g_wall_stats.walked.fetch_add(1, std::memory_order_relaxed);
+      deliver_blocked_stack(stacks, fd.get(), std::string_view(text, n), regs, weight, static_cast<int32_t>(tid));
+    }
     g_handlers_in_flight.fetch_sub(1, std::memory_order_release);
   }
   ::closedir(dir);
@@ -77,6 +133,7 @@ void* watch(void* opaque) {
   sigfillset(&all);
   base::raw_sigprocmask(SIG_SETMASK, &all, nullptr);
   const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
+  g_wall_stats.watcher.store(self, std::memory_order_relaxed);
 
   uint64_t last = monotonic_ns();
   uint64_t next = last;
@@ -97,6 +154,7 @@ void* watch(void* opaque) {
     last = now;
     if (next + period < now) next = now;  // far behind: no burst of catch-up wake-ups
     if (periods <= 0 || g_paused.load(std::memory_order_acquire)) continue;
+    g_wall_stats.rounds.fetch_add(1, std::memory_order_relaxed);
     sample_blocked_threads(self, static_cast<uint32_t>(periods > 1'000'000 ? 1'000'000 : periods));
   }
   thread_exiting();  // its slot is free again
@@ -130,22 +188,59 @@ void launch() {
 
 }  // namespace
 
-uint64_t blocked_pc_from_syscall_text(std::string_view text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  if (text.empty() || text.starts_with("running")) return 0;
-  const size_t space = text.rfind(' ');
-  if (space == std::string_view::npos) return 0;  // a number alone: no registers
-  std::string_view last = text.substr(space + 1);
-  if (!last.starts_with("0x") || last.size() < 3 || last.size() > 18) return 0;
-  uint64_t pc = 0;
-  for (char c : last.substr(2)) {
+namespace {
+
+// A "0x..." field of the syscall text: lower-case hex, at most 64 bits.
+bool parse_hex_field(std::string_view field, uint64_t* value) {
+  if (!field.starts_with("0x") || field.size() < 3 || field.size() > 18) return false;
+  uint64_t v = 0;
+  for (char c : field.substr(2)) {
     int digit;
     if (c >= '0' && c <= '9') digit = c - '0';
     else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else return 0;
-    pc = pc << 4 | static_cast<uint64_t>(digit);
+    else return false;
+    v = v << 4 | static_cast<uint64_t>(digit);
   }
-  return pc;
+  *value = v;
+  return true;
+}
+
+}  // namespace
+
+bool blocked_registers_from_syscall_text(std::string_view text, BlockedRegisters* regs) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  if (text.empty() || text.starts_with("running")) return false;
+  // The last two fields: sp, then pc.
+  const size_t last_space = text.rfind(' ');
+  if (last_space == std::string_view::npos) return false;  // a number alone: no registers
+  const size_t sp_space = text.rfind(' ', last_space - 1);
+  if (sp_space == std::string_view::npos || last_space == 0) return false;  // "nr pc": not a shape proc(5) lists
+  BlockedRegisters parsed;
+  if (!parse_hex_field(text.substr(last_space + 1), &parsed.pc) ||
+      !parse_hex_field(text.substr(sp_space + 1, last_space - sp_space - 1), &parsed.sp))
+    return false;
+  *regs = parsed;
+  return true;
+}
+
+WallCounts wall_counts() {
+  WallCounts counts;
+  counts.rounds = g_wall_stats.rounds.load(std::memory_order_relaxed);
+  counts.blocked = g_wall_stats.blocked.load(std::memory_order_relaxed);
+  counts.walked = g_wall_stats.walked.load(std::memory_order_relaxed);
+  counts.woke_during_walk = g_wall_stats.woke_during_walk.load(std::memory_order_relaxed);
+  // schedstat's first field: the thread's time on a CPU in ns (the kernel's
+  // Documentation/scheduler/sched-stats.rst), finer than stat's ticks.
+  if (const pid_t watcher = g_wall_stats.watcher.load(std::memory_order_relaxed); watcher != 0) {
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", static_cast<int>(watcher));
+    if (FILE* file = std::fopen(path, "re")) {
+      unsigned long long ns = 0;
+      if (std::fscanf(file, "%llu", &ns) == 1) counts.watcher_cpu_ns = ns;
+      std::fclose(file);
+    }
+  }
+  return counts;
 }
 
 Engine& wall_engine() { return g_wall; }

@@ -6,8 +6,13 @@
 // fault's I/O — is sampled by a watcher thread that wakes once a period and
 // reads /proc/self/task/<tid>/syscall of every other thread: for a sleeping
 // thread the kernel gives its user-space program counter (after the system
-// call instruction it sleeps in); for a runnable one it says "running", and
-// that thread's own timer counts its CPU time. The two halves add up to
+// call instruction it sleeps in) and stack pointer; for a runnable one it
+// says "running", and that thread's own timer counts its CPU time. With
+// stacks on, the sleeper's stack is unwound from that pc and sp (no other
+// register is known: a frame whose CFA needs rbp ends the walk, marked
+// truncated) and recorded as the sleeper's (its tid), read again after the
+// walk: a thread that woke meanwhile keeps its pc alone (a stack of one
+// frame, truncated), since its frames may have changed under the walk. The two halves add up to
 // each thread's CPU time plus its sleeping time, weighted in periods. Time
 // a runnable thread waits for a CPU is in neither (the kernel reports such
 // a thread as running: task_current_syscall()).
@@ -23,8 +28,11 @@
 //
 // NOT async-signal-safe: all of it runs under the sampler's control lock
 // except the watcher thread, which allocates and reads files freely and
-// hands its samples to deliver() (sinks.h) under the handlers' in-flight
-// protocol, like a signal handler; and what CpuTimerEngine marks
+// hands its samples to deliver() and the stack table (sinks.h) under the
+// handlers' in-flight protocol, like a signal handler, reading the
+// sleeper's stack through the fault-safe loads (SIGSEGV and SIGBUS are
+// unblocked in the watcher for the walk alone: a fault with them blocked
+// would kill the process, force_sig_fault()); and what CpuTimerEngine marks
 // ASYNC-SIGNAL-SAFE (cpu_timer_engine.h).
 #ifndef PROFIL_SAMPLER_WALL_SAMPLER_H
 #define PROFIL_SAMPLER_WALL_SAMPLER_H
@@ -56,12 +64,35 @@ class WallEngine final : public CpuTimerEngine {
   bool accounted() const override { return false; }
 };
 
-// The user program counter in a /proc/<pid>/task/<tid>/syscall text, or 0
-// when the thread is running (or the text is not one the kernel writes):
-//   "running"                                   on a CPU
+// The user stack pointer and program counter of a thread off the CPU, from
+// its /proc/<pid>/task/<tid>/syscall text (proc(5)):
+//   "running"                                   on a CPU: no registers
+//   "<nr>"                                      a lone number: none either
 //   "-1 0x<sp> 0x<pc>"                          off the CPU, not in a system call
 //   "<nr> 0x<a1> ... 0x<a6> 0x<sp> 0x<pc>"      blocked in system call nr
-uint64_t blocked_pc_from_syscall_text(std::string_view text);
+// The kernel gives no other register (task_current_syscall()): a blocked
+// thread's stack is unwound from these two alone.
+struct BlockedRegisters {
+  uint64_t pc = 0;
+  uint64_t sp = 0;
+};
+// false (and *regs untouched) when the thread is running or the text is not
+// one the kernel writes.
+bool blocked_registers_from_syscall_text(std::string_view text, BlockedRegisters* regs);
+
+// What the watcher did, for PROFIL_STACKS_STATS (tests and measurements):
+// its wake-ups that sampled, the blocked threads it sampled, how many of
+// those it walked (stacks on) and how many of the walks it threw away
+// because the thread woke meanwhile, and its own CPU time (schedstat, ns).
+struct WallCounts {
+  uint64_t rounds = 0;
+  uint64_t blocked = 0;
+  uint64_t walked = 0;
+  uint64_t woke_during_walk = 0;
+  uint64_t watcher_cpu_ns = 0;
+};
+// Not async-signal-safe (reads /proc).
+WallCounts wall_counts();
 
 }  // namespace profiling::sampler
 

@@ -78,6 +78,14 @@ Stack unwind(const CodeTable* table, const MemoryReader& memory, Registers regs,
 
     if (rule == Rule::kOutermost) return stack;  // _start, clone's child: complete
 
+    // rbp unknown (0): no CFA from it, and no fault-guarded read of the
+    // first page either (each such read is a SIGSEGV caught).
+    const bool needs_fp =
+        rule == Rule::kCfaRbp || rule == Rule::kCfaRbpDeref || rule == Rule::kNone || rule == Rule::kFramePointer;
+    if (needs_fp && regs.fp == 0) {
+      stack.truncated = true;
+      return stack;
+    }
     uint64_t cfa = 0;
     uint64_t fp = regs.fp;
     switch (rule) {
@@ -104,7 +112,7 @@ Stack unwind(const CodeTable* table, const MemoryReader& memory, Registers regs,
       if (row->rbp == RbpRule::kAtCfa) {
         if (!memory.read(cfa + row->rbp_offset, &fp)) fp = 0;
       } else if (row->rbp == RbpRule::kAtRbp) {
-        if (!memory.read(regs.fp + row->rbp_offset, &fp)) fp = 0;
+        if (regs.fp == 0 || !memory.read(regs.fp + row->rbp_offset, &fp)) fp = 0;  // unknown stays unknown
       }
     }
     if (return_address == 0) {

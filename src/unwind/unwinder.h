@@ -19,7 +19,11 @@ inline constexpr uint32_t kDefaultMaxDepth = 128;
 struct Registers {
   uint64_t pc = 0;
   uint64_t sp = 0;
-  uint64_t fp = 0;  // rbp
+  // rbp; 0 when not known (a blocked thread's registers from
+  // /proc/PID/task/TID/syscall are pc and sp alone): a frame whose rule
+  // needs rbp then ends the walk, marked truncated, until a frame restores
+  // rbp from the stack (CFI's "rbp saved at CFA+n").
+  uint64_t fp = 0;
 };
 
 struct Stack {
