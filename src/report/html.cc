@@ -319,7 +319,9 @@ std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& sym
 std::string summary_paragraphs(const Summary& s) {
   std::string out = fmt::format("<p><b>{}</b> samples", s.samples);
   if (s.period_ns)
-    out += fmt::format(" at <b>{:.6g} Hz</b> ({} ns each): <b>{:.3f} s</b> of CPU time", s.rate_hz, s.period_ns, s.cpu_seconds);
+    // The wall clock samples blocked time too (as render.cc's text header says).
+    out += fmt::format(" at <b>{:.6g} Hz</b> ({} ns each): <b>{:.3f} s</b> of {} time", s.rate_hz, s.period_ns, s.cpu_seconds,
+                       s.clock == "wall" ? "wall" : "CPU");
   if (!s.clock.empty()) out += fmt::format(", {} clock", escape(s.clock));
   if (s.wall_seconds > 0) out += fmt::format(", over {:.3f} s", s.wall_seconds);
   if (s.dropped) out += fmt::format(", {} dropped", s.dropped);
@@ -346,8 +348,8 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   out += "<style>" + std::string(kStyle) + "</style></head><body>\n";
   out += fmt::format("<h1>profil report by {}</h1>\n<div id=\"summary\" class=\"summary\">\n", view_name(report.view));
   out += summary_paragraphs(s);
-  out += "<p>Each share carries its 95 % Wilson score interval: the samples are a random draw from the "
-         "program's CPU time.</p>\n</div>\n";
+  out += fmt::format("<p>Each share carries its 95 % Wilson score interval: the samples are a random draw from the "
+                     "program's {} time.</p>\n</div>\n", s.clock == "wall" ? "wall" : "CPU");
 
   // The flame graph first: the one picture of where the time went, whole
   // stacks; the flat views follow.
