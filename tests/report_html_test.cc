@@ -67,13 +67,14 @@ class HtmlReport : public ::testing::Test {
   // HTML report; returns the page.
   std::string make_report(const std::string& specs =
                               " hot_inner=600 hot_inner+8=100 hot_outer=300 local_helper=50 main=30"
-                              " fixture_library_work=15 zero_size_first+3=5 @nowhere=4") {
+                              " fixture_library_work=15 zero_size_first+3=5 @nowhere=4",
+                          const std::string& report_options = "") {
     std::string profile = dir_ + "/app.profraw", html = dir_ + "/report.html";
     std::string fixture = build_ + "/tests/report_fixtures/report_fixture_pie";
     int status = 0;
     capture(build_ + "/bin/report_make_profile " + profile + " " + fixture + specs, &status);
     EXPECT_EQ(status, 0);
-    capture(build_ + "/bin/profil report --format html -o " + html + " " + profile, &status);
+    capture(build_ + "/bin/profil report --format html " + report_options + " -o " + html + " " + profile, &status);
     EXPECT_EQ(status, 0);
     std::ifstream in(html);
     std::stringstream text;
@@ -556,6 +557,56 @@ TEST_F(HtmlReport, ChromiumDrawsTheAddressChartsLabelsApart) {
       }
   }
   EXPECT_GE(most, 2u);  // the program's chart labels its neighbouring columns
+}
+
+// --threads in the flame graph: each thread a frame under the root, named
+// "name tid", as wide as its samples, its stacks above it.
+constexpr const char* kThreadsDriver = R"(<script>
+(function(){
+  var out=[], graph=document.getElementById('flame-graph');
+  function log(){ out.push(Array.prototype.join.call(arguments,'\t')); }
+  var names=JSON.parse(document.getElementById('flame-graph-data').textContent).names;
+  var steps=[function(){
+    graph.querySelectorAll('svg g.frame').forEach(function(g){
+      var path=[];
+      for(var a=d3.select(g).datum();a;a=a.parent) path.unshift(names[a.data.n]);
+      log('frame',path.join(';'),g.getAttribute('width'));
+    });
+  }];
+)";
+
+TEST_F(HtmlReport, ChromiumDrawsEachThreadAsARootOfTheFlameGraph) {
+  std::string chromium = find_chromium();
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh installs it)";
+  std::string page = make_report(" 'hot_inner<-hot_outer<-main=600@101:worker' 'local_helper<-main=200@101:worker'"
+                                 " 'hot_outer<-main=300@100:app'",
+                                 "--threads");
+  ASSERT_FALSE(page.empty());
+  std::string dom;
+  const std::vector<std::string> driven = drive(dir_, page, kThreadsDriver, chromium, &dom);
+  std::map<std::string, double> width;  // path -> frame width
+  std::string seen;
+  for (const std::string& line : driven) {
+    seen += line + "\n";
+    std::vector<std::string> f = split(line, '\t');
+    ASSERT_EQ(f.size(), 3u) << line;
+    width[f[1]] = std::strtod(f[2].c_str(), nullptr);
+  }
+  SCOPED_TRACE("frames:\n" + seen);
+  ASSERT_TRUE(width.count("all"));
+  ASSERT_TRUE(width.count("all;worker 101"));
+  ASSERT_TRUE(width.count("all;app 100"));
+  const double all = width.at("all");
+  EXPECT_NEAR(width.at("all;worker 101") / all, 800.0 / 1100.0, 1e-9);
+  EXPECT_NEAR(width.at("all;app 100") / all, 300.0 / 1100.0, 1e-9);
+  // Each thread's stacks above it, root first.
+  EXPECT_NEAR(width.at("all;worker 101;main;hot_outer;hot_inner") / all, 600.0 / 1100.0, 1e-9);
+  EXPECT_NEAR(width.at("all;worker 101;main;local_helper") / all, 200.0 / 1100.0, 1e-9);
+  EXPECT_NEAR(width.at("all;app 100;main;hot_outer") / all, 300.0 / 1100.0, 1e-9);
+  // Nothing else under the root.
+  for (const auto& [path, w] : width)
+    if (std::count(path.begin(), path.end(), ';') == 1)
+      EXPECT_TRUE(path == "all;worker 101" || path == "all;app 100") << path;
 }
 
 }  // namespace
