@@ -30,17 +30,7 @@ for tool in /usr/bin/time go perf node gcc; do
 done
 export HOME=$work GOCACHE=$work/gocache PPROF_TMPDIR=$work/pprof
 
-python3 - "$work/big.c" <<'PY'
-import sys
-with open(sys.argv[1], 'w') as f:
-    f.write('#include <stdlib.h>\n')
-    for i in range(500):
-        f.write(f'static int f{i}(int *a, int n) {{ int s = 0; for (int i = 0; i < n; ++i) {{ if (a[i] % {i % 7 + 2}) s += a[i] * {i}; else s ^= a[(i + {i}) % n]; }} switch (s & 7) {{ case 0: return s + {i}; case 1: return s * 3; case 2: return f{max(i - 1, 0)}(a, n / 2); default: return s; }} }}\n')
-    f.write('int main(void) { int a[64]; for (int i = 0; i < 64; ++i) a[i] = rand(); int s = 0;\n')
-    for i in range(500):
-        f.write(f' s += f{i}(a, 64);\n')
-    f.write(' return s & 1; }\n')
-PY
+python3 "$(dirname "$0")/big_c.py" "$work/big.c"
 cat > "$work/work.js" <<'JS'
 // A few JavaScript functions of different weights, for about 2 s of CPU.
 function parse(n) { let t = 0; for (let i = 0; i < n; i++) t += JSON.parse('{"a":' + i + ',"b":[1,2,3]}').a; return t; }
