@@ -29,12 +29,26 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(ProfrawWriter, WritesWhatTheReaderReads) {
-  char pattern[] = "/tmp/profraw-writer-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  sampler::PcTable* table = sampler::PcTable::create(64);
-  ASSERT_NE(table, nullptr);
+// Each test writes into a directory of its own from a pc table of its own,
+// both gone after it however it ends.
+class ProfrawWriter : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/profraw-writer-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir = pattern;
+    table = sampler::PcTable::create(64);
+    ASSERT_NE(table, nullptr);
+  }
+  void TearDown() override {
+    if (table != nullptr) sampler::PcTable::destroy(table);
+    if (!dir.empty()) fs::remove_all(dir);
+  }
+  fs::path dir;
+  sampler::PcTable* table = nullptr;
+};
+
+TEST_F(ProfrawWriter, WritesWhatTheReaderReads) {
   const uint64_t here = reinterpret_cast<uint64_t>(&write_profraw);
   table->add(here, 5);
   table->add(here + 16, 2);
@@ -79,20 +93,13 @@ TEST(ProfrawWriter, WritesWhatTheReaderReads) {
   // An unwritable directory: false with errno, and no file.
   EXPECT_FALSE(write_profraw((dir / "missing").c_str(), "y.profraw", info, *table));
   EXPECT_EQ(errno, ENOENT);
-  sampler::PcTable::destroy(table);
-  fs::remove_all(dir);
 }
 
 // A first dump is written into its empty placeholder, the temporary the
 // runtime created at start, and renamed from it (the same inode: none
 // created, none freed); without a placeholder it is written the usual way.
 // A dump that fails leaves the placeholder there, empty.
-TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
-  char pattern[] = "/tmp/profraw-writer-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  sampler::PcTable* table = sampler::PcTable::create(64);
-  ASSERT_NE(table, nullptr);
+TEST_F(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
   table->add(0x401000, 3);
   ProfrawInfo info;
   info.hz = 500;
@@ -135,8 +142,6 @@ TEST(ProfrawWriter, FirstDumpIsWrittenInItsPlaceholder) {
   EXPECT_FALSE(write_profraw(dir.c_str(), "z.1.profraw", info, *table, /*in_place=*/true));
   ASSERT_TRUE(fs::exists(blocked)) << "the placeholder stays";
   EXPECT_EQ(fs::file_size(blocked), 0u);
-  sampler::PcTable::destroy(table);
-  fs::remove_all(dir);
 }
 
 // Stacks built in the test, as the stack table will hand them over.
@@ -165,12 +170,7 @@ std::string read_all(const fs::path& path) {
   return ss.str();
 }
 
-TEST(ProfrawWriter, WritesStacksTheReaderSpreadsOverThePcs) {
-  char pattern[] = "/tmp/profraw-writer-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  sampler::PcTable* table = sampler::PcTable::create(64);
-  ASSERT_NE(table, nullptr);
+TEST_F(ProfrawWriter, WritesStacksTheReaderSpreadsOverThePcs) {
   const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4, other = leaf + 32;
   table->add(leaf, 9);
   table->add(other, 3);
@@ -227,19 +227,12 @@ TEST(ProfrawWriter, WritesStacksTheReaderSpreadsOverThePcs) {
   EXPECT_FALSE(flat.stacks_captured);
   EXPECT_FALSE(flat.profile.has_stacks());
   EXPECT_EQ(flat.profile.total_count(), 12u);
-  sampler::PcTable::destroy(table);
-  fs::remove_all(dir);
 }
 
 // Each stack keeps its thread, and each thread is named once: a live one
 // by its comm, one that ended by the name it ended with, one that ended
 // unseen as ended (profraw version 4).
-TEST(ProfrawWriter, NamesTheThreadsOfTheStacks) {
-  char pattern[] = "/tmp/profraw-writer-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  sampler::PcTable* table = sampler::PcTable::create(64);
-  ASSERT_NE(table, nullptr);
+TEST_F(ProfrawWriter, NamesTheThreadsOfTheStacks) {
   const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4;
   table->add(leaf, 9);
   // A thread that renames itself, then ends: the runtime keeps its name.
@@ -265,20 +258,13 @@ TEST(ProfrawWriter, NamesTheThreadsOfTheStacks) {
   EXPECT_EQ(by_thread, (std::map<int32_t, uint64_t>{{0x3ffffe, 2}, {ended, 3}, {self, 4}}));
   EXPECT_EQ(p.thread_names, (std::map<int32_t, std::string>{
                                 {self, "writer-main"}, {ended, "done-worker"}, {0x3ffffe, format::profraw::kEndedThreadName}}));
-  sampler::PcTable::destroy(table);
-  fs::remove_all(dir);
 }
 
 // Each pc and each stack keeps its observations beside its weighted count
 // (profraw version 5, issue 22): three signals of 16 periods are a count
 // of 48 in 3 draws; what the pc table has beyond the stacks keeps the
 // rest of the observations.
-TEST(ProfrawWriter, KeepsTheObservationsBesideTheWeightedCounts) {
-  char pattern[] = "/tmp/profraw-writer-XXXXXX";
-  ASSERT_NE(mkdtemp(pattern), nullptr);
-  const fs::path dir = pattern;
-  sampler::PcTable* table = sampler::PcTable::create(64);
-  ASSERT_NE(table, nullptr);
+TEST_F(ProfrawWriter, KeepsTheObservationsBesideTheWeightedCounts) {
   const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4, other = leaf + 32;
   for (int i = 0; i < 3; ++i) table->add(leaf, 16);
   for (int i = 0; i < 5; ++i) table->add(other, 1);
@@ -302,8 +288,6 @@ TEST(ProfrawWriter, KeepsTheObservationsBesideTheWeightedCounts) {
   EXPECT_EQ(got[std::make_pair(leaf, true)], std::make_pair(uint64_t{32}, uint64_t{2}));
   EXPECT_EQ(got[std::make_pair(leaf, false)], std::make_pair(uint64_t{16}, uint64_t{1}));
   EXPECT_EQ(got[std::make_pair(other, false)], std::make_pair(uint64_t{5}, uint64_t{5}));
-  sampler::PcTable::destroy(table);
-  fs::remove_all(dir);
 }
 
 }  // namespace
