@@ -2,7 +2,9 @@
 # profil report on real profiles whose program is gone or was rebuilt since
 # (a profile copied to another machine): the names and lines `profil run`
 # wrote into the pprof file are shown, row for row what the program itself
-# gives, and the warning says where they came from. A file written with
+# gives, and the warning says where they came from; a program whose
+# symbols changed since is not asked (the file named it completely) unless
+# --symbolize force. A file written with
 # --no-symbolize carries no names: its samples stay [unknown].
 #   report_missing_program.sh <profil> <fixture dir>
 set -euo pipefail
@@ -25,6 +27,22 @@ cat present.line
 [ ! -s present.function.err ] || fail "warnings with the program present: $(cat present.function.err)"
 grep -q ' hot_inner ' present.function || fail "hot_inner missing with the program present"
 grep -q 'prog\.c:[0-9]* *hot_inner ' present.line || fail "hot_inner's line missing with the program present"
+
+# The program's symbol renamed in place (objcopy keeps its build id): the
+# file says it named the program completely (has_functions and
+# has_inline_frames), so the views take its names, as pprof does, and do
+# not ask the object; --symbolize force asks the object again.
+cp prog prog.original
+objcopy --redefine-sym hot_inner=renamed_inner prog
+for view in function line; do
+  report --by $view "$named" > renamed.$view 2> renamed.$view.err
+  cmp present.$view renamed.$view || { diff present.$view renamed.$view; fail "--by $view: names not from the file"; }
+  [ ! -s renamed.$view.err ] || fail "warnings with the names in the file: $(cat renamed.$view.err)"
+done
+report --symbolize force "$named" > forced.function 2>/dev/null
+grep -q ' renamed_inner ' forced.function || { cat forced.function; fail "--symbolize force did not read the object"; }
+! grep -q ' hot_inner ' forced.function || fail "--symbolize force kept the file's name"
+mv prog.original prog
 
 rm prog
 for view in function line; do

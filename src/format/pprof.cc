@@ -208,7 +208,8 @@ bool looks_like_gzip(std::string_view bytes) {
          static_cast<unsigned char>(bytes[1]) == 0x8b;
 }
 
-std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize) {
+std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize,
+                         const std::function<bool(const Mapping&)>& inline_frames_read) {
   pb::Profile out;
   StringTable strings(&out);
   auto value_type = [&](pb::ValueType* type, const char* name, const char* unit) {
@@ -249,6 +250,12 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     mapping->set_file_offset(m.file_offset);
     mapping->set_filename(strings.intern(m.path));
     mapping->set_build_id(strings.intern(m.build_id));
+    // A file's complete names stay complete when written again (merge,
+    // report --format pprof), and so read the same.
+    if (m.symbolized) {
+      mapping->set_has_functions(true);
+      mapping->set_has_inline_frames(true);
+    }
   }
 
   // The samples summed per (leaf, process, stack), in a copy: the profile
@@ -319,7 +326,10 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     if (frames.empty()) {
       if (const std::vector<Frame>* carried = profile.frames_for(address)) frames = *carried;
     }
-    if (mapping && frames.size() > 1) mapping->set_has_inline_frames(true);
+    // Set by the symbolizer's answer only: a file written again without
+    // one keeps the flags it was read with (Mapping::symbolized).
+    if (mapping && symbolize && (frames.size() > 1 || (inline_frames_read && inline_frames_read(*m))))
+      mapping->set_has_inline_frames(true);
     for (const PprofFrame& frame : frames) {
       if (frame.function.empty() && frame.system_name.empty() && frame.file.empty()) continue;
       add_line(location, mapping, frame);
@@ -455,6 +465,7 @@ Profile decode_pprof(std::string_view bytes) {
     mapping.file_offset = m.file_offset();
     mapping.path = string_at(m.filename(), "mapping filename");
     mapping.build_id = string_at(m.build_id(), "mapping build_id");
+    mapping.symbolized = m.has_functions() && m.has_inline_frames();
     if (m.id() == 0) fail("mapping with id 0");
     if (!mapping_index.emplace(m.id(), profile.mappings.size()).second)
       fail("two mappings with id " + std::to_string(m.id()));

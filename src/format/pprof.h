@@ -43,7 +43,11 @@ inline constexpr const char* kObservationsType = "observations";
 // The program, pid, clock and dropped count travel as "profil.<key>=<value>"
 // comments; a sum of several processes has "profil.processes=N PATH" for
 // each program (Profile::programs) instead of its program. Throws FormatError (e.g. a count too large for int64).
-std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize = {});
+// inline_frames_read(mapping): the symbolizer read the DWARF of the
+// mapping's object (whatever it found), so the file's frames for it are
+// complete: has_inline_frames is set then (Mapping::symbolized when read).
+std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symbolize = {},
+                         const std::function<bool(const Mapping&)>& inline_frames_read = {});
 
 // Accepts gzip'd or plain bytes; throws FormatError on anything that is not a
 // well-formed Profile (bad string or id references included). Fills samples

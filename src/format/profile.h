@@ -21,6 +21,13 @@ struct Mapping {
   uint64_t file_offset = 0;  // offset in the file that start maps to
   std::string path;          // object path as the process saw it
   std::string build_id;      // lowercase hex, empty when unknown
+  // The file's frames for this range are all its writer's objects could
+  // give: every name, and the lines and inline frames of the DWARF the
+  // writer read for it (pprof has_functions and has_inline_frames, which
+  // profil's writer sets on every mapping whose DWARF it read, inlined
+  // code found or not). `profil report` then reads the names from the file
+  // as pprof does instead of symbolizing again (report/symbolizer.h).
+  bool symbolized = false;
 
   bool contains(uint64_t address) const { return address >= start && address < limit; }
   friend bool operator==(const Mapping&, const Mapping&) = default;

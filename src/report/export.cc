@@ -21,7 +21,7 @@ std::string export_pprof(const format::Profile& profile, Symbolizer* symbolizer)
     // them when this gives none); passing them lets the warning say so.
     // Inlined functions become lines of the location, innermost first.
     return symbolizer->frames(&mapping, symbolizer->symbolize(&mapping, address, profile.frames_for(address)));
-  });
+  }, [&](const format::Mapping& mapping) { return symbolizer->inline_frames_read(mapping); });
 }
 
 std::vector<format::GmonArc> gmon_arcs_from_stacks(const format::Profile& profile, const format::Mapping& program,

@@ -169,7 +169,10 @@ class ElfObject {
       segments.push_back({header.p_offset, header.p_filesz, header.p_vaddr, header.p_memsz,
                           (header.p_flags & PF_X) != 0});
     }
-    read_symbols();
+    // The symbol table is read on the first lookup (ensure_symbols): a
+    // report that takes the names from the profile file needs only the
+    // program headers (node's 99 MB binary: reading its .dynsym was a
+    // quarter of such a report).
     return {};
   }
 
@@ -211,7 +214,8 @@ class ElfObject {
     return false;
   }
 
-  const FunctionSymbol* lookup(uint64_t file_address) const {
+  const FunctionSymbol* lookup(uint64_t file_address) {
+    ensure_symbols();
     auto it = std::upper_bound(symbols_.begin(), symbols_.end(), file_address,
                                [](uint64_t a, const FunctionSymbol& s) { return a < s.address; });
     // A small function nested in a larger one (rare: hand-written assembly)
@@ -425,7 +429,8 @@ class ElfObject {
 
   // The file the symbol table was read from: the object, or its separate
   // debug file (MiniDebugInfo is inside the object).
-  std::string symbol_file() const {
+  std::string symbol_file() {
+    ensure_symbols();
     if (symbols_elf_ == nullptr || symbols_elf_ == main_elf_ || module_ == nullptr) return main_path_;
     const char* debug_file = nullptr;
     dwfl_module_info(module_, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, &debug_file);
@@ -490,6 +495,12 @@ class ElfObject {
       return debug.release();
     }
     return debuginfod_.find_debuginfo(path, id, found);
+  }
+
+  void ensure_symbols() {
+    if (symbols_read_) return;
+    symbols_read_ = true;
+    read_symbols();
   }
 
   void read_symbols() {
@@ -595,6 +606,7 @@ class ElfObject {
   Elf* main_elf_ = nullptr;
   bool debug_file_only_ = false;  // the program is gone: main_elf_ is its debug file
   Elf* symbols_elf_ = nullptr;
+  bool symbols_read_ = false;
   std::string main_path_;
   std::vector<FunctionSymbol> symbols_;
   std::unordered_map<const char*, std::string> names_;
@@ -657,7 +669,17 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   symbol.function = kUnknownFunction;
   symbol.object = !mapping ? kUnknownFunction : mapping->path.empty() ? "[anon]" : mapping->path;
   ElfObject* object = mapping ? object_for(*mapping) : nullptr;
-  if (object && object->to_file_address(*mapping, address, &symbol.file_address)) {
+  // What the writer's symbol table named is in the file; what it did not
+  // name, this one would not either.
+  const bool named_by_file = file_names_first_ && mapping && mapping->symbolized;
+  if (named_by_file && carried && !carried->empty() && name_from_frames(*carried, &symbol)) {
+    // The link-time address still places it in the object (address
+    // charts); the program headers suffice, no symbol table is read.
+    if (object && !object->to_file_address(*mapping, address, &symbol.file_address)) symbol.file_address = 0;
+    if (!object) note_named_from_profile(*mapping);
+    return symbol;
+  }
+  if (object && object->to_file_address(*mapping, address, &symbol.file_address) && !named_by_file) {
     if (const auto* found = object->lookup(symbol.file_address)) {
       symbol.function = object->demangled(found->raw_name);
       symbol.function_address = found->address;
@@ -677,10 +699,15 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";
   if (!mapping && address == format::kKernelAddress) symbol.object = format::kKernelFrame;
   if (!mapping) return symbol;
-  std::string key = mapping->path + '\0' + mapping->build_id;
+  note_named_from_profile(*mapping);
+  return symbol;
+}
+
+void Symbolizer::note_named_from_profile(const format::Mapping& mapping) {
+  if (problems_.empty()) return;
+  const std::string key = mapping.path + '\0' + mapping.build_id;
   for (ObjectProblem& problem : problems_)
     if (problem.key == key) problem.named_from_profile = true;
-  return symbol;
 }
 
 SourceLine Symbolizer::source_line(const format::Mapping* mapping, const Symbol& symbol) {
@@ -726,6 +753,8 @@ std::vector<format::Frame> Symbolizer::frames(const format::Mapping* mapping, co
   frames.push_back(std::move(outer));
   return frames;
 }
+
+bool Symbolizer::inline_frames_read(const format::Mapping& mapping) { return dwarf_object(&mapping) != nullptr; }
 
 bool Symbolizer::file_address(const format::Mapping& mapping, uint64_t address, uint64_t* out) {
   ElfObject* object = object_for(mapping);

@@ -99,6 +99,19 @@ class Symbolizer {
   // no line and no inline frames.
   void read_distribution_dwarf(bool read) { distribution_dwarf_ = read; }
 
+  // Whether frames() reads the DWARF of mapping's object (it can be read,
+  // and read_distribution_dwarf allows it): a writer's frames for the
+  // mapping are then all there is to know (format::Mapping::symbolized).
+  bool inline_frames_read(const format::Mapping& mapping);
+
+  // Whether a mapping the profile file says it symbolized completely
+  // (format::Mapping::symbolized) takes its names, lines and inline frames
+  // from the file instead of from its objects, as pprof does (its
+  // symbolizer skips mappings with has_functions unless -symbolize=force):
+  // what `profil run` wrote is not computed twice. Such a symbol has no
+  // function address or size (address view, gmon arcs): off by default.
+  void file_names_first(bool first) { file_names_first_ = first; }
+
   // Problems met so far (missing file, build id mismatch), each said once,
   // with what became of the object's samples.
   std::vector<std::string> take_warnings();
@@ -115,11 +128,14 @@ class Symbolizer {
   };
 
   ElfObject* object_for(const format::Mapping& mapping);
+  // The warning about mapping's object says its samples took the file's names.
+  void note_named_from_profile(const format::Mapping& mapping);
   // object_for, when its DWARF may be read (read_distribution_dwarf).
   ElfObject* dwarf_object(const format::Mapping* mapping);
 
   std::string debug_root_;
   bool distribution_dwarf_ = true;
+  bool file_names_first_ = false;
   std::map<std::string, std::unique_ptr<ElfObject>> objects_;  // key: path + '\0' + build id
   std::vector<ObjectProblem> problems_;  // not yet taken
   UnnamedCode unnamed_;  // names for what a readable object's symbol table does not name

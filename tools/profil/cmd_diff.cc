@@ -20,6 +20,7 @@ struct DiffArgs {
   std::string exe;
   size_t top = 0;
   std::string color = "auto";
+  std::string symbolize = "auto";
   std::string output;
   bool per_second = false;
 };
@@ -33,6 +34,7 @@ int run_diff(const DiffArgs& args) {
     return fail(e.file(), e.what());
   }
   report::Symbolizer symbolizer;
+  symbolizer.file_names_first(args.symbolize == "auto");
   auto base_symbolized = report::symbolize_profile(base.profile, symbolizer, false, false);
   auto new_symbolized = report::symbolize_profile(changed.profile, symbolizer, false, false);
   if (base_symbolized.saturated || new_symbolized.saturated) report::warn_saturated();
@@ -69,6 +71,7 @@ RegisterCommand register_diff(
                    "Test each function's samples per wall second of each profile, not per run (profiles of "
                    "different lengths)");
       app.add_option("--exe", args->exe, "The program gmon.out inputs came from (default a.out)");
+      add_symbolize_option(app, &args->symbolize);
       add_output_option(app, &args->output, "Write to FILE");
       add_color_option(app, &args->color);
       return [args] { return run_diff(*args); };

@@ -28,6 +28,7 @@ struct ReportArgs {
   std::string exe;
   std::string output;
   std::string color = "auto";
+  std::string symbolize = "auto";
   bool folded_objects = false;
   bool threads = false;
   bool no_inlines = false;
@@ -88,6 +89,10 @@ int run_report(const ReportArgs& args) {
     print_warnings(symbolizer);
     return emit(args.output, bytes, true);
   }
+  // The address view disassembles each function, which needs its address
+  // and size from the object's symbol table; every other view takes the
+  // file's names as pprof does.
+  symbolizer.file_names_first(args.symbolize == "auto" && options.view != report::View::address);
   bool lines = options.view == report::View::line;
   bool per_address = options.view == report::View::address || format->per_address;
   report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines, per_address);
@@ -146,6 +151,7 @@ RegisterCommand register_report(
       app.add_option("--exe", args->exe, "The program a gmon.out file came from (default a.out)");
       app.add_flag("--folded-objects", args->folded_objects,
                    "In --format folded, name each frame object`function (default: the function alone)");
+      add_symbolize_option(app, &args->symbolize);
       add_output_option(app, &args->output, "Write to FILE");
       add_color_option(app, &args->color);
       return [args] { return run_report(*args); };

@@ -55,6 +55,13 @@ bool use_colour(const std::string& mode, bool to_file) {
   return isatty(STDOUT_FILENO) && !(no_color && *no_color);
 }
 
+void add_symbolize_option(CLI::App& app, std::string* mode) {
+  app.add_option("--symbolize", *mode,
+                 "auto: names, lines and inline frames from the file where it carries them all (as profil run "
+                 "writes them), else from the objects; force: from the objects always (default auto)")
+      ->check(CLI::IsMember({"auto", "force"}));
+}
+
 void add_output_option(CLI::App& app, std::string* output, const std::string& what) {
   app.add_option("--output,-o", *output, what + " (default: standard output)");
 }

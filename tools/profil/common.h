@@ -34,6 +34,13 @@ void add_color_option(CLI::App& app, std::string* mode);
 // auto: only on a terminal, and not when NO_COLOR is set (no-color.org).
 bool use_colour(const std::string& mode, bool to_file);
 
+// --symbolize MODE on app (pprof's -symbolize): "auto" takes the names a
+// profile file carries for a mapping it symbolized completely (what
+// `profil run` wrote) and reads the objects for the rest; "force" reads
+// every object again (a rebuilt library with the same build id, newer
+// debug files).
+void add_symbolize_option(CLI::App& app, std::string* mode);
+
 // -o,--output FILE on app: "-" or none is standard output.
 void add_output_option(CLI::App& app, std::string* output, const std::string& what);
 bool writes_to_file(const std::string& output);
