@@ -101,13 +101,14 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
   };
   std::map<Key, uint32_t> row_ids;
   std::vector<uint32_t> row_of(frames.size(), UINT32_MAX);
+  std::vector<std::map<Key, uint32_t>::iterator> key_of(frames.size());  // map iterators stay valid
   std::vector<const StackFrame*> example;
   for (size_t i = 0; i < frames.size(); ++i) {
     const StackFrame& f = frames[i];
     if ((f.function == format::kTruncatedFrame && f.object.empty()) || f.task) continue;  // not a function
     Key key{f.object, options.view == View::object ? "" : f.function,
             options.view == View::line ? f.file : "", options.view == View::line ? f.line : 0};
-    row_ids.try_emplace(std::move(key), 0);
+    key_of[i] = row_ids.try_emplace(std::move(key), 0).first;
     row_of[i] = 0;  // numbered below, in key order
   }
   // Rows numbered in key order, so that ties keep a name order.
@@ -117,10 +118,8 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
     for (auto& [key, id] : row_ids) id = n++;
     for (size_t i = 0; i < frames.size(); ++i) {
       if (row_of[i] == UINT32_MAX) continue;
-      const StackFrame& f = frames[i];
-      row_of[i] = row_ids[Key{f.object, options.view == View::object ? "" : f.function,
-                              options.view == View::line ? f.file : "", options.view == View::line ? f.line : 0}];
-      ordered[row_of[i]] = &f;
+      row_of[i] = key_of[i]->second;
+      ordered[row_of[i]] = &frames[i];
     }
     example = std::move(ordered);
   }
@@ -148,6 +147,7 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
     return self[a] != self[b] ? self[a] > self[b] : cumulative[a] > cumulative[b];
   });
   report->rows_before_filter = row_ids.size();
+  report->rows.reserve(options.top ? std::min<size_t>(options.top, order.size()) : order.size());
   const uint64_t n = set.total();
   for (uint32_t r : order) {
     Row row;
