@@ -221,10 +221,12 @@ std::string render_summary_json(const Summary& s) {
   return fmt::format(
       "{{\"samples\":{},\"period_ns\":{},\"rate_hz\":{:.6g},\"cpu_seconds\":{:.6f},\"wall_seconds\":{:.6f},"
       "\"dropped\":{},\"clock\":\"{}\",\"program\":\"{}\",\"objects\":{},\"files\":[{}],"
-      "\"profil_own_samples\":{},\"profil_own_percent\":{:.4f},\"observations\":{}}}",
+      "\"profil_own_samples\":{},\"profil_own_percent\":{:.4f},\"observations\":{},"
+      "\"sampled_seconds\":{:.6f},\"sampled_time\":\"{}\"}}",
       s.samples, s.period_ns, s.rate_hz, s.cpu_seconds, s.wall_seconds, s.dropped, json_escape(s.clock),
       json_escape(s.program), s.objects, files, s.own_samples, own_percent(s),
-      s.observations != 0 ? std::to_string(s.observations) : "null");
+      s.observations != 0 ? std::to_string(s.observations) : "null", s.cpu_seconds,
+      s.clock == "wall" ? "wall" : "cpu");
 }
 
 std::string render_json(const Report& report) {
