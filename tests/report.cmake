@@ -68,6 +68,22 @@ add_custom_command(TARGET report_fixture_pie POST_BUILD
   BYPRODUCTS ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked ${REPORT_FIXTURE_DIR}/report_fixture_pie_stripped
              ${REPORT_FIXTURE_DIR}/report_fixture_pie_linked.debug ${REPORT_FIXTURE_DIR}/report_fixture_pie_mini)
 
+# The inline fixture stripped, its debug file apart with its DWARF
+# compressed as Debian's -dbg and -dbgsym packages ship it (zlib, the gABI's
+# SHF_COMPRESSED), as binutils wrote it before (zlib-gnu, .zdebug_*) and
+# not compressed: the uncompressed copies of debug_file_cache.h.
+add_custom_command(TARGET report_fixture_inline POST_BUILD
+  COMMAND ${CMAKE_OBJCOPY} --only-keep-debug --compress-debug-sections=zlib report_fixture_inline
+          report_fixture_inline_zlib.debug
+  COMMAND ${CMAKE_OBJCOPY} --only-keep-debug --compress-debug-sections=zlib-gnu report_fixture_inline
+          report_fixture_inline_zlib_gnu.debug
+  COMMAND ${CMAKE_OBJCOPY} --only-keep-debug report_fixture_inline report_fixture_inline_plain.debug
+  COMMAND ${CMAKE_OBJCOPY} --strip-all report_fixture_inline report_fixture_inline_stripped
+  WORKING_DIRECTORY ${REPORT_FIXTURE_DIR}
+  BYPRODUCTS ${REPORT_FIXTURE_DIR}/report_fixture_inline_zlib.debug ${REPORT_FIXTURE_DIR}/report_fixture_inline_plain.debug
+             ${REPORT_FIXTURE_DIR}/report_fixture_inline_zlib_gnu.debug
+             ${REPORT_FIXTURE_DIR}/report_fixture_inline_stripped)
+
 add_custom_target(report_fixtures DEPENDS report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_lib
   report_fixture_inline)
 
@@ -78,6 +94,13 @@ if(TARGET report_symbolizer_test)
   add_dependencies(report_symbolizer_test report_fixtures)
   target_compile_definitions(report_symbolizer_test PRIVATE
     REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}" REPORT_FIXTURE_SRC="${REPORT_FIXTURE_SRC}")
+endif()
+
+# src/report/debug_file_cache_test.cc (made with the other tests beside
+# their sources) reads the inline fixture's copies above.
+if(TARGET report_debug_file_cache_test)
+  add_dependencies(report_debug_file_cache_test report_fixtures)
+  target_compile_definitions(report_debug_file_cache_test PRIVATE REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}")
 endif()
 
 # Stripped code split per function and the hint naming its debug package.

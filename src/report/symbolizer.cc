@@ -16,6 +16,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "report/debug_file_cache.h"
 #include "report/debuginfod.h"
 
 namespace profiling::report {
@@ -109,8 +110,12 @@ class ElfObject {
 
   // Empty string on success. profile_build_id: the build id the profile
   // recorded for the mapping, to find the debug file of a program that is
-  // gone.
-  std::string load(const std::string& path, const std::string& profile_build_id, const std::string& debug_root) {
+  // gone. copy_debug_files: make the uncompressed copy of a compressed
+  // debug file that has none yet (debug_file_cache.h); one made before is
+  // read either way.
+  std::string load(const std::string& path, const std::string& profile_build_id, const std::string& debug_root,
+                   bool copy_debug_files) {
+    copy_debug_files_ = copy_debug_files;
     // libdwfl's debug-file search path (dwfl_standard_find_debuginfo, as
     // gdb's "Separate Debug Files"): the object's directory, its .debug/
     // subdirectory, and the debug root, under which it looks for
@@ -135,7 +140,7 @@ class ElfObject {
       // build id names keeps its program headers and symbols (objcopy(1)
       // --only-keep-debug), so the profile's addresses still resolve.
       if (file.elf != nullptr || profile_build_id.size() <= 2) return error;
-      fd = open_debug_file_by_build_id(path, profile_build_id, debug_root, &reported);
+      fd = open_debug_file_by_build_id(path, profile_build_id, &reported);
       if (fd < 0) return error;
       debug_file_only_ = true;
     } else {
@@ -437,34 +442,71 @@ class ElfObject {
     return debug_file ? debug_file : main_path_;
   }
 
+  // The uncompressed copy read in place of the debug file, or "".
+  const std::string& debug_copy() const { return debug_copy_; }
+
  private:
   struct UnitRange {
     uint64_t start, end;
     Dwarf_Die unit;
   };
 
-  // libdwfl's find_debuginfo callback. With DEBUGINFOD_URLS, libdwfl's
-  // standard search (the build id under each absolute directory of the
-  // path, then .gnu_debuglink, then the servers), with the progress line
-  // around it. Without, the same search but its last step: there libdwfl
-  // 0.188 loads libdebuginfod, and with it libcurl and its TLS libraries
-  // (15 ms of CPU), to find that no server is named.
+  // libdwfl's find_debuginfo callback. First the object's debug file by
+  // its build id under the debug root, looked up here rather than by
+  // libdwfl's dwfl_build_id_find_debuginfo: that one keeps the Elf it
+  // opened (libdwfl/dwfl_build_id_find_debuginfo.c sets mod->debug.elf), so
+  // an uncompressed copy returned in its place would go unread. Then, with
+  // DEBUGINFOD_URLS, libdwfl's standard search (the build id, then
+  // .gnu_debuglink, then the servers), with the progress line around it.
+  // Without, the same search but its last step: there libdwfl 0.188 loads
+  // libdebuginfod, and with it libcurl and its TLS libraries (15 ms of
+  // CPU), to find that no server is named. Once the DWARF is read libdwfl
+  // asks again, for the dwz file .gnu_debugaltlink names
+  // (find_debug_altlink passes its path with a CRC of 0); that one it opens
+  // from the descriptor.
   static int find_debuginfo(Dwfl_Module* module, void** user_data, const char* module_name, Dwarf_Addr base,
                             const char* file_name, const char* debug_link, GElf_Word debug_link_crc,
                             char** debug_file_name) {
     // The module's user data is the object (set when it was reported).
     auto* self = static_cast<ElfObject*>(*user_data);
+    const bool altlink = debug_link != nullptr && debug_link_crc == 0;
+    if (self && !altlink) {
+      const unsigned char* bits = nullptr;
+      GElf_Addr note_address = 0;
+      const int size = dwfl_module_build_id(module, &bits, &note_address);
+      std::string found;
+      const int fd = size > 1 ? self->open_installed_debug_file(hex(bits, static_cast<size_t>(size)), &found) : -1;
+      if (fd >= 0) {
+        *debug_file_name = strdup(found.c_str());
+        return fd;
+      }
+    }
     if (self && self->debuginfod_.enabled()) {
       self->debuginfod_.begin(file_name ? file_name : module_name);
       const int fd = dwfl_standard_find_debuginfo(module, user_data, module_name, base, file_name, debug_link,
                                                   debug_link_crc, debug_file_name);
       self->debuginfod_.end(fd >= 0);
-      return fd;
+      return self->uncompressed(fd, *debug_file_name);
     }
     const int fd = dwfl_build_id_find_debuginfo(module, user_data, module_name, base, file_name, debug_link,
                                                 debug_link_crc, debug_file_name);
-    if (fd >= 0 || self == nullptr || file_name == nullptr || debug_link == nullptr) return fd;
-    return self->open_debug_link(file_name, debug_link, debug_file_name);
+    if (self == nullptr) return fd;
+    if (fd >= 0) return altlink ? self->uncompressed(fd, *debug_file_name) : fd;
+    if (file_name == nullptr || debug_link == nullptr) return fd;
+    return self->uncompressed(self->open_debug_link(file_name, debug_link, debug_file_name), *debug_file_name);
+  }
+
+  // The debug file at fd, or in its place its uncompressed copy, which
+  // libdw reads without inflating (debug_file_cache.h). The file keeps its
+  // name (symbol_file): the copy holds the same bytes once inflated.
+  int uncompressed(int fd, const char* name) {
+    if (fd < 0) return fd;
+    std::string copy;
+    const int copy_fd = open_uncompressed_debug_file(fd, name ? name : "", copy_debug_files_, &copy);
+    if (copy_fd < 0) return fd;
+    close(fd);
+    debug_copy_ = copy;
+    return copy_fd;
   }
 
   // .gnu_debuglink's file next to the object, in its .debug/ directory and
@@ -486,15 +528,19 @@ class ElfObject {
     return -1;
   }
 
-  int open_debug_file_by_build_id(const std::string& path, const std::string& id, const std::string& debug_root,
-                                  std::string* found) {
-    const std::string candidate = debug_root + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
+  // <debug root>/.build-id/xx/yyyy.debug (gdb manual, "Separate Debug
+  // Files"), or its uncompressed copy.
+  int open_installed_debug_file(const std::string& id, std::string* found) {
+    const std::string candidate = debug_root_ + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";
     ElfFile debug;
-    if (debug.open(candidate).empty() && debug.build_id() == id) {
-      *found = candidate;
-      return debug.release();
-    }
-    return debuginfod_.find_debuginfo(path, id, found);
+    if (!debug.open(candidate).empty() || debug.build_id() != id) return -1;
+    *found = candidate;
+    return uncompressed(debug.release(), found->c_str());
+  }
+
+  int open_debug_file_by_build_id(const std::string& path, const std::string& id, std::string* found) {
+    if (const int fd = open_installed_debug_file(id, found); fd >= 0) return fd;
+    return uncompressed(debuginfod_.find_debuginfo(path, id, found), found->c_str());
   }
 
   void ensure_symbols() {
@@ -605,6 +651,8 @@ class ElfObject {
   Dwfl_Module* module_ = nullptr;
   Elf* main_elf_ = nullptr;
   bool debug_file_only_ = false;  // the program is gone: main_elf_ is its debug file
+  bool copy_debug_files_ = false;
+  std::string debug_copy_;
   Elf* symbols_elf_ = nullptr;
   bool symbols_read_ = false;
   std::string main_path_;
@@ -630,7 +678,9 @@ ElfObject* Symbolizer::object_for(const format::Mapping& mapping) {
   auto it = objects_.find(key);
   if (it != objects_.end()) return it->second.get();
   auto object = std::make_unique<ElfObject>();
-  if (std::string error = object->load(mapping.path, mapping.build_id, debug_root_); !error.empty()) {
+  // Copies of debug files are made only where their DWARF will be read.
+  std::string error = object->load(mapping.path, mapping.build_id, debug_root_, distribution_dwarf_);
+  if (!error.empty()) {
     problems_.push_back({key, mapping.path + ": " + error});
     object.reset();
   } else if (!mapping.build_id.empty() && !object->build_id.empty() && mapping.build_id != object->build_id) {
@@ -769,6 +819,11 @@ std::vector<LoadSegment> Symbolizer::segments(const format::Mapping& mapping) {
 std::string Symbolizer::symbol_file(const format::Mapping& mapping) {
   ElfObject* object = object_for(mapping);
   return object ? object->symbol_file() : std::string();
+}
+
+std::string Symbolizer::debug_copy(const format::Mapping& mapping) {
+  ElfObject* object = object_for(mapping);
+  return object ? object->debug_copy() : std::string();
 }
 
 std::vector<std::string> Symbolizer::take_warnings() {

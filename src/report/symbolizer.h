@@ -90,13 +90,17 @@ class Symbolizer {
   // Path of the file that holds the object's symbols/DWARF (the object or its
   // debug file); empty when unreadable.
   std::string symbol_file(const format::Mapping& mapping);
+  // The uncompressed copy of that debug file read in its place
+  // (debug_file_cache.h); empty when none is.
+  std::string debug_copy(const format::Mapping& mapping);
 
   // Whether source_line() and frames() read the DWARF of distribution
   // debug files, those found by build id under the debug root (libc6-dbg,
   // -dbgsym packages): compressed, their inflate costs more than all the
   // rest of symbolizing, and anyone with the build id can read them again.
   // Without, their functions are named (their symbol tables are read) with
-  // no line and no inline frames.
+  // no line and no inline frames, and no uncompressed copy of a debug file
+  // is made (one made before is read).
   void read_distribution_dwarf(bool read) { distribution_dwarf_ = read; }
 
   // Whether frames() reads the DWARF of mapping's object (it can be read,

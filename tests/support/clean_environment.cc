@@ -4,7 +4,10 @@
 // shell's profile (Debian's libdebuginfod-common sets one) cannot change
 // what a test sees. The list is CMake's PROFIL_TEST_UNSET, which the
 // script tests get as ENVIRONMENT_MODIFICATION (tests/CMakeLists.txt); a
-// test that wants one of them sets it itself.
+// test that wants one of them sets it itself. XDG_CACHE_HOME is set to a
+// directory of the build (PROFIL_TEST_CACHE_HOME): what profil caches
+// (uncompressed debug files, src/report/debug_file_cache.h) goes there, not
+// into the developer's ~/.cache.
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -27,6 +30,7 @@ __attribute__((constructor(101))) void clean_environment() {
     ::unsetenv(name.c_str());
     names = comma == std::string_view::npos ? std::string_view{} : names.substr(comma + 1);
   }
+  ::setenv("XDG_CACHE_HOME", PROFIL_TEST_CACHE_HOME, 1);
 }
 
 }  // namespace
