@@ -124,7 +124,9 @@ std::string write_copy(Elf* source, int dirfd, const std::string& name) {
         !gelf_update_phdr(copy.get(), static_cast<int>(i), &segment))
       return elf_errmsg(-1);
   }
-  uint64_t end = header.e_phoff + phnum * uint64_t{header.e_phentsize};
+  // A dwz file has no program headers (e_phoff 0): the ELF header's end.
+  uint64_t end = std::max<uint64_t>(gelf_fsize(source, ELF_T_EHDR, 1, EV_CURRENT),
+                                    header.e_phoff + phnum * uint64_t{header.e_phentsize});
   std::vector<std::pair<Elf_Scn*, GElf_Shdr>> unallocated;
   for (Elf_Scn* scn = elf_nextscn(source, nullptr); scn; scn = elf_nextscn(source, scn)) {
     GElf_Shdr section;
