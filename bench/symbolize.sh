@@ -123,11 +123,16 @@ table() {
   done
 }
 
+# --symbolize force: every name, line and inline frame from the objects
+# again (what is measured here); without it the views take what the file
+# carries for the mappings profil run symbolized completely (pprof's rule),
+# the last row.
 report_rows=(
-  "profil report" "$work/profil report"
-  "profil report --no-inlines" "$work/profil report --no-inlines"
-  "profil report --format tree" "$work/profil report --format tree"
-  "profil report --format tree --no-inlines" "$work/profil report --format tree --no-inlines"
+  "profil report --symbolize force" "$work/profil report --symbolize force"
+  "... --no-inlines" "$work/profil report --symbolize force --no-inlines"
+  "... --format tree" "$work/profil report --symbolize force --format tree"
+  "... --format tree --no-inlines" "$work/profil report --symbolize force --format tree --no-inlines"
+  "profil report (names from the file)" "$work/profil report"
 )
 pprof_rows=()
 [ -n "$pprof" ] && pprof_rows=(

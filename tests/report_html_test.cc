@@ -604,9 +604,11 @@ TEST_F(HtmlReport, ChromiumDrawsEachThreadAsARootOfTheFlameGraph) {
   EXPECT_NEAR(width.at("all;worker 101;main;local_helper") / all, 200.0 / 1100.0, 1e-9);
   EXPECT_NEAR(width.at("all;app 100;main;hot_outer") / all, 300.0 / 1100.0, 1e-9);
   // Nothing else under the root.
-  for (const auto& [path, w] : width)
-    if (std::count(path.begin(), path.end(), ';') == 1)
+  for (const auto& [path, w] : width) {
+    if (std::count(path.begin(), path.end(), ';') == 1) {
       EXPECT_TRUE(path == "all;worker 101" || path == "all;app 100") << path;
+    }
+  }
 }
 
 }  // namespace

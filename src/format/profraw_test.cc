@@ -157,7 +157,7 @@ std::string with_stacks(std::string bytes, const std::vector<StackSpec>& stacks,
   std::string records;
   for (const StackSpec& spec : stacks) {
     profraw::StackRecord record{static_cast<uint32_t>(spec.pcs.size()), spec.truncated ? profraw::kStackTruncated : 0u,
-                                spec.weight};
+                                spec.weight, 0, 0};
     records.append(reinterpret_cast<const char*>(&record), sizeof record);
     records.append(reinterpret_cast<const char*>(spec.pcs.data()), spec.pcs.size() * sizeof(uint64_t));
   }
