@@ -196,9 +196,15 @@ compare() {
     # build's short processes: up to ~10 % of the run, on a busy machine
     # more). So the profiles must account for the processes' CPU under
     # profil run, or for the program's own work: the plain run's.
+    # On a loaded machine the same work costs more CPU under profil run
+    # than plainly (caches and cores shared; sort's pipeline: 1378 ms plain,
+    # 1730 ms profiled beside three busy loops): an account between the two
+    # is right too.
+    between() { awk -v a="$1" -v x="$2" -v y="$3" 'BEGIN { exit !((a >= x && a <= y) || (a >= y && a <= x)) }'; }
     within "$accounted_ms" "$prof_tree_ms" "$total_tolerance_percent" ||
       within "$accounted_ms" "$measured_ms" "$total_tolerance_percent" ||
-      fail "the profiles account for $accounted_ms ms of CPU, the program's processes used $prof_tree_ms ms under profil run and $measured_ms ms plainly (more than $total_tolerance_percent % apart from both)"
+      between "$accounted_ms" "$measured_ms" "$prof_tree_ms" ||
+      fail "the profiles account for $accounted_ms ms of CPU, the program's processes used $prof_tree_ms ms under profil run and $measured_ms ms plainly (not between them, and more than $total_tolerance_percent % apart from both)"
     awk -v a="$accounted_ms" -v m="$measured_ms" 'BEGIN { exit !(a >= m / 2 && a <= m * 2) }' ||
       fail "the profiles account for $accounted_ms ms of CPU, the plain run used $measured_ms ms (more than a factor of 2 apart)"
   else
