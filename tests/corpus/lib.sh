@@ -205,7 +205,13 @@ compare() {
       within "$accounted_ms" "$measured_ms" "$total_tolerance_percent" ||
       between "$accounted_ms" "$measured_ms" "$prof_tree_ms" ||
       fail "the profiles account for $accounted_ms ms of CPU, the program's processes used $prof_tree_ms ms under profil run and $measured_ms ms plainly (not between them, and more than $total_tolerance_percent % apart from both)"
-    awk -v a="$accounted_ms" -v m="$measured_ms" 'BEGIN { exit !(a >= m / 2 && a <= m * 2) }' ||
+    # Against the plain run only when the account is not the profiled
+    # run's own CPU: on a loaded VM the CPU time of the same work swings
+    # (CI: sqlite's CTE 945 ms plain, 1950 ms profiled while other builds
+    # ran, 1942 ms accounted; 3 of 3 quiet runs pass). What profil costs
+    # the program is the benchmarks' to measure (bench/run_overhead.sh).
+    within "$accounted_ms" "$prof_tree_ms" "$total_tolerance_percent" ||
+      awk -v a="$accounted_ms" -v m="$measured_ms" 'BEGIN { exit !(a >= m / 2 && a <= m * 2) }' ||
       fail "the profiles account for $accounted_ms ms of CPU, the plain run used $measured_ms ms (more than a factor of 2 apart)"
   else
     cpu_cell+=" (under 1 s: not checked)"
