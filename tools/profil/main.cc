@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "batch_heap.h"
 #include "command.h"
 
 namespace profiling::cli {
@@ -141,6 +142,9 @@ int main(int argc, char** argv) {
                  message.c_str());
     return command ? command->usage_status : 2;
   }
+  // A command that runs a program tunes its heap only once the program is
+  // done (run_convert.cc): until then it is the program's parent.
+  if (command != nullptr && !command->takes_program) use_batch_heap();
   try {
     for (auto& [sub, run] : commands)
       if (sub->parsed()) return run();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "batch_heap.h"
 #include "format/file_io.h"
 #include "report/export.h"
 #include "report/input.h"
@@ -151,7 +152,11 @@ struct ProfileSinks::State {
   }
 };
 
-ProfileSinks::ProfileSinks(ConvertOptions options) : state_(std::make_unique<State>(std::move(options))) {}
+ProfileSinks::ProfileSinks(ConvertOptions options) : state_(std::make_unique<State>(std::move(options))) {
+  // Converting is the report's kind of work (decode, symbolize, write), and
+  // by now the program has been started: its heap is its own.
+  use_batch_heap();
+}
 
 ProfileSinks::~ProfileSinks() = default;
 
