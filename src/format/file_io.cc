@@ -77,6 +77,18 @@ bool try_write_file_atomically(const std::string& path, std::string_view bytes, 
     return false;
   };
   if (path.empty()) return failed(ENOENT);
+  // An existing file that is not a regular one (/dev/null, a terminal, a
+  // FIFO) is written to as it is, as the shell's > would: renaming a new
+  // file over it replaces the node itself (as root, `profil report -o
+  // /dev/null` left /dev/null a regular file, and every later `> /dev/null`
+  // on the machine wrote into it). There is nothing to keep whole there.
+  struct stat existing {};
+  if (::stat(path.c_str(), &existing) == 0 && !S_ISREG(existing.st_mode) && !S_ISDIR(existing.st_mode)) {
+    base::UniqueFd out(::open(path.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC));
+    if (!out.valid()) return failed(errno);
+    if (!base::write_all(out.get(), bytes.data(), bytes.size())) return failed(errno);
+    return true;
+  }
   size_t slash = path.rfind('/');
   std::string directory = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);

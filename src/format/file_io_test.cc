@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +98,29 @@ TEST_F(FileIoTest, WritingOverADirectoryFails) {
   std::filesystem::create_directory(dir_ / "sub");
   EXPECT_THROW(write_file_atomically((dir_ / "sub").string(), "x"), FormatError);
   EXPECT_TRUE(std::filesystem::is_directory(dir_ / "sub"));
+}
+
+// A FIFO (as /dev/null or a terminal: any existing file that is not a
+// regular one) is written through, not replaced by a regular file renamed
+// over it: as root, `profil report -o /dev/null` once left /dev/null a
+// regular file.
+TEST_F(FileIoTest, ANodeThatIsNotARegularFileIsWrittenThroughAndKept) {
+  const std::string fifo = (dir_ / "fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // A reader is there first, so that the writer's open does not wait; the
+  // bytes fit in the pipe's buffer.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(reader, 0);
+  write_file_atomically(fifo, "through the fifo\n");
+  char buffer[64] = {};
+  const ssize_t n = ::read(reader, buffer, sizeof buffer);
+  ::close(reader);
+  EXPECT_EQ(std::string(buffer, n > 0 ? static_cast<size_t>(n) : 0), "through the fifo\n");
+  struct stat after {};
+  ASSERT_EQ(::stat(fifo.c_str(), &after), 0);
+  EXPECT_TRUE(S_ISFIFO(after.st_mode)) << "the fifo was replaced";
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), std::filesystem::directory_iterator()), 1)
+      << "a temporary was left";
 }
 
 }  // namespace
