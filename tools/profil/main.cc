@@ -142,8 +142,8 @@ int main(int argc, char** argv) {
                  message.c_str());
     return command ? command->usage_status : 2;
   }
-  // A command that runs a program tunes its heap only once the program is
-  // done (run_convert.cc): until then it is the program's parent.
+  // A command that runs a program tunes its heap only when it converts
+  // (run_convert.cc), after the program was started: never before the fork.
   if (command != nullptr && !command->takes_program) use_batch_heap();
   try {
     for (auto& [sub, run] : commands)
