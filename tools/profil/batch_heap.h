@@ -11,10 +11,11 @@
 namespace profiling::cli {
 
 // Grows the heap once by a pad large enough for a report's work and asks
-// the kernel for transparent huge pages on it (madvise: Debian's default
-// THP mode honours it), keeps freed memory for reuse instead of returning
-// it (so a vector that grows is not faulted in again), and keeps large
-// blocks on the heap instead of fresh mappings. Only virtual memory is
+// the kernel for transparent huge pages on it (madvise, which THP's
+// "always" and "madvise" modes honour; "never" ignores it), keeps freed
+// memory for reuse instead of returning it (so a vector that grows is not
+// faulted in again), and keeps large blocks on the heap instead of fresh
+// mappings. Only virtual memory is
 // reserved: pages count in RSS when touched. Where brk or madvise is
 // refused the heap stays as it was. A second call does nothing.
 void use_batch_heap();
