@@ -215,8 +215,8 @@ class RunInvisible : public ::testing::TestWithParam<Config> {
                                   << s.clock << " clock for " << *user << " s of user time, " << *cpu
                                   << " s of CPU at " << hz << " Hz: at least " << low - tolerance << " expected\n"
                                   << with.err;
-    EXPECT_LE(n, high + tolerance) << s.samples << " samples (" << s.unsampled << " more unsampled) on the " << s.clock << " clock for " << *cpu
-                                   << " s of CPU at " << hz << " Hz: at most " << high + tolerance
+    EXPECT_LE(n, high + tolerance) << s.samples << " samples (" << s.unsampled << " more unsampled) on the "
+                                   << s.clock << " clock for " << *cpu << " s of CPU at " << hz << " Hz: at most " << high + tolerance
                                    << " expected\n"
                                    << with.err;
   }

@@ -15,9 +15,9 @@ namespace profiling::cli {
 // "always" and "madvise" modes honour; "never" ignores it), keeps freed
 // memory for reuse instead of returning it (so a vector that grows is not
 // faulted in again), and keeps large blocks on the heap instead of fresh
-// mappings. Only virtual memory is
-// reserved: pages count in RSS when touched. Where brk or madvise is
-// refused the heap stays as it was. A second call does nothing.
+// mappings. Only virtual memory is reserved: pages count in RSS when
+// touched. Where brk or madvise is refused the heap stays as it was. A
+// second call does nothing.
 void use_batch_heap();
 
 }  // namespace profiling::cli
