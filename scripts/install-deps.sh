@@ -16,6 +16,8 @@ packages=(
   # issue 23: a local debuginfod server for the debuginfod test
   debuginfod
   valgrind bc linux-perf
+  # issue 23: inline frames in clang's DWARF (functions inside namespaces)
+  clang
   groff-base man-db mandoc
   chromium
   # the real-program corpus (tests/corpus): programs run under profil run

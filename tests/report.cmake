@@ -29,10 +29,26 @@ target_compile_options(report_fixture_cxx PRIVATE -O1 -g)
 add_executable(report_fixture_inline ${REPORT_FIXTURE_SRC}/inline.c)
 target_compile_options(report_fixture_inline PRIVATE -O2 -g)
 
+# Inlined code in C++ namespaces, built by the project's compiler (g++: the
+# definitions at the unit's top level) and by clang++ when there is one
+# (scripts/install-deps.sh installs it: the definitions inside the
+# namespaces' DIEs).
+add_executable(report_fixture_inline_ns ${REPORT_FIXTURE_SRC}/inline_ns.cc)
+target_compile_options(report_fixture_inline_ns PRIVATE -O2 -g)
+find_program(PROFIL_CLANGXX NAMES clang++ clang++-14)
+if(PROFIL_CLANGXX)
+  add_custom_command(OUTPUT ${REPORT_FIXTURE_DIR}/report_fixture_inline_ns_clang
+    COMMAND ${CMAKE_COMMAND} -E make_directory ${REPORT_FIXTURE_DIR}
+    COMMAND ${PROFIL_CLANGXX} -O2 -g -o ${REPORT_FIXTURE_DIR}/report_fixture_inline_ns_clang
+            ${REPORT_FIXTURE_SRC}/inline_ns.cc
+    DEPENDS ${REPORT_FIXTURE_SRC}/inline_ns.cc)
+  add_custom_target(report_fixture_inline_ns_clang DEPENDS ${REPORT_FIXTURE_DIR}/report_fixture_inline_ns_clang)
+endif()
+
 foreach(fixture report_fixture_pie report_fixture_nopie)
   target_link_libraries(${fixture} PRIVATE report_fixture_lib)
 endforeach()
-foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_inline)
+foreach(fixture report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_inline report_fixture_inline_ns)
   set_target_properties(${fixture} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${REPORT_FIXTURE_DIR})
 endforeach()
 
@@ -41,7 +57,8 @@ endforeach()
 # directory's (sanitizers, coverage) rather than add to them. Functions start
 # on 16-byte boundaries, so a 4-byte gmon bin never holds the end of one
 # function and the start of the next (gprof would split it).
-foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_inline)
+foreach(fixture report_fixture_lib report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_inline
+                report_fixture_inline_ns)
   get_target_property(fixture_options ${fixture} COMPILE_OPTIONS)
   list(FILTER fixture_options INCLUDE REGEX "^-(O|g|f(no-)?pie|fPIE|W)")
   set_property(TARGET ${fixture} PROPERTY COMPILE_OPTIONS ${fixture_options} -falign-functions=16)
@@ -85,7 +102,10 @@ add_custom_command(TARGET report_fixture_inline POST_BUILD
              ${REPORT_FIXTURE_DIR}/report_fixture_inline_stripped)
 
 add_custom_target(report_fixtures DEPENDS report_fixture_pie report_fixture_nopie report_fixture_cxx report_fixture_lib
-  report_fixture_inline)
+  report_fixture_inline report_fixture_inline_ns)
+if(TARGET report_fixture_inline_ns_clang)
+  add_dependencies(report_fixtures report_fixture_inline_ns_clang)
+endif()
 
 profil_add_gtest(report_symbolizer_test
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/report_symbolizer_test.cc
@@ -93,7 +113,8 @@ profil_add_gtest(report_symbolizer_test
 if(TARGET report_symbolizer_test)
   add_dependencies(report_symbolizer_test report_fixtures)
   target_compile_definitions(report_symbolizer_test PRIVATE
-    REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}" REPORT_FIXTURE_SRC="${REPORT_FIXTURE_SRC}")
+    REPORT_FIXTURE_DIR="${REPORT_FIXTURE_DIR}" REPORT_FIXTURE_SRC="${REPORT_FIXTURE_SRC}"
+    REPORT_FIXTURE_CLANG=$<BOOL:${PROFIL_CLANGXX}>)
 endif()
 
 # src/report/debug_file_cache_test.cc (made with the other tests beside

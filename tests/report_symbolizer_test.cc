@@ -242,23 +242,32 @@ TEST(Symbolizer, AGoneProgramIsNamedByTheDebugFileItsBuildIdNames) {
 // Inlined functions (DWARF inlined-subroutine scopes) are frames of their
 // own, innermost first, each caller at the line it inlined the next one;
 // the outermost is the function the symbol table names.
-TEST(Symbolizer, InlinedFunctionsAreFramesInnermostFirst) {
-  FixtureRun fixture = run_fixture("report_fixture_inline");
-  Symbolizer symbolizer;
-  const uint64_t start = fixture.functions.at("outer");
+// Calls visit(frames) with the frames of every address of a fixture's
+// function, as the symbolizer gives them.
+template <typename Visit>
+void for_each_address_of(const std::string& program, const std::string& function, Symbolizer& symbolizer,
+                         Visit&& visit) {
+  FixtureRun fixture = run_fixture(program);
+  const uint64_t start = fixture.functions.at(function);
   const format::Mapping* mapping = fixture.profile.mapping_for(start);
   ASSERT_NE(mapping, nullptr);
   const Symbol first = symbolizer.symbolize(mapping, start);
   ASSERT_TRUE(first.known);
+  for (uint64_t address = start; address < start + first.function_size; ++address) {
+    const std::vector<format::Frame> frames = symbolizer.frames(mapping, symbolizer.symbolize(mapping, address));
+    ASSERT_FALSE(frames.empty());
+    visit(frames);
+  }
+}
+
+TEST(Symbolizer, InlinedFunctionsAreFramesInnermostFirst) {
+  Symbolizer symbolizer;
   const std::string source = std::string(REPORT_FIXTURE_SRC) + "/inline.c";
   const int square_body = line_of(source, "SQUARE_BODY"), middle_calls = line_of(source, "MIDDLE_CALLS_SQUARE");
   const int outer_calls = line_of(source, "OUTER_CALLS_MIDDLE");
   size_t depths[4] = {};
   bool found_square = false;
-  for (uint64_t address = start; address < start + first.function_size; ++address) {
-    const Symbol symbol = symbolizer.symbolize(mapping, address);
-    const std::vector<format::Frame> frames = symbolizer.frames(mapping, symbol);
-    ASSERT_FALSE(frames.empty());
+  for_each_address_of("report_fixture_inline", "outer", symbolizer, [&](const std::vector<format::Frame>& frames) {
     ++depths[std::min<size_t>(frames.size(), 3)];
     EXPECT_EQ(frames.back().function, "outer");  // as the flat views name it
     if (frames.size() == 3 && frames[0].function == "square" && frames[0].line == square_body) {
@@ -268,11 +277,36 @@ TEST(Symbolizer, InlinedFunctionsAreFramesInnermostFirst) {
       EXPECT_EQ(object_basename(frames[1].file), "inline.c");
       EXPECT_EQ(frames[2].line, outer_calls);
     }
-  }
+  });
   EXPECT_TRUE(found_square) << "no address of outer has square inlined through middle at line " << square_body
                             << " (depths 1: " << depths[1] << ", 2: " << depths[2] << ", 3: " << depths[3] << ")";
   // An address no symbol table names has no frames.
   EXPECT_TRUE(symbolizer.frames(nullptr, symbolizer.symbolize(nullptr, 0x10)).empty());
+}
+
+// The same in C++ namespaces, as GCC lays them out (the function at the
+// unit's top level) and as clang does (inside the namespace's DIE, found
+// when the top level has none at the address).
+void expect_square_inlined_in_work(const std::string& program) {
+  Symbolizer symbolizer;
+  const int square_body = line_of(std::string(REPORT_FIXTURE_SRC) + "/inline_ns.cc", "NS_SQUARE_BODY");
+  size_t inlined = 0;
+  for_each_address_of(program, "work", symbolizer, [&](const std::vector<format::Frame>& frames) {
+    EXPECT_EQ(frames.back().function, "fixture::inner::work(unsigned long)");
+    if (frames.size() == 2 && frames[0].function == "fixture::inner::square(unsigned long)" &&
+        frames[0].line == square_body)
+      ++inlined;
+  });
+  EXPECT_GT(inlined, 0u) << program << ": no address of work has square inlined at line " << square_body;
+}
+
+TEST(Symbolizer, InlinedFunctionsInNamespacesAsGccPutsThem) {
+  expect_square_inlined_in_work("report_fixture_inline_ns");
+}
+
+TEST(Symbolizer, InlinedFunctionsInNamespacesAsClangPutsThem) {
+  if (!REPORT_FIXTURE_CLANG) GTEST_SKIP() << "no clang++ at configure time (scripts/install-deps.sh installs it)";
+  expect_square_inlined_in_work("report_fixture_inline_ns_clang");
 }
 
 TEST(Symbolizer, BuildIdMismatchWarnsOnceAndGroupsAsUnknown) {
