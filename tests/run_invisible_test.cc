@@ -355,6 +355,21 @@ TEST_P(RunInvisible, ProgramAtItsHardDescriptorLimitGetsAllOfThem) {
   }
 }
 
+// A program that closes a descriptor twice, as bash does with its pipes,
+// never closes one of profil's, and profil never closes one of its: no
+// thread of profil's shares its descriptor table. (The wall clock's
+// watcher thread did: bash under --clock wall lost pipe ends, "cannot
+// duplicate fd 4 to fd 1: Bad file descriptor", and its own profile,
+// EBADF, on a busy machine.)
+TEST_P(RunInvisible, DescriptorsClosedTwiceStayTheProgramsOwn) {
+  const Result with = expect_same(program({"closetwice"}), 0);
+  EXPECT_EQ(fact(with.out, "sharing"), 0.0) << with.out;
+  EXPECT_EQ(fact(with.out, "stolen"), 0.0) << with.out;
+  EXPECT_EQ(fact(with.out, "lost"), 0.0) << with.out;
+  EXPECT_EQ(with.err.find("could not write"), std::string::npos) << with.err;
+  expect_profile(with);
+}
+
 // A seccomp filter that kills on perf_event_open (systemd's
 // SystemCallFilter=, sandboxes) or on timer_create, installed by the
 // program before it computes and starts a thread: it survives.

@@ -4,7 +4,9 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -121,6 +123,27 @@ void sample_blocked_threads(pid_t self, uint32_t weight) {
   ::closedir(dir);
 }
 
+// The watcher opens and closes /proc files at every period. In the
+// program's descriptor table those take numbers the program has just
+// freed, and a program that closes a number twice (bash does with its
+// pipes; harmless while it has one thread) closed the watcher's file, whose
+// close then took the program's next file of that number: bash under
+// --clock wall lost pipe ends ("cannot duplicate fd 4 to fd 1: Bad file
+// descriptor") and its own profile. A fork child also inherited the
+// watcher's files of the moment. So the watcher takes a table of its own
+// (unshare(2) CLONE_FILES) and closes its copies of the program's files in
+// it at once (raw close_range: the interposed one would take them for the
+// program closing the sampler's counters), so that no pipe end stays open
+// in it. Where unshare is refused (a seccomp filter), it keeps sharing.
+void use_own_descriptor_table() {
+  if (::unshare(CLONE_FILES) != 0) return;
+  if (::syscall(SYS_close_range, 0U, ~0U, 0U) == 0) return;
+  // close_range(2) is Linux 5.9: a raw close of every number below the limit.
+  rlimit files{};
+  const long limit = ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < 65536 ? static_cast<long>(files.rlim_cur) : 65536;
+  for (long fd = 0; fd < limit; ++fd) ::syscall(SYS_close, fd);
+}
+
 void* watch(void* opaque) {
   const uint64_t generation = reinterpret_cast<uintptr_t>(opaque);
   // Not itself sampled, and no home for the program's process-directed
@@ -132,6 +155,7 @@ void* watch(void* opaque) {
   sigset_t all;
   sigfillset(&all);
   base::raw_sigprocmask(SIG_SETMASK, &all, nullptr);
+  use_own_descriptor_table();
   const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
   g_wall_stats.watcher.store(self, std::memory_order_relaxed);
 

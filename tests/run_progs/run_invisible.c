@@ -50,13 +50,27 @@
  *                 thread that burns 0.05 s; prints "survived"; exits 0.
  *                 With exec: after the filter, burns 0.05 s and execs
  *                 itself as "burn 0.3" (the filter stays across exec)
+ *   closetwice    10,000 rounds of what bash does with its pipes: a
+ *                 pipe, its write end closed, a few microseconds of work,
+ *                 the write end closed again (EBADF: a double close is
+ *                 harmless in a single-threaded program), then /dev/null
+ *                 opened (taking the freed number), some work, and checked
+ *                 to be still open and still /dev/null. Prints "sharing
+ *                 N" (the other threads of the process that share its
+ *                 descriptor table, by kcmp(2) KCMP_FILES; -1 where kcmp
+ *                 is missing) and "stolen S lost L" (second closes that
+ *                 closed something, descriptors that were closed or
+ *                 replaced behind the program's back); exits 1 when S or
+ *                 L is not 0
  *   burn [S]      burns S seconds (default 0.3) of CPU; prints "burned" */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/futex.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <poll.h>
 #include <pthread.h>
@@ -70,6 +84,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -102,7 +117,7 @@ __attribute__((noinline)) static void burn(double seconds) {
 __attribute__((noreturn)) static void usage(void) {
   fprintf(stderr,
           "usage: run_invisible sleep|pause|eintr [N]|longjmp|altstack [BYTES]|killer|dupdir DIR|nofile|"
-          "seccomp perf|timer [exec]|burn [S]\n");
+          "seccomp perf|timer [exec]|closetwice|burn [S]\n");
   exit(64);
 }
 
@@ -439,6 +454,56 @@ static int mode_nofile(void) {
   return 0;
 }
 
+/* ---- closetwice ---- */
+
+/* The other threads of this process whose descriptor table is this
+ * thread's, or -1 without kcmp(2). */
+static int threads_sharing_descriptors(void) {
+  const pid_t self = (pid_t)syscall(SYS_gettid);
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == NULL) return -1;
+  int sharing = 0;
+  for (struct dirent* entry; (entry = readdir(dir)) != NULL;) {
+    const long tid = strtol(entry->d_name, NULL, 10);
+    if (tid <= 0 || tid == self) continue;
+    const long same = syscall(SYS_kcmp, self, (pid_t)tid, KCMP_FILES, 0, 0);
+    if (same < 0) {
+      sharing = -1;
+      break;
+    }
+    if (same == 0) ++sharing;
+  }
+  closedir(dir);
+  return sharing;
+}
+
+static int mode_closetwice(void) {
+  struct stat null_stat;
+  if (stat("/dev/null", &null_stat) != 0) return 2;
+  int stolen = 0, lost = 0;
+  for (int round = 0; round < 10000; ++round) {
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) != 0) return 2;
+    close(ends[1]);
+    spin();
+    if (close(ends[1]) == 0) {
+      ++stolen;
+    } else if (errno != EBADF) {
+      fprintf(stderr, "close: %s\n", strerror(errno));
+      return 2;
+    }
+    const int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 2;
+    spin();
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_rdev != null_stat.st_rdev) ++lost;
+    close(fd);
+    close(ends[0]);
+  }
+  printf("sharing %d\nstolen %d lost %d\n", threads_sharing_descriptors(), stolen, lost);
+  return stolen == 0 && lost == 0 ? 0 : 1;
+}
+
 /* ---- seccomp ---- */
 
 static void* seccomp_thread(void* arg) {
@@ -508,6 +573,8 @@ int main(int argc, char** argv) {
     status = mode_nofile();
   } else if (strcmp(mode, "seccomp") == 0 && argc > 2) {
     status = mode_seccomp(argv[2], argc > 3 && strcmp(argv[3], "exec") == 0);
+  } else if (strcmp(mode, "closetwice") == 0) {
+    status = mode_closetwice();
   } else if (strcmp(mode, "burn") == 0) {
     burn(argc > 2 ? atof(argv[2]) : 0.3);
     printf("burned\n");
