@@ -147,9 +147,10 @@ struct Config {
   std::string name;
   std::string clock;
   bool stacks;
+  bool inside = false;  // --inside (the wall clock is sampled from outside by default)
 };
 void PrintTo(const Config& config, std::ostream* os) {
-  *os << "--clock " << config.clock << (config.stacks ? "" : " --no-stacks");
+  *os << (config.inside ? "--inside " : "") << "--clock " << config.clock << (config.stacks ? "" : " --no-stacks");
 }
 
 class RunInvisible : public ::testing::TestWithParam<Config> {
@@ -166,6 +167,7 @@ class RunInvisible : public ::testing::TestWithParam<Config> {
     if (GetParam().clock == "outside") {
       full.push_back("--outside");
     } else {
+      if (GetParam().inside) full.push_back("--inside");
       full.push_back("--clock");
       full.push_back(GetParam().clock);
     }
@@ -395,7 +397,8 @@ TEST_P(RunInvisible, SeccompFilterKillingTimerCreateThenExecDoesNotKill) {
 INSTANTIATE_TEST_SUITE_P(Clocks, RunInvisible,
                          ::testing::Values(Config{"auto", "auto", true}, Config{"perf", "perf", true},
                                            Config{"perf_signal", "perf-signal", true}, Config{"cpu", "cpu", true},
-                                           Config{"wall", "wall", true}, Config{"auto_no_stacks", "auto", false},
+                                           Config{"wall", "wall", true}, Config{"wall_inside", "wall", true, true},
+                                           Config{"auto_no_stacks", "auto", false},
                                            Config{"outside", "outside", true}),
                          [](const ::testing::TestParamInfo<Config>& info) { return info.param.name; });
 

@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # The wall clock's blocked stacks (issue 22): a thread blocked in nanosleep
 # through wait_outer -> wait_inner (unwind-table code without frame
-# pointers) while another burns CPU, profiled with `profil run --inside
-# --clock wall` (the wall clock is the inside's alone). Its blocked samples
-# are unwound by the watcher from the pc and sp of
-# /proc/self/task/TID/syscall, under the sleeper's own thread:
+# pointers) while another burns CPU, profiled with `profil run --clock
+# wall` from inside (the watcher thread in the program) or from outside
+# (profil's poller, the stack read with process_vm_readv). Its blocked
+# samples are unwound from the pc and sp of /proc/PID/task/TID/syscall,
+# under the sleeper's own thread:
 # - nearly all of them (>= 90 %, less 3 binomial sigmas) reach
 #   wait_outer;wait_inner, under the thread named "sleeper";
 # - their count is the time the program measured asleep, and their share
 #   of the two threads' samples is sleep / (sleep + the burner's CPU time),
 #   within 4.5 sigmas of the sample count plus 2 points for the edges;
 # - no sleep ended early or with EINTR (nothing signalled the sleeper).
-# Usage: run_wall_stacks.sh PROFIL PROGRAM
+# The watcher's counts (PROFIL_STACKS_STATS) are printed from inside only.
+# Usage: run_wall_stacks.sh PROFIL PROGRAM --inside|--outside
 set -euo pipefail
-profil=$1 program=$2
+profil=$1 program=$2 source=${3:---inside}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 hz=1000
-PROFIL_STACKS_STATS="$dir/stats" "$profil" run --inside --clock wall --hz $hz -o "$dir/out" -- "$program" 1.5 \
+touch "$dir/stats"
+PROFIL_STACKS_STATS="$dir/stats" "$profil" run "$source" --clock wall --hz $hz -o "$dir/out" -- "$program" 1.5 \
   > "$dir/measured" 2> "$dir/err" || { cat "$dir/err"; exit 1; }
 "$profil" report --threads --format folded "$dir"/out/*.pb.gz > "$dir/folded"
 read -r _ sleeps _ early _ slept _ life _ burner_cpu < "$dir/measured"

@@ -27,10 +27,14 @@ add_test(NAME unwind_preload_stacks
 add_test(NAME run_stacks
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_stacks.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:unwind_workload>)
 
-# The wall clock's blocked threads carry their stacks, unwound by the
-# watcher from /proc's pc and sp (issue 22), in code without frame pointers.
+# The wall clock's blocked threads carry their stacks, unwound from /proc's
+# pc and sp (issue 22), in code without frame pointers: by the inside's
+# watcher thread, and by profil's poller from outside.
 add_executable(run_wall_blocked ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_wall_blocked.c)
 target_compile_options(run_wall_blocked PRIVATE ${PROFIL_UNWIND_PROG_FLAGS})
 target_link_libraries(run_wall_blocked PRIVATE Threads::Threads)
-add_test(NAME run_wall_stacks
-  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_wall_stacks.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_wall_blocked>)
+foreach(source inside outside)
+  add_test(NAME run_wall_stacks_${source}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_wall_stacks.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_wall_blocked>
+            --${source})
+endforeach()

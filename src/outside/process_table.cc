@@ -35,8 +35,12 @@ struct ProcessTable::Image {
   // Since the last take.
   uint64_t window_start = 0;
   format::StackTable stacks;
-  std::map<std::tuple<uint64_t, uint32_t, pid_t>, uint64_t> counts;  // (leaf, stack, tid) -> samples
-  uint64_t count = 0;
+  struct Tally {
+    uint64_t periods = 0, observations = 0;
+  };
+  std::map<std::tuple<uint64_t, uint32_t, pid_t>, Tally> counts;  // (leaf, stack, tid) -> samples
+  uint64_t count = 0;    // CPU samples
+  uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
   uint64_t lost = 0;
   // Threads that ended in this image, and the CPU time their samples did
   // not take (ThreadTime).
@@ -324,7 +328,7 @@ void ProcessTable::settle_ended_threads() {
   }
 }
 
-void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
+void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocked_periods) {
   ++samples_;
   const auto pid = static_cast<pid_t>(s.who.pid);
   const auto tid = static_cast<pid_t>(s.who.tid);
@@ -333,12 +337,20 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
     ++unknown_samples_;
     return;
   }
-  ++threads_[s.who.tid].periods;
+  const uint64_t periods = blocked_periods != 0 ? blocked_periods : 1;
+  const auto tally = [&](uint64_t leaf, uint32_t stack) {
+    Image::Tally& t = image->counts[{leaf, stack, tid}];
+    t.periods += periods;
+    ++t.observations;
+    if (blocked_periods != 0)
+      image->blocked += periods;
+    else
+      ++image->count;
+  };
+  if (blocked_periods == 0) ++threads_[s.who.tid].periods;
   if (!options_.stacks) {
     // The PC alone (--no-stacks): no callers, as the inside writes it.
-    const uint64_t leaf = kernel ? format::kKernelAddress : s.ip;
-    ++image->counts[{leaf, format::StackTable::kNoCallers, tid}];
-    ++image->count;
+    tally(kernel ? format::kKernelAddress : s.ip, format::StackTable::kNoCallers);
     return;
   }
   if (image->table_stale) {
@@ -396,9 +408,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel) {
   }
   // Callers are call sites: a return address less one (format/profile.h).
   for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
-  const uint32_t id = image->stacks.intern(callers, stack.truncated);
-  ++image->counts[{leaf, id, tid}];
-  ++image->count;
+  tally(leaf, image->stacks.intern(callers, stack.truncated));
 }
 
 // The thread's latest name; one the records never named (a thread of a
@@ -421,7 +431,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   format::Profile& profile = d.profile;
   profile.program = image.program;
   profile.pid = pid;
-  profile.clock = "perf";
+  profile.clock = options_.wall ? "wall" : "perf";
   profile.period_ns = options_.period_ns;
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
@@ -444,13 +454,14 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
                                [&](const format::Mapping& m) { return m.path != image.program; });
   std::reverse(profile.mappings.begin(), main_end);
   bool kernel = false;
-  // Each ring record is one sample of one period: as many observations as
-  // counts (issue 22).
+  // Each ring record is one sample of one period, a blocked thread seen by
+  // the wall clock's poller one sample of the periods since its last look
+  // (issue 22).
   profile.has_observations = true;
-  for (const auto& [key, count] : image.counts) {
+  for (const auto& [key, tally] : image.counts) {
     const auto& [leaf, stack, tid] = key;
-    format::Sample sample{leaf, count, 0, stack, tid};
-    sample.observations = count;
+    format::Sample sample{leaf, tally.periods, 0, stack, tid};
+    sample.observations = tally.observations;
     profile.samples.push_back(sample);
     kernel = kernel || leaf == format::kKernelAddress;
     if (tid != 0 && !profile.thread_names.contains(tid))
@@ -465,7 +476,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   d.cpu_ns = image.count * options_.period_ns;
   d.stacks_captured = options_.stacks;
   d.max_depth = options_.max_depth;
-  d.start_clock = "perf";
+  d.start_clock = profile.clock;
   if (image.lost != 0) {
     format::profraw::Unsampled u{};
     u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
@@ -480,7 +491,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   }
   image.stacks = format::StackTable();
   image.counts.clear();
-  image.count = image.lost = 0;
+  image.count = image.blocked = image.lost = 0;
   image.ended_within_period = {};
   image.window_start = now_ns;
   return p;
@@ -491,7 +502,9 @@ std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
   std::vector<ImageProfile> out;
   for (auto& [pid, list] : images_) {
     for (auto& image : list) {
-      if (image->count == 0 && image->lost == 0 && image->ended_within_period.cpu_ns == 0 && !final) continue;
+      if (image->count == 0 && image->blocked == 0 && image->lost == 0 && image->ended_within_period.cpu_ns == 0 &&
+          !final)
+        continue;
       out.push_back(profile_of(pid, *image, now_ns));
     }
     // Ended images are done with, but the last of a pid stays: a sample

@@ -58,6 +58,9 @@ class ProcessTable {
     // Realtime minus monotonic at start: perf's timestamps (CLOCK_MONOTONIC)
     // to the Unix epoch.
     int64_t realtime_offset_ns = 0;
+    // The wall clock: blocked threads are sampled too (Sampler's poller),
+    // and the profiles say "wall".
+    bool wall = false;
   };
   explicit ProcessTable(Options options);
   ~ProcessTable();
@@ -79,8 +82,10 @@ class ProcessTable {
   // samples did not take becomes its image's ended_within_period time.
   void on_read(const perf::Read& r);
   // kernel: the sample was taken in kernel mode (its user registers and
-  // stack are the system call's caller).
-  void on_sample(const perf::Sample& s, bool kernel);
+  // stack are the system call's caller). blocked_periods: not a CPU sample
+  // but a thread seen blocked, standing for that many periods of wall time
+  // (the wall clock's poller); it takes no part in the CPU time's account.
+  void on_sample(const perf::Sample& s, bool kernel, uint64_t blocked_periods = 0);
 
   // The profiles gathered since the last take: every image with samples
   // (and, when final, every image), each holding only what came since;

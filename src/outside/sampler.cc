@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,7 +17,9 @@
 #include <fstream>
 #include <set>
 
+#include "base/unique_fd.h"
 #include "perf/event.h"
+#include "sampler/wall_sampler.h"
 
 namespace profiling::outside {
 namespace {
@@ -56,6 +59,7 @@ Sampler::Sampler(SamplerOptions options) : options_(options) {
   table.max_depth = options_.max_depth;
   table.stacks = options_.stacks;
   table.realtime_offset_ns = (real.tv_sec - mono.tv_sec) * 1'000'000'000ll + (real.tv_nsec - mono.tv_nsec);
+  table.wall = options_.wall;
   table_ = std::make_unique<ProcessTable>(table);
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
 }
@@ -184,12 +188,14 @@ std::string Sampler::attach(pid_t pid) {
 void Sampler::start() {
   stopping_.store(false);
   reader_ = std::thread([this] { reader_loop(); });
+  if (options_.wall) poller_ = std::thread([this] { poller_loop(); });
 }
 
 void Sampler::pause() {
   stopping_.store(true);
   if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
   if (reader_.joinable()) reader_.join();
+  if (poller_.joinable()) poller_.join();
   if (wake_[0] >= 0)
     for (char drained[16]; ::read(wake_[0], drained, sizeof drained) > 0;) {
     }
@@ -200,6 +206,7 @@ void Sampler::abandon() {
   // No read here: the rings' tails are shared with the copy that samples on.
   stopping_.store(true);
   if (reader_.joinable()) reader_.join();
+  if (poller_.joinable()) poller_.join();
   stopped_ = true;
   for (Ring& ring : rings_) ::munmap(ring.mapping, ring.bytes);
   for (int fd : fds_) ::close(fd);
@@ -224,6 +231,88 @@ void Sampler::reader_loop() {
     if (hung_up && wake_[0] >= 0) {
       pollfd wake{wake_[0], POLLIN, 0};
       ::poll(&wake, 1, 10);
+    }
+  }
+}
+
+// The wall clock's poller: once a period, every thread of the tree that is
+// blocked is one sample of the periods since the previous look
+// (sampler::LookPeriods), as the inside's watcher does
+// (sampler/wall_sampler.h). Its sleep ends early when stop() or pause()
+// writes the wake pipe.
+void Sampler::poller_loop() {
+  const uint64_t period = options_.hz ? 1'000'000'000ull / options_.hz : 1'000'000;
+  uint64_t next = now_ns();
+  sampler::LookPeriods look(next);
+  while (!stopping_.load()) {
+    next += period;
+    const uint64_t now_before = now_ns();
+    if (next > now_before) {
+      const uint64_t wait = next - now_before;
+      const timespec timeout{static_cast<time_t>(wait / 1'000'000'000), static_cast<long>(wait % 1'000'000'000)};
+      pollfd wake{wake_[0], POLLIN, 0};
+      ::ppoll(&wake, wake_[0] >= 0 ? 1 : 0, &timeout, nullptr);
+    }
+    if (stopping_.load()) break;
+    const uint64_t now = now_ns();
+    const int64_t periods = look.since_last(now, period);
+    if (next + period < now) next = now;  // far behind: no burst of catch-up wake-ups
+    if (periods > 0) sample_blocked_threads(static_cast<uint64_t>(std::min<int64_t>(periods, 1'000'000)));
+  }
+}
+
+// The syscall text of a thread (proc(5)): "running", or the system call it
+// is blocked in, its arguments, sp and pc. Read from offset 0 each time.
+namespace {
+std::string syscall_text(int fd) {
+  char text[256];
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  return n > 0 ? std::string(text, static_cast<size_t>(n)) : std::string();
+}
+}  // namespace
+
+void Sampler::sample_blocked_threads(uint64_t periods) {
+  // What the rings hold first: a process's exec and mappings are then known
+  // before its blocked threads are unwound with them.
+  read_round();
+  std::vector<pid_t> pids;
+  {
+    std::lock_guard<std::mutex> hold(lock_);
+    pids = table_->running();
+  }
+  const size_t stack_bytes =
+      options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
+  if (options_.stacks) stack_copy_.resize(stack_bytes);
+  for (pid_t pid : pids) {
+    for (pid_t tid : threads_of(pid)) {
+      const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
+      base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (!fd.valid()) continue;  // ended, or not ours to read
+      const std::string before = syscall_text(fd.get());
+      sampler::BlockedRegisters regs;
+      if (!sampler::blocked_registers_from_syscall_text(before, &regs)) continue;
+      perf::Sample s;
+      s.who.pid = static_cast<uint32_t>(pid);
+      s.who.tid = static_cast<uint32_t>(tid);
+      s.who.time = now_ns();
+      s.ip = regs.pc;
+      if (options_.stacks) {
+        s.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+        s.regs[perf::kUnwindRegisterBp] = 0;  // the kernel gives pc and sp alone
+        s.regs[perf::kUnwindRegisterSp] = regs.sp;
+        s.regs[perf::kUnwindRegisterIp] = regs.pc;
+        s.reg_count = 3;
+        iovec local{stack_copy_.data(), stack_copy_.size()};
+        iovec remote{reinterpret_cast<void*>(regs.sp), stack_copy_.size()};
+        const ssize_t copied = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        s.stack = stack_copy_.data();
+        s.stack_size = stack_copy_.size();
+        // A thread that ran meanwhile left a stack of two moments: its pc
+        // alone is kept (a one-frame stack, truncated), as inside.
+        s.stack_copied = copied > 0 && syscall_text(fd.get()) == before ? static_cast<uint64_t>(copied) : 0;
+      }
+      std::lock_guard<std::mutex> hold(lock_);
+      table_->on_sample(s, false, periods);
     }
   }
 }
@@ -315,6 +404,7 @@ void Sampler::stop() {
   stopping_.store(true);
   if (wake_[1] >= 0) (void)!::write(wake_[1], "x", 1);
   if (reader_.joinable()) reader_.join();
+  if (poller_.joinable()) poller_.join();
   // Sampling ends before the last read: nothing is written after it.
   for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   read_round();

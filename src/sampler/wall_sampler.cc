@@ -159,9 +159,8 @@ void* watch(void* opaque) {
   const pid_t self = static_cast<pid_t>(::syscall(SYS_gettid));
   g_wall_stats.watcher.store(self, std::memory_order_relaxed);
 
-  uint64_t last = monotonic_ns();
-  uint64_t next = last;
-  int64_t remainder = 0;
+  uint64_t next = monotonic_ns();
+  LookPeriods look(next);
   while (g_generation.load(std::memory_order_acquire) == generation) {
     const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
     next += period;
@@ -169,13 +168,8 @@ void* watch(void* opaque) {
     while (::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) == EINTR) {
     }
     if (g_generation.load(std::memory_order_acquire) != generation) break;
-    // The weight is the wall time since the previous wake-up in periods,
-    // the remainder carried: a late wake-up stands for the time it missed.
     const uint64_t now = monotonic_ns();
-    const int64_t elapsed = static_cast<int64_t>(now - last) + remainder;
-    const int64_t periods = (elapsed + static_cast<int64_t>(period / 2)) / static_cast<int64_t>(period);
-    remainder = elapsed - periods * static_cast<int64_t>(period);
-    last = now;
+    const int64_t periods = look.since_last(now, period);
     if (next + period < now) next = now;  // far behind: no burst of catch-up wake-ups
     if (periods <= 0 || g_paused.load(std::memory_order_acquire)) continue;
     g_wall_stats.rounds.fetch_add(1, std::memory_order_relaxed);

@@ -84,6 +84,28 @@ bool blocked_registers_from_syscall_text(std::string_view text, BlockedRegisters
 // its wake-ups that sampled, the blocked threads it sampled, how many of
 // those it walked (stacks on) and how many of the walks it threw away
 // because the thread woke meanwhile, and its own CPU time (schedstat, ns).
+// The periods a look at the blocked threads stands for: the wall time since
+// the previous look in periods, rounded, the remainder carried, so that a
+// late wake-up stands for the time it missed and none is counted twice.
+// Shared by the inside's watcher and the outside's poller
+// (outside/sampler.h).
+class LookPeriods {
+ public:
+  explicit LookPeriods(uint64_t now_ns) : last_(now_ns) {}
+  int64_t since_last(uint64_t now_ns, uint64_t period_ns) {
+    const auto period = static_cast<int64_t>(period_ns);
+    const int64_t elapsed = static_cast<int64_t>(now_ns - last_) + remainder_;
+    const int64_t periods = (elapsed + period / 2) / period;
+    remainder_ = elapsed - periods * period;
+    last_ = now_ns;
+    return periods;
+  }
+
+ private:
+  uint64_t last_;
+  int64_t remainder_ = 0;
+};
+
 struct WallCounts {
   uint64_t rounds = 0;
   uint64_t blocked = 0;

@@ -128,6 +128,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   OutsideRunOptions o;
   o.hz = options.hz;
   o.stacks = options.stacks != 0;
+  o.wall = options.clock == "wall";
   o.dir = dir;
   o.convert = convert;
   if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
@@ -157,7 +158,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
       print_left_running(fs::path(program.path).filename().string(), outcome.pid, outcome.left_running, true,
                          dir.string());
     print_losses(c);
-    print_conversion(c, dir, options.verbose, "perf");
+    print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
     if (c.files.empty())
       std::fprintf(stderr, "profil: no profile was written: no process of the run ran for a whole sampling period (%.3g ms of CPU)\n",
@@ -247,12 +248,12 @@ int run_command(RunOptions options) {
   if (!options.inside && !options.outside) {
     if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
     else if (!options.duration.empty()) why_outside = "--duration needs it";
-    else if ((options.clock == "auto" || options.clock == "perf") && perf_events_allowed())
+    else if ((options.clock == "auto" || options.clock == "perf" || options.clock == "wall") && perf_events_allowed())
       why_outside = "the default where the kernel allows perf events";
   }
   if (options.outside || !why_outside.empty()) {
-    if (options.clock != "auto" && options.clock != "perf")
-      return usage_error("--clock", "the outside source samples on the perf clock only, not '" + options.clock + "'");
+    if (options.clock != "auto" && options.clock != "perf" && options.clock != "wall")
+      return usage_error("--clock", "the outside source samples on the perf and wall clocks only, not '" + options.clock + "'");
     return run_outside(options, program, dir, {.symbolize = options.symbolize, .gmon = options.gmon, .share = true, .dir = dir}, why_outside);
   }
   const std::string library = find_preload_library();

@@ -27,7 +27,7 @@ std::optional<double> parse_duration(const std::string& text) {
 }
 
 OutsideRun::OutsideRun(const OutsideRunOptions& options)
-    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks}) {}
+    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall}) {}
 
 OutsideRun::~OutsideRun() {
   {

@@ -35,6 +35,7 @@ std::optional<double> parse_duration(const std::string& text);
 struct OutsideRunOptions {
   unsigned hz = 500;
   bool stacks = true;
+  bool wall = false;  // the wall clock (outside::SamplerOptions::wall)
   double duration_s = 0;  // 0: until finish()
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;
