@@ -1038,6 +1038,23 @@ TEST(RunMessages, NoSamplesIsSaidAsSuchAndKeepsTheStatus) {
   EXPECT_EQ(line_count(r.err), 1) << r.err;
 }
 
+// A shell that execs a shell is two images of one pid and one name, each
+// with its file: never "snapshots", which only --every takes (a run of
+// pyenv's shim, shells exec'ing shells, said "41 processes sampled in 3
+// snapshots").
+TEST(RunMessages, ImagesOfOnePidAreNotSnapshots) {
+  const std::string burn = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done";
+  for (const char* source : {"--inside", "--outside"}) {
+    TempDir dir;
+    Result r = run({bin("profil"), "run", source, "-o", dir.path().string(), "--hz", "1000", "--", "/bin/sh", "-c",
+                    burn + "; exec /bin/sh -c '" + burn + "'"},
+                   dir.path());
+    ASSERT_EQ(r.status, 0) << source << "\n" << r.err;
+    EXPECT_NE(r.err.find("1 process sampled"), std::string::npos) << source << "\n" << r.err;
+    EXPECT_EQ(r.err.find("snapshot"), std::string::npos) << source << "\n" << r.err;
+  }
+}
+
 // A shell forking pipelines spends ~90 % of its CPU time in the kernel;
 // the perf clocks sample user mode only, and what it ran after its last
 // sample on a CPU (10-40 % of its CPU time) has no sample to carry it. It

@@ -74,6 +74,11 @@ ProcessSummary summarize(const std::string& stem, const format::ProfrawData& dat
   std::string name = at != std::string::npos && at > 0 ? stem.substr(0, at)
                                                        : fs::path(data.profile.program).filename().string();
   p.label = name + " (pid " + std::to_string(data.profile.pid) + ")";
+  p.image_stem = stem;
+  if (const size_t snapshot = stem.rfind(".s");
+      at != std::string::npos && snapshot != std::string::npos && snapshot >= at + pid.size() && snapshot + 2 < stem.size() &&
+      stem.find_first_not_of("0123456789", snapshot + 2) == std::string::npos)
+    p.image_stem = stem.substr(0, snapshot);
   p.samples = data.profile.total_count();
   p.period_ns = data.profile.period_ns;
   p.clock = data.profile.clock;

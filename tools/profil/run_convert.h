@@ -29,6 +29,10 @@ inline constexpr uint64_t kOwnFileCpuNs = 10'000'000;
 // process is printed from this record (run_print.h).
 struct ProcessSummary {
   std::string label;  // "bash (pid 12)"
+  // The image's file stem, "<prog>.<pid>[.<n>]" without a snapshot's
+  // ".s<k>": an exec'd image of the same name and pid has another (<n>),
+  // every snapshot of one image the same.
+  std::string image_stem;
   int64_t pid = 0;
   uint64_t samples = 0;
   uint64_t period_ns = 0;

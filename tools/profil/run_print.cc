@@ -217,14 +217,16 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
   // With --every a process has a summary per snapshot (and an empty one
   // where its last snapshot had nothing left): processes are counted by
   // pid, and the snapshots said.
-  // A process that exec'd has a summary per image, each labelled with its
-  // program: snapshots are the summaries of one label.
+  // A process that exec'd has a summary per image, each with a stem of its
+  // own even when the program's name stays (a shell exec'ing shells: "41
+  // processes sampled in 3 snapshots" was said of a run without --every):
+  // snapshots are the summaries of one image's stem.
   std::set<int64_t> sampled_pids, all_pids;
-  std::map<std::string, size_t> per_label;
+  std::map<std::string, size_t> per_image;
   size_t snapshots = 1;
   for (const ProcessSummary* p : sampled) {
     if (p->samples > 0) sampled_pids.insert(p->pid);
-    snapshots = std::max(snapshots, ++per_label[p->label]);
+    snapshots = std::max(snapshots, ++per_image[p->image_stem.empty() ? p->label : p->image_stem]);
   }
   for (const ProcessSummary& p : c.processes) all_pids.insert(p.pid);
   const size_t unsampled = all_pids.size() - sampled_pids.size();
