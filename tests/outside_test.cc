@@ -141,6 +141,34 @@ TEST(Attach, ThreadsCreatedWhileAttachedAreSampledAndNothingIsLeftBehind) {
   EXPECT_LE(static_cast<double>(c.samples), *cpu * 1000 + 3) << text;
 }
 
+// --clock wall: a process that only waits (sh in `wait`, dash's in
+// sigsuspend) is sampled for
+// the time it waited, in the call it waits in, by profil's poller (nothing
+// enters it). Bounds: at least half the second attached (a poller the
+// machine schedules late still counts the periods it missed), at most the
+// attach command's own wall time.
+TEST(Attach, WallClockSamplesTheTimeAProcessWaits) {
+  TempDir dir;
+  // The sleep's descriptors elsewhere: ctest would wait for it to close them.
+  Target target({"/bin/sh", "-c", "/bin/sleep 3 < /dev/null > /dev/null 2>&1 & echo ready; wait"});
+  ASSERT_EQ(target.line(), "ready\n");
+  const auto start = std::chrono::steady_clock::now();
+  const Result r = run({bin("profil"), "attach", "--clock", "wall", std::to_string(target.pid()), "--duration", "1s",
+                        "--hz", "1000", "-o", dir.path().string()},
+                       dir.path());
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("wall clock at 1000 Hz from outside"), std::string::npos) << r.err;
+  ::kill(target.pid(), SIGKILL);
+  const Counted c = count(dir.path(), "sh.");
+  EXPECT_GE(c.samples, 500u) << r.err;
+  EXPECT_LE(static_cast<double>(c.samples), elapsed * 1000 + 10) << r.err;
+  ASSERT_EQ(c.profiles.size(), 1u) << r.err;
+  EXPECT_EQ(c.profiles[0].clock, "wall");
+  const std::string text = report(dir.path() / ("sh." + std::to_string(target.pid()) + ".pb.gz"));
+  EXPECT_TRUE(text.find("sigsuspend") != std::string::npos || text.find("wait4") != std::string::npos) << text;
+}
+
 TEST(Attach, EndsWhenTheProcessExitsAndSaysSo) {
   TempDir dir;
   Target target({bin("outside_target"), "serve", "1.0"});

@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 struct AttachOptions {
   int pid = 0;
   std::string duration, every, output_dir = ".";
+  std::string clock = "perf";
   unsigned hz = 500;
   bool verbose = false;
   bool symbolize = true;
@@ -47,6 +48,9 @@ std::string comm_of(pid_t pid) {
 int attach_command(const AttachOptions& options) {
   OutsideRunOptions run;
   run.hz = options.hz;
+  if (options.clock != "perf" && options.clock != "auto" && options.clock != "wall")
+    return fail("--clock", "'" + options.clock + "' is not one of perf, wall (a running process is sampled from outside)");
+  run.wall = options.clock == "wall";
   if (!options.duration.empty()) {
     const auto d = parse_duration(options.duration);
     if (!d) return fail("--duration", "'" + options.duration + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
@@ -78,8 +82,8 @@ int attach_command(const AttachOptions& options) {
   OutsideRun sampling(run);
   if (const std::string why = sampling.attach(pid); !why.empty()) return fail("attach " + std::to_string(pid), why);
   sampling.start();
-  std::fprintf(stderr, "profil: attached to %s (pid %d) at %u Hz from outside%s; ^C stops\n", name.c_str(),
-               static_cast<int>(pid), options.hz,
+  std::fprintf(stderr, "profil: attached to %s (pid %d) at %u Hz from outside%s%s; ^C stops\n", name.c_str(),
+               static_cast<int>(pid), options.hz, run.wall ? ", wall clock" : "",
                run.duration_s > 0 ? (" for " + options.duration).c_str() : "");
 
   // The process's end is seen through a pidfd (Linux 5.3), else by polling.
@@ -103,7 +107,7 @@ int attach_command(const AttachOptions& options) {
   const Conversion c = sampling.finish();
   std::fprintf(stderr, "profil: stopped sampling %s (pid %d) at %s\n", name.c_str(), static_cast<int>(pid),
                why_stopped.c_str());
-  print_conversion(c, run.dir, options.verbose, "perf");
+  print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   if (c.files.empty()) {
     std::fprintf(stderr, "profil: no profile was written: %s (pid %d) ran for no whole sampling period (%.3g ms of CPU) while attached\n",
                  name.c_str(), static_cast<int>(pid), 1000.0 / options.hz);
@@ -121,6 +125,9 @@ const RegisterCommand kAttachCommand(
       app.add_option("--every", options->every,
                      "Write a snapshot every interval: <prog>.<pid>.s<n>.pb.gz, each holding only its interval");
       app.add_option("--hz", options->hz, "Samples per CPU-second (default 500)")->check(CLI::Range(1u, 100000u));
+      app.add_option("--clock", options->clock,
+                     "perf (CPU time, the default) or wall (CPU time and the time threads spend blocked: where the "
+                     "process waits)");
       app.add_option("-o,--output", options->output_dir, "Directory for the profiles (default: the current one)");
       app.add_flag("-v,--verbose", options->verbose, "One line per process");
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
