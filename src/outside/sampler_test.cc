@@ -110,7 +110,11 @@ TEST(OutsideSampler, LaunchedProgramIsSampledWithWholeStacks) {
     with_stack += s.count;
     if (!spun->data.profile.stacks.truncated(s.stack)) complete += s.count;
   }
-  EXPECT_EQ(with_stack, spun->data.profile.total_count());
+  // A sample the unwinder cannot start from keeps its leaf alone, without
+  // callers (ProcessTable::on_sample): one of 408 had none in a clean-clone
+  // CI run, the suite running two tests at a time (not seen again in 40
+  // runs beside two busy loops). The bound is 1 %.
+  EXPECT_GE(static_cast<double>(with_stack), 0.99 * samples);
   EXPECT_GE(static_cast<double>(complete), 0.95 * samples);
   EXPECT_FALSE(spun->data.profile.mappings.empty());
   EXPECT_EQ(spun->data.profile.mappings.front().path, spun->data.profile.program);
