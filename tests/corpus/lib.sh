@@ -111,6 +111,49 @@ prepare_run_dirs() {
   cp -a "$work/in/." "$prof_dir/"
 }
 
+# watched WHAT DIR OUT ERR COMMAND...: runs COMMAND in DIR, stdin /dev/null,
+# stdout to OUT and stderr to ERR, and returns its status. When it has not
+# ended in $CORPUS_RUN_TIMEOUT seconds (default
+# 120), it is a hang, said with the state of every thread of its tree (what
+# each waits in, its blocked and pending signals), and the tree is killed:
+# the case fails naming the run, where ctest's timeout would name nothing.
+watched() {
+  local what=$1 dir=$2 out=$3 err=$4
+  shift 4
+  (cd "$dir" && exec "$@" < /dev/null > "$out" 2> "$err") &
+  local pid=$!
+  (
+    # The sleep is killed with the watchdog: left behind it would hold
+    # nothing of ours, but linger.
+    trap 'kill "$sleeper" 2> /dev/null; exit 0' TERM
+    sleep "${CORPUS_RUN_TIMEOUT:-120}" < /dev/null > /dev/null 2>&1 &
+    sleeper=$!
+    wait "$sleeper"
+    kill -0 "$pid" 2> /dev/null || exit 0
+    echo "FAIL [$case_name/$label]: the $what run did not end in ${CORPUS_RUN_TIMEOUT:-120} s; its threads:" >&2
+    local tree=" $pid " grew=1 p pp
+    while [ $grew = 1 ]; do
+      grew=0
+      while read -r p pp; do
+        if [[ "$tree" == *" $pp "* && "$tree" != *" $p "* ]]; then tree+="$p "; grew=1; fi
+      done < <(ps -eo pid=,ppid=)
+    done
+    for p in $tree; do
+      for t in /proc/"$p"/task/*; do
+        echo "  $(cat "$t/comm" 2> /dev/null) ${t#/proc/}: $(grep -E '^(State|SigBlk|SigPnd|ShdPnd)' "$t/status" 2> /dev/null | tr -s '\t\n' '  ')wchan $(cat "$t/wchan" 2> /dev/null); syscall $(cat "$t/syscall" 2> /dev/null)" >&2
+      done
+    done
+    # shellcheck disable=SC2086 # the pids, one word each
+    kill -KILL $tree 2> /dev/null
+  ) &
+  local watchdog=$!
+  local status=0
+  wait "$pid" || status=$?
+  kill "$watchdog" 2> /dev/null
+  wait "$watchdog" 2> /dev/null
+  return $status
+}
+
 compare() {
   label=$1
   shift
@@ -127,15 +170,15 @@ compare() {
   local run=$work/$label
   prepare_run_dirs "$run"
 
-  local plain_status prof_status
-  (cd "$plain_dir" && "$CORPUS_TRACE" "$run/plain.trace" "$@" < /dev/null > "$run/plain.stdout" 2> "$plain_stderr")
-  plain_status=$?
+  local plain_status=0 prof_status=0
+  watched plain "$plain_dir" "$run/plain.stdout" "$plain_stderr" "$CORPUS_TRACE" "$run/plain.trace" "$@" ||
+    plain_status=$?
   local -a run_cmd=("$PROFIL" run -o "$profile_dir")
   # shellcheck disable=SC2206 # run_args are words on purpose
   [ -n "$run_args" ] && run_cmd+=($run_args)
   [ $dashdash = 1 ] && run_cmd+=(--)
-  (cd "$prof_dir" && "$CORPUS_TRACE" --no-follow "$run/prof.trace" "${run_cmd[@]}" "$@" < /dev/null > "$run/prof.stdout" 2> "$prof_stderr")
-  prof_status=$?
+  watched profiled "$prof_dir" "$run/prof.stdout" "$prof_stderr" \
+    "$CORPUS_TRACE" --no-follow "$run/prof.trace" "${run_cmd[@]}" "$@" || prof_status=$?
   if [ ! -s "$run/plain.trace" ]; then
     echo "FAIL [$case_name/$label]: corpus_trace wrote no report (status $plain_status): $(cat "$plain_stderr")" >&2
     exit 1
