@@ -7,6 +7,7 @@
 # copies $work/in into two fresh directories, runs PROGRAM in each (stdin
 # /dev/null) — once under corpus_trace, once under `profil run -o DIR --` —
 # and checks:
+#   - each run ends within $CORPUS_RUN_TIMEOUT seconds (120; watched);
 #   - the exit status is the same;
 #   - stdout is byte for byte the same, and so are the --files it wrote;
 #   - every process of the plain run that used at least $min_process_ms of
