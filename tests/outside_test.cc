@@ -169,6 +169,35 @@ TEST(Attach, WallClockSamplesTheTimeAProcessWaits) {
   EXPECT_TRUE(text.find("sigsuspend") != std::string::npos || text.find("wait4") != std::string::npos) << text;
 }
 
+// From outside, the wall clock reads each thread's /proc syscall file,
+// which needs the right to trace the process. A user's own process that
+// made itself non-dumpable (ssh-agent, gpg-agent do) refuses it: its
+// blocked time is not sampled, and the run says so; its dumpable twin is
+// sampled. Run as nobody (root here can read every process's).
+TEST(Run, WallClockSaysWhichThreadsItMayNotRead) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run profil as nobody";
+  const auto as_nobody = [](const fs::path& dir, bool dumpable) {
+    fs::permissions(dir, fs::perms::all);
+    const std::string script = std::string("import ctypes, time\n") +
+                               (dumpable ? "" : "ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE\n") +
+                               "time.sleep(0.5)\n";
+    return run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", bin("profil"), "run",
+                "--clock", "wall", "-o", (dir / "out").string(), "--", "/usr/bin/python3", "-c", script},
+               dir);
+  };
+  TempDir refused_dir, read_dir;
+  const Result refused = as_nobody(refused_dir.path(), false);
+  ASSERT_EQ(refused.status, 0) << refused.err;
+  if (refused.err.find("from outside") == std::string::npos)
+    GTEST_SKIP() << "perf events are refused to nobody here (kernel.perf_event_paranoid above 2): " << refused.err;
+  EXPECT_NE(refused.err.find("the blocked time of 1 thread is not sampled"), std::string::npos) << refused.err;
+  const Result read = as_nobody(read_dir.path(), true);
+  ASSERT_EQ(read.status, 0) << read.err;
+  EXPECT_EQ(read.err.find("is not sampled"), std::string::npos) << read.err;
+  // Half a second asleep at 500 Hz: at least half of it sampled.
+  EXPECT_GE(count(read_dir.path() / "out", "python3.").samples, 125u) << read.err;
+}
+
 TEST(Attach, EndsWhenTheProcessExitsAndSaysSo) {
   TempDir dir;
   Target target({bin("outside_target"), "serve", "1.0"});

@@ -287,7 +287,14 @@ void Sampler::sample_blocked_threads(uint64_t periods) {
     for (pid_t tid : threads_of(pid)) {
       const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
       base::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-      if (!fd.valid()) continue;  // ended, or not ours to read
+      if (!fd.valid()) {
+        // Ended (ENOENT, ESRCH), or not ours to read: that is said.
+        if (errno == EACCES || errno == EPERM) {
+          std::lock_guard<std::mutex> hold(lock_);
+          unreadable_.insert(tid);
+        }
+        continue;
+      }
       const std::string before = syscall_text(fd.get());
       sampler::BlockedRegisters regs;
       if (!sampler::blocked_registers_from_syscall_text(before, &regs)) continue;
@@ -442,6 +449,11 @@ std::vector<pid_t> Sampler::running() const {
 uint64_t Sampler::samples() const {
   std::lock_guard<std::mutex> hold(lock_);
   return table_->samples();
+}
+
+size_t Sampler::threads_unreadable() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return unreadable_.size();
 }
 
 uint64_t Sampler::lost() const {

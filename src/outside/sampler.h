@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -102,6 +103,10 @@ class Sampler {
   // "[kernel]" frame on the user stack that made the system call.
   bool samples_kernel() const { return !user_only_; }
   uint64_t samples() const;
+  // The wall clock's threads whose /proc syscall file profil may not read
+  // (a process that made itself non-dumpable, a set-ID one, without the
+  // privilege to trace it): their blocked time is not sampled.
+  size_t threads_unreadable() const;
   uint64_t lost() const;
   uint64_t throttled() const { return throttled_.load(); }
   unsigned rings() const { return static_cast<unsigned>(rings_.size()); }
@@ -134,6 +139,7 @@ class Sampler {
   std::thread reader_;
   std::thread poller_;  // the wall clock's
   std::vector<uint8_t> stack_copy_;  // the poller's
+  std::set<pid_t> unreadable_;       // the poller's, under lock_
   std::atomic<bool> stopping_{false};
   std::atomic<uint64_t> throttled_{0};
   bool stopped_ = false;

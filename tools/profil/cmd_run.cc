@@ -159,6 +159,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
                          dir.string());
     print_losses(c);
     print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
+    print_unreadable_threads(sampling.threads_unreadable());
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
     if (c.files.empty())
       std::fprintf(stderr, "profil: no profile was written: no process of the run ran for a whole sampling period (%.3g ms of CPU)\n",

@@ -13,6 +13,14 @@
 
 namespace profiling::cli {
 
+void print_unreadable_threads(size_t threads) {
+  if (threads == 0) return;
+  std::fprintf(stderr,
+               "profil: the blocked time of %zu thread%s is not sampled: profil may not read %s /proc/PID/task/TID/syscall "
+               "(a non-dumpable or set-ID process; tracing it needs CAP_SYS_PTRACE)\n",
+               threads, threads == 1 ? "" : "s", threads == 1 ? "its" : "their");
+}
+
 std::optional<double> parse_duration(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;

@@ -29,6 +29,10 @@
 
 namespace profiling::cli {
 
+// The wall clock's threads whose blocked time could not be sampled
+// (outside::Sampler::threads_unreadable), one line when there are any.
+void print_unreadable_threads(size_t threads);
+
 // "90", "90s", "1.5m", "500ms", "2h": seconds; nullopt when not a duration.
 std::optional<double> parse_duration(const std::string& text);
 
@@ -67,6 +71,7 @@ class OutsideRun {
   Conversion finish_leaving_running(std::vector<pid_t>* left);
   uint64_t samples() const { return sampler_.samples(); }
   bool samples_kernel() const { return sampler_.samples_kernel(); }
+  size_t threads_unreadable() const { return sampler_.threads_unreadable(); }
 
  private:
   void clock_loop();
