@@ -48,7 +48,7 @@ std::string comm_of(pid_t pid) {
 int attach_command(const AttachOptions& options) {
   OutsideRunOptions run;
   run.hz = options.hz;
-  if (options.clock != "perf" && options.clock != "auto" && options.clock != "wall")
+  if (!is_outside_clock(options.clock))
     return fail("--clock", "'" + options.clock + "' is not one of perf, wall (a running process is sampled from outside)");
   run.wall = options.clock == "wall";
   if (!options.duration.empty()) {

@@ -249,11 +249,11 @@ int run_command(RunOptions options) {
   if (!options.inside && !options.outside) {
     if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
     else if (!options.duration.empty()) why_outside = "--duration needs it";
-    else if ((options.clock == "auto" || options.clock == "perf" || options.clock == "wall") && perf_events_allowed())
+    else if (is_outside_clock(options.clock) && perf_events_allowed())
       why_outside = "the default where the kernel allows perf events";
   }
   if (options.outside || !why_outside.empty()) {
-    if (options.clock != "auto" && options.clock != "perf" && options.clock != "wall")
+    if (!is_outside_clock(options.clock))
       return usage_error("--clock", "the outside source samples on the perf and wall clocks only, not '" + options.clock + "'");
     return run_outside(options, program, dir, {.symbolize = options.symbolize, .gmon = options.gmon, .share = true, .dir = dir}, why_outside);
   }

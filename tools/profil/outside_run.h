@@ -29,6 +29,10 @@
 
 namespace profiling::cli {
 
+// The clocks the outside source samples on: perf (auto's choice there)
+// and wall (outside::SamplerOptions::wall).
+inline bool is_outside_clock(const std::string& clock) { return clock == "auto" || clock == "perf" || clock == "wall"; }
+
 // The wall clock's threads whose blocked time could not be sampled
 // (outside::Sampler::threads_unreadable), one line when there are any.
 void print_unreadable_threads(size_t threads);
