@@ -16,6 +16,7 @@
 #include <ctime>
 #include <fstream>
 #include <set>
+#include <string_view>
 
 #include "base/unique_fd.h"
 #include "perf/event.h"
@@ -102,7 +103,7 @@ std::string Sampler::open_on(pid_t tid, bool before_exec) {
   spec.sample_type = PERF_SAMPLE_TIME;
   if (options_.stacks) {
     spec.regs_user = perf::kUnwindRegisters;
-    spec.stack_bytes = options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
+    spec.stack_bytes = stack_bytes();
   }
   spec.inherit = true;
   spec.inherit_stat = true;  // each ended thread's count: ProcessTable::on_read
@@ -261,16 +262,6 @@ void Sampler::poller_loop() {
   }
 }
 
-// The syscall text of a thread (proc(5)): "running", or the system call it
-// is blocked in, its arguments, sp and pc. Read from offset 0 each time.
-namespace {
-std::string syscall_text(int fd) {
-  char text[256];
-  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  return n > 0 ? std::string(text, static_cast<size_t>(n)) : std::string();
-}
-}  // namespace
-
 void Sampler::sample_blocked_threads(uint64_t periods) {
   // What the rings hold first: a process's exec and mappings are then known
   // before its blocked threads are unwound with them.
@@ -280,9 +271,7 @@ void Sampler::sample_blocked_threads(uint64_t periods) {
     std::lock_guard<std::mutex> hold(lock_);
     pids = table_->running();
   }
-  const size_t stack_bytes =
-      options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
-  if (options_.stacks) stack_copy_.resize(stack_bytes);
+  if (options_.stacks) stack_copy_.resize(stack_bytes());
   for (pid_t pid : pids) {
     for (pid_t tid : threads_of(pid)) {
       const std::string path = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall";
@@ -295,7 +284,8 @@ void Sampler::sample_blocked_threads(uint64_t periods) {
         }
         continue;
       }
-      const std::string before = syscall_text(fd.get());
+      char text[256];
+      const std::string_view before(text, sampler::read_syscall_text(fd.get(), text));
       sampler::BlockedRegisters regs;
       if (!sampler::blocked_registers_from_syscall_text(before, &regs)) continue;
       perf::Sample s;
@@ -316,7 +306,9 @@ void Sampler::sample_blocked_threads(uint64_t periods) {
         s.stack_size = stack_copy_.size();
         // A thread that ran meanwhile left a stack of two moments: its pc
         // alone is kept (a one-frame stack, truncated), as inside.
-        s.stack_copied = copied > 0 && syscall_text(fd.get()) == before ? static_cast<uint64_t>(copied) : 0;
+        char after[256];
+        const bool still = std::string_view(after, sampler::read_syscall_text(fd.get(), after)) == before;
+        s.stack_copied = copied > 0 && still ? static_cast<uint64_t>(copied) : 0;
       }
       std::lock_guard<std::mutex> hold(lock_);
       table_->on_sample(s, false, periods);

@@ -124,6 +124,11 @@ class Sampler {
   void read_round();
   void reader_loop();
   void poller_loop();
+  // The stack each sample carries (SamplerOptions::stack_bytes, or its
+  // default for the rate).
+  uint32_t stack_bytes() const {
+    return options_.stack_bytes != 0 ? options_.stack_bytes : options_.hz > 1000 ? 8192 : 16384;
+  }
   void sample_blocked_threads(uint64_t periods);
   static uint64_t now_ns();
 

@@ -53,13 +53,6 @@ timespec to_timespec(uint64_t ns) {
   return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
 }
 
-// The syscall text of a thread (proc(5)), read from offset 0 each time:
-// seq_file generates it anew for a read at 0, so one descriptor serves the
-// read before a walk and the one after. Its length, or 0.
-size_t read_syscall_text(int fd, char (&text)[256]) {
-  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  return n > 0 ? static_cast<size_t>(n) : 0;
-}
 
 // The blocked thread's stack from its pc and sp into its own tid's counts
 // (issue 22), read fault-safely: another thread's stack, which it may leave
@@ -224,6 +217,11 @@ bool parse_hex_field(std::string_view field, uint64_t* value) {
 }
 
 }  // namespace
+
+size_t read_syscall_text(int fd, char (&text)[256]) {
+  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
+  return n > 0 ? static_cast<size_t>(n) : 0;
+}
 
 bool blocked_registers_from_syscall_text(std::string_view text, BlockedRegisters* regs) {
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);

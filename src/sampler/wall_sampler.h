@@ -80,10 +80,12 @@ struct BlockedRegisters {
 // one the kernel writes.
 bool blocked_registers_from_syscall_text(std::string_view text, BlockedRegisters* regs);
 
-// What the watcher did, for PROFIL_STACKS_STATS (tests and measurements):
-// its wake-ups that sampled, the blocked threads it sampled, how many of
-// those it walked (stacks on) and how many of the walks it threw away
-// because the thread woke meanwhile, and its own CPU time (schedstat, ns).
+// The syscall text of a thread (proc(5): /proc/PID/task/TID/syscall), read
+// from offset 0 each time: seq_file generates it anew for a read at 0, so
+// one descriptor serves the read before a walk and the one after. Its
+// length, or 0. Used by the inside's watcher and the outside's poller.
+size_t read_syscall_text(int fd, char (&text)[256]);
+
 // The periods a look at the blocked threads stands for: the wall time since
 // the previous look in periods, rounded, the remainder carried, so that a
 // late wake-up stands for the time it missed and none is counted twice.
@@ -106,6 +108,10 @@ class LookPeriods {
   int64_t remainder_ = 0;
 };
 
+// What the watcher did, for PROFIL_STACKS_STATS (tests and measurements):
+// its wake-ups that sampled, the blocked threads it sampled, how many of
+// those it walked (stacks on) and how many of the walks it threw away
+// because the thread woke meanwhile, and its own CPU time (schedstat, ns).
 struct WallCounts {
   uint64_t rounds = 0;
   uint64_t blocked = 0;
