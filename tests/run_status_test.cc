@@ -6,7 +6,9 @@
 // plainly first, as the oracle, where it can be.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -66,6 +68,39 @@ TEST(ErrnoText, NameAndText) {
             "ENOTDIR (Not a directory)");
   EXPECT_EQ(profiling::cli::error_text(std::error_code(ENOSPC, std::system_category())),
             "ENOSPC (No space left on device)");
+}
+
+// A program killed by a signal: profil run writes what it has, then ends by
+// the same signal, so that its parent sees the plain run's wait status
+// (issue 32), from inside and from outside; profil leaves no core file of
+// its own (the program's shell is told to leave none: any core here is
+// profil's).
+TEST(RunStatus, ProgramKilledBySignalEndsProfilBySignal) {
+  const bool core_to_file = slurp("/proc/sys/kernel/core_pattern").rfind('|', 0) != 0;
+  for (const int signo : {SIGKILL, SIGTERM, SIGSEGV, SIGABRT}) {
+    for (const char* source : {"--inside", "--outside"}) {
+      TempDir dir;
+      const std::vector<std::string> command = {"/bin/sh", "-c", "ulimit -c 0; kill -" + std::to_string(signo) + " $$"};
+      const Result plain = run(command, dir.path());
+      ASSERT_TRUE(WIFSIGNALED(plain.wait_status) && WTERMSIG(plain.wait_status) == signo) << plain.wait_status;
+      // profil may dump core where its parent lets it: this test lets it.
+      struct rlimit unlimited = {RLIM_INFINITY, RLIM_INFINITY}, saved = {};
+      getrlimit(RLIMIT_CORE, &saved);
+      setrlimit(RLIMIT_CORE, &unlimited);
+      const Result r = profiled(dir.path(), dir.path() / "out", command, {source});
+      setrlimit(RLIMIT_CORE, &saved);
+      EXPECT_TRUE(WIFSIGNALED(r.wait_status)) << source << " signal " << signo << ": wait status " << r.wait_status
+                                              << "\n" << r.err;
+      if (WIFSIGNALED(r.wait_status)) {
+        EXPECT_EQ(WTERMSIG(r.wait_status), signo) << source << "\n" << r.err;
+        EXPECT_FALSE(WCOREDUMP(r.wait_status)) << source << " signal " << signo;
+      }
+      if (core_to_file) {
+        for (const auto& entry : fs::directory_iterator(dir.path()))
+          EXPECT_NE(entry.path().filename().string().rfind("core", 0), 0u) << entry.path();
+      }
+    }
+  }
 }
 
 // An output directory that cannot be made: the errno by name (before: "Not

@@ -41,6 +41,7 @@ inline std::string slurp(const fs::path& path) {
 
 struct Result {
   int status = -1;  // exit status, 128+N for a signal
+  int wait_status = 0;  // as waitpid(2) gave it
   std::string out, err;
 };
 
@@ -66,6 +67,7 @@ inline Result run(const std::vector<std::string>& argv, const fs::path& dir,
   waitpid(pid, &status, 0);
   Result r;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.wait_status = status;
   r.out = slurp(out);
   r.err = slurp(err);
   return r;

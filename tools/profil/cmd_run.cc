@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "command.h"
+#include "end_like.h"
 #include "errno_text.h"
 #include "base/settings.h"
 #include "format/run_names.h"
@@ -83,9 +84,10 @@ int usage_error(const std::string& what, const std::string& why) {
 
 extern "C" char** environ;
 
-// profil run's exit status: the program's (128 + a signal), 1 for a lost
-// profile of a program that exited 0, 128 + the signal that stopped the
-// wait (docs/run.md, "Errors").
+// profil run's exit status: the program's, 1 for a lost profile of a
+// program that exited 0, 128 + the signal that stopped the wait
+// (docs/run.md, "Errors"). A program killed by a signal: 128 + N, and
+// profil itself ends by that signal once the command returns (end_like.h).
 int run_status(const RunOutcome& outcome, const Conversion& c) {
   if (outcome.stopped_by != 0) {
     print_stopped_waiting(outcome.stopped_by, outcome.left_running);
@@ -93,7 +95,10 @@ int run_status(const RunOutcome& outcome, const Conversion& c) {
   }
   int exit_status = 0;
   if (WIFEXITED(outcome.status)) exit_status = WEXITSTATUS(outcome.status);
-  else if (WIFSIGNALED(outcome.status)) exit_status = 128 + WTERMSIG(outcome.status);
+  else if (WIFSIGNALED(outcome.status)) {
+    exit_status = 128 + WTERMSIG(outcome.status);
+    end_by_signal_later(WTERMSIG(outcome.status));
+  }
   if (!c.losses.empty() && exit_status == 0) exit_status = 1;
   return exit_status;
 }

@@ -7,6 +7,7 @@
 
 #include "batch_heap.h"
 #include "command.h"
+#include "end_like.h"
 
 namespace profiling::cli {
 
@@ -146,8 +147,12 @@ int main(int argc, char** argv) {
   // (run_convert.cc), after the program was started: never before the fork.
   if (command != nullptr && !command->takes_program) use_batch_heap();
   try {
-    for (auto& [sub, run] : commands)
-      if (sub->parsed()) return run();
+    for (auto& [sub, run] : commands) {
+      if (!sub->parsed()) continue;
+      const int status = run();
+      if (pending_end_signal() != 0) end_by_signal(pending_end_signal());
+      return status;
+    }
   } catch (const std::exception& e) {
     return fail("error", e.what());
   }
