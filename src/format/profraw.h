@@ -55,10 +55,14 @@ enum class EndReason : uint32_t {
   // a final dump (a raw exit_group system call, as Go programs end, or
   // SIGKILL), so the profile stops at the checkpoint.
   checkpoint = 5,
+  // The program installed a seccomp filter that would refuse what the
+  // preload runtime still does (runtime/seccomp_filter.h): the runtime
+  // stepped aside there, and the process ran on unsampled.
+  filtered = 6,
 };
 // A header's or a ledger record's end_reason field names one of the above.
 inline constexpr bool is_end_reason(uint32_t value) {
-  return value >= static_cast<uint32_t>(EndReason::exit) && value <= static_cast<uint32_t>(EndReason::checkpoint);
+  return value >= static_cast<uint32_t>(EndReason::exit) && value <= static_cast<uint32_t>(EndReason::filtered);
 }
 
 // Offsets of the header fields (all little-endian, naturally aligned).

@@ -14,6 +14,8 @@
 
 #include "format/profraw.h"
 
+struct sock_fprog;
+
 namespace profiling::unwind {
 class StackTable;
 }  // namespace profiling::unwind
@@ -47,6 +49,11 @@ void preload_before_exec();
 // summary. ASYNC-SIGNAL-SAFE.
 void preload_note_not_entered(const char* program, format::profraw::NotEntered why);
 void preload_after_failed_exec();
+// The program is about to install a seccomp filter (runtime/seccomp_hooks.cc):
+// the sampler stops issuing new kinds of system calls, and where the filter
+// would refuse one the runtime still makes (runtime/seccomp_filter.h) the
+// runtime writes the profile and steps aside for good. Not async-signal-safe.
+void preload_before_seccomp_filter(const struct sock_fprog* filter);
 
 // The calling thread's handler stack (sampler/handler_stack.h; the main
 // thread at start, every thread the program creates from the

@@ -20,6 +20,9 @@
 #include "runtime/internal/preload_state.h"
 #include "runtime/preload.h"
 #include "runtime/profraw_writer.h"
+#include "runtime/seccomp_filter.h"
+#include "sampler/sampler.h"
+#include "sampler/signal_front.h"
 
 namespace profiling::runtime {
 namespace internal {
@@ -54,6 +57,20 @@ using format::profraw::EndReason;
 void preload_before_exec() {
   if (!g_active) return;
   preload_dump(EndReason::exec, 0);
+}
+
+void preload_before_seccomp_filter(const struct sock_fprog* filter) {
+  sampler::before_seccomp_filter();
+  if (!g_active || ::getpid() != g_owner_pid.load(std::memory_order_relaxed)) return;
+  if (seccomp_filter_allows_runtime(filter)) return;
+  // The filter would refuse what the runtime still does: every timer
+  // stopped and a pending sampling signal discarded (as before an exec),
+  // the profile written now, the program's own signal actions given back
+  // to the kernel, and nothing of ours runs in this process again.
+  sampler::before_exec();
+  preload_dump(EndReason::filtered, 0);
+  sampler::front_step_aside();
+  g_active = false;
 }
 
 void preload_note_not_entered(const char* program, format::profraw::NotEntered why) {

@@ -6,7 +6,9 @@
 // timer's handler, and one killing on timer_create at its next thread).
 // libseccomp installs filters through syscall(); sandboxes without it
 // through prctl. A filter installed with the raw instruction (the Go
-// runtime's own system calls) is not seen: docs/run.md.
+// runtime's own system calls) is not seen: docs/run.md. A filter that
+// would refuse what the runtime still does makes it step aside
+// (runtime/seccomp_filter.h).
 //
 // ASYNC-SIGNAL-SAFE: syscall() (libprofil's own code calls it from
 // handlers): register moves and the instruction itself; before_seccomp_filter
@@ -19,7 +21,7 @@
 #include <cstdarg>
 
 #include "runtime/export.h"
-#include "sampler/sampler.h"
+#include "runtime/preload.h"
 
 namespace {
 
@@ -48,7 +50,8 @@ extern "C" PROFIL_EXPORT long syscall(long number, ...) {
   long a[6];
   for (long& value : a) value = va_arg(args, long);
   va_end(args);
-  if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER) profiling::sampler::before_seccomp_filter();
+  if (number == SYS_seccomp && a[0] == SECCOMP_SET_MODE_FILTER)
+    profiling::runtime::preload_before_seccomp_filter(reinterpret_cast<const struct sock_fprog*>(a[2]));
   return raw_syscall6(number, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
@@ -58,7 +61,8 @@ extern "C" PROFIL_EXPORT int prctl(int option, ...) {
   unsigned long a[4];
   for (unsigned long& value : a) value = va_arg(args, unsigned long);
   va_end(args);
-  if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER) profiling::sampler::before_seccomp_filter();
+  if (option == PR_SET_SECCOMP && a[0] == SECCOMP_MODE_FILTER)
+    profiling::runtime::preload_before_seccomp_filter(reinterpret_cast<const struct sock_fprog*>(a[1]));
   return static_cast<int>(raw_syscall6(SYS_prctl, option, static_cast<long>(a[0]), static_cast<long>(a[1]),
                                        static_cast<long>(a[2]), static_cast<long>(a[3]), 0));
 }

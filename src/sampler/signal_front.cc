@@ -239,6 +239,15 @@ void front_before_exec() {
   }
 }
 
+void front_step_aside() {
+  for (int signo = 1; signo < NSIG; ++signo) {
+    if (!front_managed(signo)) continue;
+    const struct sigaction program = program_action(signo);
+    g_fronts[signo].managed.store(false, std::memory_order_release);
+    real_sigaction(signo, &program, nullptr);
+  }
+}
+
 void front_after_failed_exec() {
   for (int signo = 1; signo < NSIG; ++signo) {
     if (!g_ignored_for_exec[signo]) continue;

@@ -87,6 +87,12 @@ void set_default_action_hook(DefaultActionHook hook);
 void front_before_exec();
 void front_after_failed_exec();
 
+// The sampler steps aside for good (a seccomp filter that would kill what
+// it still does, runtime/seccomp_filter.h): the kernel gets the program's
+// own action for every signal in front, and from then on sigaction() is
+// the kernel's alone. Not async-signal-safe.
+void front_step_aside();
+
 // glibc's sigaction under its other public name, which the interposed
 // sigaction() never shadows (dynamic and static programs alike).
 int real_sigaction(int signo, const struct sigaction* action, struct sigaction* old);

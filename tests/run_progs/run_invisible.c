@@ -50,6 +50,12 @@
  *                 thread that burns 0.05 s; prints "survived"; exits 0.
  *                 With exec: after the filter, burns 0.05 s and execs
  *                 itself as "burn 0.3" (the filter stays across exec)
+ *   seccomp own   burns 0.2 s, then installs a filter that allows only
+ *                 the calls the program makes from then on (write,
+ *                 exit_group, and none of a signal's return) and kills on
+ *                 any other; burns 0.2 s, writes "survived" with write(2)
+ *   seccomp sigaction  the same, with a filter that kills on rt_sigaction
+ *                 only
  *   closetwice    10,000 rounds of what bash does with its pipes: a
  *                 pipe, its write end closed, a few microseconds of work,
  *                 the write end closed again (EBADF: a double close is
@@ -117,7 +123,7 @@ __attribute__((noinline)) static void burn(double seconds) {
 __attribute__((noreturn)) static void usage(void) {
   fprintf(stderr,
           "usage: run_invisible sleep|pause|eintr [N]|longjmp|altstack [BYTES]|killer|dupdir DIR|nofile|"
-          "seccomp perf|timer [exec]|closetwice|burn [S]\n");
+          "seccomp perf|timer [exec]|seccomp own|sigaction|closetwice|burn [S]\n");
   exit(64);
 }
 
@@ -512,8 +518,56 @@ static void* seccomp_thread(void* arg) {
   return NULL;
 }
 
+/* A filter of a program that knows every call it makes from then on: the
+   x86-64 check, then the listed calls allowed, any other killing. */
+static int mode_seccomp_only(const long* allowed, int count) {
+  burn(0.2);
+  struct sock_filter filter[16];
+  int n = 0;
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+  filter[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  for (int i = 0; i < count; ++i)
+    filter[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)allowed[i], (uint8_t)(count - i), 0);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  filter[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  struct sock_fprog program = {.len = (unsigned short)n, .filter = filter};
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+    fprintf(stderr, "seccomp: %s\n", strerror(errno));
+    return 2;
+  }
+  burn(0.2);
+  (void)!write(1, "survived\n", 9);
+  /* The C library's exit makes calls of its own the filter does not list. */
+  syscall(SYS_exit_group, 0);
+  return 0;
+}
+
 static int mode_seccomp(const char* what, int then_exec) {
   long forbidden;
+  if (strcmp(what, "own") == 0) {
+    const long allowed[] = {__NR_write, __NR_exit_group, __NR_clock_gettime};
+    return mode_seccomp_only(allowed, 3);
+  }
+  if (strcmp(what, "sigaction") == 0) {
+    /* Everything but rt_sigaction: the filter's own branch order is kept. */
+    burn(0.2);
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_rt_sigaction, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog program = {.len = sizeof filter / sizeof filter[0], .filter = filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) != 0) {
+      fprintf(stderr, "seccomp: %s\n", strerror(errno));
+      return 2;
+    }
+    burn(0.2);
+    printf("survived\n");
+    return 0;
+  }
   if (strcmp(what, "perf") == 0) {
     forbidden = __NR_perf_event_open;
   } else if (strcmp(what, "timer") == 0) {

@@ -36,6 +36,9 @@ std::string ending(const ProcessSummary& p) {
     case EndReason::exit: return "";
     case EndReason::quick: return ", ended by _exit";
     case EndReason::exec: return ", then exec'd";
+    case EndReason::filtered:
+      return ", sampled up to its seccomp filter, which would refuse what sampling from inside does (--outside "
+             "samples it whole)";
     case EndReason::signal: return ", ended by " + signal_name(static_cast<int>(p.signal));
     case EndReason::checkpoint: {
       // From outside, or a snapshot from inside: the process still ran
