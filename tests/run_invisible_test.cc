@@ -394,6 +394,18 @@ TEST_P(RunInvisible, SeccompFilterKillingTimerCreateThenExecDoesNotKill) {
   EXPECT_EQ(with.out, "burned\n") << with.err;
 }
 
+// A program that lowers its descriptor limit to 4 and forks: each child
+// still gets fd 3, the one number left, and every process's profile is
+// written (issue 32: the dump needed the directory, its file and the maps
+// at once, and all 21 were lost under --inside).
+TEST_P(RunInvisible, LoweredDescriptorLimitKeepsEveryProfile) {
+  const Result with = expect_same(program({"lowlimit"}), 0);
+  EXPECT_EQ(with.out, "children 20 opened 20\n") << with.err;
+  EXPECT_EQ(with.err.find("could not write"), std::string::npos) << with.err;
+  EXPECT_EQ(with.err.find("wrote no profile"), std::string::npos) << with.err;
+  expect_profile(with);
+}
+
 // A filter that allows only the program's own calls from then on, or that
 // kills on rt_sigaction (which the crash path needs): the plain run's end,
 // every clock (issue 32: SIGSYS at the next SIGPROF's return under

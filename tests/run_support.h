@@ -56,6 +56,9 @@ inline Result run(const std::vector<std::string>& argv, const fs::path& dir,
     int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(o, 1);
     dup2(e, 2);
+    // The program gets 0, 1 and 2 alone, as from a shell.
+    if (o > 2) close(o);
+    if (e > 2) close(e);
     for (const auto& kv : extra_env) putenv(strdup(kv.c_str()));
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <atomic>
 #include <cstring>
 
@@ -145,37 +146,93 @@ constexpr size_t kRetiredBytes = 32 * 1024;
 char g_retired[kRetiredBytes];
 std::atomic<size_t> g_retired_length{0};
 
-// Copies /proc/self/maps as it is now (dlopen'ed objects included), then
-// the lines of executable mappings that dlclose removed since the start
-// (retire_mapping_lines). Returns the bytes copied, or -1 (errno set).
-int64_t copy_maps(base::AtomicFile& file) {
-  int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+// /proc/self/maps read before the dump's file is opened, where it fits:
+// a process at its descriptor limit may have one number free (issue 32: a
+// program that lowered RLIMIT_NOFILE to 4 lost every dump, the maps and
+// the file needing two at once). One dump at a time (preload_dump's
+// state), so one buffer; in .bss, no page of it touched until a dump.
+constexpr size_t kMapsBufferBytes = 256 * 1024;
+char g_maps_buffer[kMapsBufferBytes];
+
+// The length read into g_maps_buffer, or -1 where it did not fit or could
+// not be read (copy_maps then reads the file as it writes).
+int64_t read_maps_first() {
+  const int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  char buffer[4096];
-  int64_t total = 0;
+  size_t total = 0;
   for (;;) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (total == kMapsBufferBytes) {
+      total = SIZE_MAX;  // full: it may not all be here
+      break;
+    }
+    const ssize_t n = ::read(fd, g_maps_buffer + total, kMapsBufferBytes - total);
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      if (errno == EINTR) continue;
-      base::ErrnoSaver keep;
-      ::close(fd);
-      return -1;
+      total = SIZE_MAX;
+      break;
     }
     if (n == 0) break;
-    if (!file.write(buffer, static_cast<size_t>(n))) {
-      base::ErrnoSaver keep;
-      ::close(fd);
-      return -1;
-    }
-    total += n;
+    total += static_cast<size_t>(n);
   }
+  base::ErrnoSaver keep;
   ::close(fd);
+  return total == SIZE_MAX ? -1 : static_cast<int64_t>(total);
+}
+
+// Copies /proc/self/maps as it is now (dlopen'ed objects included) — from
+// the copy read_maps_first made, when it made one — then the lines of
+// executable mappings that dlclose removed since the start
+// (retire_mapping_lines). Returns the bytes copied, or -1 (errno set).
+int64_t copy_maps(base::AtomicFile& file, int64_t read_first) {
+  int64_t total = 0;
+  if (read_first >= 0) {
+    if (!file.write(g_maps_buffer, static_cast<size_t>(read_first))) return -1;
+    total = read_first;
+  } else {
+    int fd = ::open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buffer[4096];
+    for (;;) {
+      ssize_t n = ::read(fd, buffer, sizeof buffer);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        base::ErrnoSaver keep;
+        ::close(fd);
+        return -1;
+      }
+      if (n == 0) break;
+      if (!file.write(buffer, static_cast<size_t>(n))) {
+        base::ErrnoSaver keep;
+        ::close(fd);
+        return -1;
+      }
+      total += n;
+    }
+    ::close(fd);
+  }
   const size_t retired = g_retired_length.load(std::memory_order_acquire);
   if (retired != 0) {
     if (!file.write(g_retired, retired)) return -1;
     total += static_cast<int64_t>(retired);
   }
   return total;
+}
+
+// The directory to create files in: the runtime's kept descriptor itself
+// when dir names it (run_directory.cc gives "/proc/self/fd/N" only while
+// N is still the output directory), which takes no new descriptor; else
+// dir opened (*owned: the caller closes it). -1 with errno set.
+int directory_fd(const char* dir, bool* owned) {
+  static constexpr char kSelfFd[] = "/proc/self/fd/";
+  *owned = false;
+  if (std::strncmp(dir, kSelfFd, sizeof kSelfFd - 1) == 0) {
+    int fd = 0;
+    const char* p = dir + sizeof kSelfFd - 1;
+    for (; *p >= '0' && *p <= '9' && fd < (1 << 24); ++p) fd = fd * 10 + (*p - '0');
+    if (*p == '\0' && p != dir + sizeof kSelfFd - 1) return fd;
+  }
+  *owned = true;
+  return ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 }  // namespace
@@ -190,8 +247,10 @@ void retire_mapping_lines(const char* lines, size_t length) {
 
 bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
                    const sampler::PcTable& table, bool in_place) {
-  int dirfd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  bool owned = false;
+  const int dirfd = directory_fd(dir, &owned);
   if (dirfd < 0) return false;
+  const int64_t maps_read_first = read_maps_first();
   bool ok = false;
   int error = 0;
   {
@@ -240,7 +299,7 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       pairs.flush();
       header.sample_count = pairs.written();
       header.dropped = table.dropped();
-      const int64_t maps = copy_maps(file);
+      const int64_t maps = copy_maps(file, maps_read_first);
       bool records = maps >= 0 && (info.unsampled_count == 0 ||
                                    file.write(info.unsampled, info.unsampled_count *
                                                                   sizeof(format::profraw::Unsampled)));
@@ -277,17 +336,18 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
       error = errno;
     }
   }  // an uncommitted file removes its temporary here (a placeholder is emptied)
-  ::close(dirfd);
+  if (owned) ::close(dirfd);
   if (!ok) errno = error;
   return ok;
 }
 
 bool append_ledger_record(const char* dir, const char* name, const format::profraw::LedgerRecord& record) {
-  const int dirfd = ::open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  bool owned = false;
+  const int dirfd = directory_fd(dir, &owned);
   if (dirfd < 0) return false;
   const int fd = ::openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
   const int open_error = errno;
-  ::close(dirfd);
+  if (owned) ::close(dirfd);
   if (fd < 0) {
     errno = open_error;
     return false;

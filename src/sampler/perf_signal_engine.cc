@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,8 +81,17 @@ int open_perf_counter(pid_t tid, uint64_t period_ns) {
   attr.exclude_hv = 1;
   int fd = static_cast<int>(perf_event_open(&attr, tid));
   if (fd < 0) return -errno;
-  // Out of the program's range where the limits allow (base/file_limit.h).
+  // Out of the program's range where the limits allow (base/file_limit.h);
+  // where they do not, the counter would take one of the program's numbers
+  // (issue 32: a child of a program that lowered RLIMIT_NOFILE to 4 found
+  // fd 3 taken and its open() failed): refused, so the thread falls to the
+  // engine's fallback (CPU-time timers take no descriptor).
   fd = base::move_above_file_limit(fd);
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
+                      static_cast<rlim_t>(fd) < files.rlim_cur) {
+    ::close(fd);
+    return -EMFILE;
+  }
   // Owner before O_ASYNC, so no overflow can signal anyone else.
   f_owner_ex owner{F_OWNER_TID, tid};
   if (::fcntl(fd, F_SETOWN_EX, &owner) != 0 || ::fcntl(fd, F_SETSIG, kSamplingSignal) != 0 ||
