@@ -13,6 +13,14 @@
 // debuginfod servers of DEBUGINFOD_URLS (debuginfod.h). The functions are
 // sorted once per object and each address is one binary search; DWARF
 // (lines, inline frames) is read only when first asked for.
+//
+// This is the facade; each job is a room of src/report/internal/: the
+// object and its addresses (elf_object.h), its symbol table
+// (symbol_table.h), its DWARF lines and inline frames (module_dwarf.h,
+// scope_tree.h), its debug file (debug_file_finder.h), opening ELF files
+// (elf_file.h). A Symbolizer is not thread-safe (libdwfl does not lock a
+// Dwfl): one per thread. It owns the objects it opened and keeps them, with
+// all they read, until it is destroyed. Host side only: allocates.
 #ifndef PROFIL_REPORT_SYMBOLIZER_H
 #define PROFIL_REPORT_SYMBOLIZER_H
 
