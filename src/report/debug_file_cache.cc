@@ -1,9 +1,6 @@
 #include "report/debug_file_cache.h"
 
-#include <elfutils/libdwelf.h>
 #include <fcntl.h>
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <sys/stat.h>
@@ -14,11 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <span>
 #include <vector>
 
 #include "base/io.h"
 #include "base/unique_fd.h"
+#include "report/internal/elf_file.h"
 
 namespace profiling::report {
 
@@ -27,17 +24,10 @@ namespace {
 using ElfPointer = std::unique_ptr<Elf, decltype(&elf_end)>;
 
 ElfPointer open_elf(int fd) {
-  elf_version(EV_CURRENT);
+  internal::init_libelf();
   ElfPointer elf(elf_begin(fd, ELF_C_READ_MMAP, nullptr), &elf_end);
   if (elf && elf_kind(elf.get()) != ELF_K_ELF) elf.reset();
   return elf;
-}
-
-std::string build_id(Elf* elf) {
-  const void* bytes = nullptr;
-  const ssize_t size = dwelf_elf_gnu_build_id(elf, &bytes);
-  if (size <= 0) return {};
-  return fmt::format("{:02x}", fmt::join(std::span(static_cast<const unsigned char*>(bytes), size), ""));
 }
 
 // gABI compression (SHF_COMPRESSED) or the GNU one before it, a .zdebug_
@@ -75,7 +65,7 @@ base::UniqueFd open_valid_copy(const std::string& path, const std::string& id) {
   struct stat st;
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
   ElfPointer elf = open_elf(fd.get());
-  if (!elf || build_id(elf.get()) != id) return {};
+  if (!elf || internal::elf_build_id(elf.get()) != id) return {};
   const Scan found = scan(elf.get(), static_cast<uint64_t>(st.st_size));
   if (found.compressed || !found.within) return {};
   return fd;
@@ -196,7 +186,7 @@ int open_uncompressed_debug_file(int fd, const std::string& path, const std::str
   if (fd < 0 || dir.empty()) return -1;
   ElfPointer source = open_elf(fd);
   if (!source || !scan(source.get(), UINT64_MAX).compressed) return -1;
-  const std::string id = build_id(source.get());
+  const std::string id = internal::elf_build_id(source.get());
   if (id.empty()) return -1;
   const std::string name = id + ".debug";
   const std::string target = dir + "/" + name;
