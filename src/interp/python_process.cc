@@ -1,0 +1,281 @@
+#include "interp/python_process.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "interp/readers.h"
+
+namespace profiling::interp {
+namespace {
+
+struct Mapping {
+  uint64_t start = 0, offset = UINT64_MAX;
+};
+
+// The files mapped in pid, each with its mapping of lowest file offset.
+std::map<std::string, Mapping> mapped_files(pid_t pid) {
+  std::map<std::string, Mapping> files;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream in(line);
+    std::string range, perms, offset, dev, inode, path;
+    in >> range >> perms >> offset >> dev >> inode;
+    std::getline(in >> std::ws, path);
+    if (path.empty() || path[0] != '/') continue;
+    Mapping m;
+    m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+    m.offset = std::stoull(offset, nullptr, 16);
+    Mapping& kept = files[path];
+    if (m.offset < kept.offset) kept = m;
+  }
+  return files;
+}
+
+struct ElfSymbols {
+  std::map<std::string, uint64_t> values;  // the wanted symbols found
+  uint64_t bias = 0;
+  bool ok = false;
+};
+
+// The symbols we want from the file (dynamic and .symtab) and the load
+// bias of its mapping at `mapping`.
+ElfSymbols read_symbols(const std::string& file, const Mapping& mapping, std::string* why) {
+  static const char* const kWanted[] = {"_PyRuntime", "Py_Version", "interp_head", "_PyThreadState_Current",
+                                        "PyCode_Type"};
+  ElfSymbols out;
+  elf_version(EV_CURRENT);
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *why = file + ": " + std::strerror(errno);
+    return out;
+  }
+  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
+  GElf_Ehdr ehdr;
+  size_t phnum = 0;
+  if (elf == nullptr || gelf_getehdr(elf, &ehdr) == nullptr || elf_getphdrnum(elf, &phnum) != 0) {
+    *why = file + ": not an ELF file libelf reads (" + elf_errmsg(-1) + ")";
+    if (elf != nullptr) elf_end(elf);
+    ::close(fd);
+    return out;
+  }
+  bool placed = ehdr.e_type == ET_EXEC;  // a fixed-address program: bias 0
+  for (size_t i = 0; i < phnum && !placed; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
+    if ((ph.p_offset & ~uint64_t{0xfff}) == mapping.offset) {
+      out.bias = mapping.start - (ph.p_vaddr & ~uint64_t{0xfff});
+      placed = true;
+    }
+  }
+  Elf_Scn* scn = nullptr;
+  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) == nullptr || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+        sh.sh_entsize == 0)
+      continue;
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    const size_t count = sh.sh_size / sh.sh_entsize;
+    for (size_t i = 0; data != nullptr && i < count; ++i) {
+      GElf_Sym sym;
+      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || sym.st_value == 0) continue;
+      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
+      if (name == nullptr || name[0] == '\0') continue;
+      for (const char* wanted : kWanted)
+        if (std::strcmp(name, wanted) == 0) out.values[wanted] = sym.st_value;
+    }
+  }
+  elf_end(elf);
+  ::close(fd);
+  if (!placed) {
+    *why = file + ": no loadable segment at the mapped offset";
+    return out;
+  }
+  out.ok = true;
+  return out;
+}
+
+bool read_u64(MemoryReader& memory, uint64_t address, uint64_t* value) {
+  return memory.read(address, value, sizeof *value);
+}
+
+// The tid-sized offsets of pthread_self()'s struct that hold gettid().
+std::vector<int> tid_offsets_here() {
+  std::vector<int> found;
+  const auto* self = reinterpret_cast<const unsigned char*>(pthread_self());
+  const pid_t tid = static_cast<pid_t>(::gettid());
+  // struct pthread is over 2 KiB in every glibc 2.x; its tid is in the
+  // first KiB (0x2d0 in glibc 2.36).
+  for (int offset = 0; offset + 4 <= 1024; offset += 4) {
+    pid_t value;
+    std::memcpy(&value, self + offset, sizeof value);
+    if (value == tid) found.push_back(offset);
+  }
+  return found;
+}
+
+}  // namespace
+
+int glibc_pthread_tid_offset() {
+  static const int offset = [] {
+    const std::vector<int> here = tid_offsets_here();
+    std::vector<int> there;
+    std::thread([&] { there = tid_offsets_here(); }).join();
+    for (int o : here)
+      for (int p : there)
+        if (o == p) return o;
+    return -1;
+  }();
+  return offset;
+}
+
+std::optional<PythonTarget> find_python(pid_t pid, std::string* why) {
+  const std::string root = "/proc/" + std::to_string(pid) + "/root";
+  const auto files = mapped_files(pid);
+  static const std::regex kLibrary(R"(^libpython(\d+)\.(\d+)[a-z]*\.so.*)");
+  static const std::regex kProgram(R"(^python(\d+)(?:\.(\d+))?[a-z]*$)");
+  // libpython first: a program linked with it keeps no interpreter state.
+  std::vector<std::pair<std::string, Mapping>> candidates;
+  for (const std::regex* pattern : {&kLibrary, &kProgram})
+    for (const auto& [path, mapping] : files) {
+      const std::string base = path.substr(path.rfind('/') + 1);
+      if (std::regex_match(base, *pattern)) candidates.emplace_back(path, mapping);
+    }
+  if (candidates.empty()) {
+    *why = "no python program or libpython mapped in process " + std::to_string(pid);
+    return std::nullopt;
+  }
+  std::string last_why;
+  for (const auto& [path, mapping] : candidates) {
+    ElfSymbols symbols = read_symbols(root + path, mapping, &last_why);
+    if (!symbols.ok) continue;
+    auto symbol = [&](const char* name) {
+      auto it = symbols.values.find(name);
+      return it == symbols.values.end() ? uint64_t{0} : it->second + symbols.bias;
+    };
+    PythonTarget target;
+    target.pid = pid;
+    target.image = path;
+    target.bias = symbols.bias;
+    target.runtime = symbol("_PyRuntime");
+    target.interp_head = symbol("interp_head");
+    target.tstate_current = symbol("_PyThreadState_Current");
+    target.code_type = symbol("PyCode_Type");
+    if (target.runtime == 0 && target.interp_head == 0) {
+      last_why = path + ": neither _PyRuntime nor interp_head among its symbols (stripped?)";
+      continue;
+    }
+    const std::string base = path.substr(path.rfind('/') + 1);
+    std::smatch m;
+    if (std::regex_match(base, m, kLibrary) || (std::regex_match(base, m, kProgram) && m[2].matched)) {
+      target.major = std::stoi(m[1]);
+      target.minor = std::stoi(m[2]);
+    }
+    ProcessMemory memory(pid);
+    if (const uint64_t py_version = symbol("Py_Version"); py_version != 0) {
+      uint32_t hex = 0;
+      if (memory.read(py_version, &hex, sizeof hex)) {
+        target.major = static_cast<int>(hex >> 24);
+        target.minor = static_cast<int>((hex >> 16) & 0xff);
+      }
+    }
+    if (target.major == 0) {
+      *why = path + ": its CPython version could not be told (no Py_Version, no version in its name)";
+      return std::nullopt;
+    }
+    const std::string version = "CPython " + std::to_string(target.major) + "." + std::to_string(target.minor);
+    if (target.major == 3 && target.minor >= 13) {
+      uint8_t offsets[kDebugOffsetsSize];
+      const char* reason = nullptr;
+      if (target.runtime == 0 || !memory.read(target.runtime, offsets, sizeof offsets)) {
+        *why = version + ": _PyRuntime could not be read";
+        return std::nullopt;
+      }
+      if (!python_layout_from_debug_offsets(offsets, sizeof offsets, &target.layout, &reason)) {
+        *why = version + ": " + reason;
+        return std::nullopt;
+      }
+    } else if (!python_layout_for(target.major, target.minor, &target.layout)) {
+      *why = version + ": no frame layout for this version";
+      return std::nullopt;
+    }
+    if (target.layout.runtime_interpreters_head >= 0 ? target.runtime == 0 : target.interp_head == 0) {
+      *why = version + " in " + path + ": " +
+             (target.layout.runtime_interpreters_head >= 0 ? "no _PyRuntime symbol" : "no interp_head in .symtab");
+      return std::nullopt;
+    }
+    return target;
+  }
+  *why = last_why;
+  return std::nullopt;
+}
+
+pid_t PythonThreads::tid_of(const uint8_t* tstate) {
+  const PythonLayout& l = target_.layout;
+  if (l.tstate_native_thread_id >= 0) {
+    uint64_t native;
+    std::memcpy(&native, tstate + l.tstate_native_thread_id, sizeof native);
+    return static_cast<pid_t>(native);
+  }
+  uint64_t pthread;
+  std::memcpy(&pthread, tstate + l.tstate_thread_id, sizeof pthread);
+  const int offset = glibc_pthread_tid_offset();
+  pid_t tid = 0;
+  if (pthread == 0 || offset < 0 || !memory_.read(pthread + offset, &tid, sizeof tid) || tid <= 0) return 0;
+  // Only a task of the process (another glibc's struct would give noise).
+  const std::string task = "/proc/" + std::to_string(target_.pid) + "/task/" + std::to_string(tid);
+  return ::access(task.c_str(), F_OK) == 0 ? tid : 0;
+}
+
+void PythonThreads::refresh() {
+  const PythonLayout& l = target_.layout;
+  states_.clear();
+  by_tid_.clear();
+  uint64_t interp = 0;
+  const uint64_t head = l.runtime_interpreters_head >= 0 ? target_.runtime + l.runtime_interpreters_head
+                                                          : target_.interp_head;
+  if (!read_u64(memory_, head, &interp)) return;
+  std::vector<uint8_t> bytes(static_cast<size_t>(l.tstate_size));
+  // Bounds against a list read mid-change that loops.
+  for (int i = 0; interp != 0 && i < 256; ++i) {
+    uint64_t tstate = 0;
+    if (!read_u64(memory_, interp + l.interp_threads_head, &tstate)) return;
+    for (int j = 0; tstate != 0 && j < 65536; ++j) {
+      if (!memory_.read(tstate, bytes.data(), bytes.size())) break;
+      const pid_t tid = tid_of(bytes.data());
+      states_.emplace_back(tid, tstate);
+      if (tid != 0) by_tid_[tid] = tstate;
+      std::memcpy(&tstate, bytes.data() + l.tstate_next, sizeof tstate);
+    }
+    if (!read_u64(memory_, interp + l.interp_next, &interp)) return;
+  }
+}
+
+void PythonThreads::forget(pid_t tid) {
+  by_tid_.erase(tid);
+}
+
+uint64_t PythonThreads::thread_state(pid_t tid) {
+  auto found = by_tid_.find(tid);
+  if (found != by_tid_.end()) return found->second;
+  refresh();
+  found = by_tid_.find(tid);
+  return found == by_tid_.end() ? 0 : found->second;
+}
+
+std::vector<std::pair<pid_t, uint64_t>> PythonThreads::all() {
+  refresh();
+  return states_;
+}
+
+}  // namespace profiling::interp
