@@ -4,12 +4,12 @@
 // its name.
 #include "interp/python_code.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <deque>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "interp/readers.h"
 
@@ -42,8 +42,7 @@ class Objects {
     return reinterpret_cast<uint64_t>(bytes);
   }
   // Fills the code object at `code` (layout.code_size bytes).
-  void code(uint8_t* code, uint64_t type, uint64_t filename, uint64_t name, int32_t first_line,
-            uint64_t line_table) {
+  void code(uint8_t* code, uint64_t type, uint64_t filename, uint64_t name, int32_t first_line, uint64_t line_table) {
     std::memset(code, 0, static_cast<size_t>(layout_.code_size));
     std::memcpy(code + 8, &type, 8);
     std::memcpy(code + layout_.code_filename, &filename, 8);

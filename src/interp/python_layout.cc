@@ -24,15 +24,15 @@ void finish(PythonLayout* l) {
     for (int32_t o : offsets) most = std::max(most, o);
     return most + 8;
   };
-  l->tstate_size = top({l->tstate_next, l->tstate_interp, l->tstate_thread_id, l->tstate_native_thread_id,
-                        l->tstate_frame});
+  l->tstate_size =
+      top({l->tstate_next, l->tstate_interp, l->tstate_thread_id, l->tstate_native_thread_id, l->tstate_frame});
   l->frame_size = top({l->frame_back, l->frame_code, l->frame_instruction, l->frame_is_entry, l->frame_owner});
   l->code_size = top({l->code_filename, l->code_name, l->code_qualname, l->code_firstlineno, l->code_linetable});
 }
 
 // ≤3.10: tstate->frame is a PyFrameObject; f_back, f_code, f_lasti.
-PythonLayout frame_object(int major, int minor, int32_t rt_head, int32_t ts_next, int32_t ts_interp, int32_t ts_thread_id,
-                          int32_t ts_frame, int32_t f_lasti, int32_t co_filename, int32_t co_name,
+PythonLayout frame_object(int major, int minor, int32_t rt_head, int32_t ts_next, int32_t ts_interp,
+                          int32_t ts_thread_id, int32_t ts_frame, int32_t f_lasti, int32_t co_filename, int32_t co_name,
                           int32_t co_firstlineno, int32_t co_linetable) {
   PythonLayout l;
   l.major = static_cast<uint8_t>(major);

@@ -26,8 +26,8 @@ enum class PythonFrameModel : uint8_t {
 };
 
 enum class PythonLineTable : uint8_t {
-  kLnotab27,    // 2.7: co_lnotab, unsigned line increments, f_lasti in bytes
-  kLnotab,      // 3.6-3.9: co_lnotab, signed line increments, f_lasti in bytes
+  kLnotab27,      // 2.7: co_lnotab, unsigned line increments, f_lasti in bytes
+  kLnotab,        // 3.6-3.9: co_lnotab, signed line increments, f_lasti in bytes
   kLinetable310,  // 3.10: co_linetable (start delta, line delta), f_lasti in code units
   kLocations311,  // 3.11+: location table, instruction pointer into co_code_adaptive
 };
@@ -48,8 +48,8 @@ struct PythonLayout {
   int32_t cframe_current_frame = -1;  // 3.11/3.12: _PyCFrame.current_frame
   int32_t tstate_size = 0;            // bytes enough for every tstate field above
 
-  int32_t frame_back = 0;      // f_back / previous
-  int32_t frame_code = 0;      // f_code / f_executable
+  int32_t frame_back = 0;         // f_back / previous
+  int32_t frame_code = 0;         // f_code / f_executable
   int32_t frame_instruction = 0;  // f_lasti (int) / prev_instr / instr_ptr
   int32_t frame_is_entry = -1;    // 3.11
   int32_t frame_owner = -1;       // 3.11+ (a char)
@@ -57,7 +57,7 @@ struct PythonLayout {
   int8_t owner_cstack = -1;       // 3.12+: FRAME_OWNED_BY_CSTACK
 
   int32_t code_filename = 0, code_name = 0, code_qualname = -1, code_firstlineno = 0;
-  int32_t code_linetable = 0;      // co_lnotab / co_linetable
+  int32_t code_linetable = 0;       // co_lnotab / co_linetable
   int32_t code_code_adaptive = -1;  // 3.11+: where the instructions start in the code object
   int32_t code_size = 0;            // one read covers every code field above
 

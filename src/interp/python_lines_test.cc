@@ -3,9 +3,9 @@
 // version are read in python_test.cc.
 #include "interp/python_lines.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 namespace profiling::interp {
 namespace {
@@ -39,12 +39,12 @@ TEST(PythonLines, Linetable310) {
 
 TEST(PythonLines, Locations311) {
   const std::string table = bytes({
-      0x80 | (10 << 3) | 0, 0, 5,  // one-line form, delta 0, 1 unit: [0,2) line 20
-      0x80 | (13 << 3) | 1, 6,     // no columns, delta +3 (varint 6), 2 units: [2,6) line 23
-      0x80 | (15 << 3) | 0,        // no location, 1 unit: [6,8)
+      0x80 | (10 << 3) | 0, 0, 5,        // one-line form, delta 0, 1 unit: [0,2) line 20
+      0x80 | (13 << 3) | 1, 6,           // no columns, delta +3 (varint 6), 2 units: [2,6) line 23
+      0x80 | (15 << 3) | 0,              // no location, 1 unit: [6,8)
       0x80 | (14 << 3) | 2, 3, 0, 1, 2,  // long form, delta -1 (varint 3), 3 units: [8,14) line 22
-      0x80 | (0 << 3) | 0, 4,      // short form, same line, 1 unit: [14,16) line 22
-      0x80 | (11 << 3) | 0, 1, 2,  // one-line form, delta +1: [16,18) line 23
+      0x80 | (0 << 3) | 0, 4,            // short form, same line, 1 unit: [14,16) line 22
+      0x80 | (11 << 3) | 0, 1, 2,        // one-line form, delta +1: [16,18) line 23
   });
   EXPECT_EQ(python_line(PythonLineTable::kLocations311, table, 20, 0), 20);
   EXPECT_EQ(python_line(PythonLineTable::kLocations311, table, 20, 4), 23);

@@ -242,8 +242,8 @@ void PythonThreads::refresh() {
   states_.clear();
   by_tid_.clear();
   uint64_t interp = 0;
-  const uint64_t head = l.runtime_interpreters_head >= 0 ? target_.runtime + l.runtime_interpreters_head
-                                                          : target_.interp_head;
+  const uint64_t head =
+      l.runtime_interpreters_head >= 0 ? target_.runtime + l.runtime_interpreters_head : target_.interp_head;
   if (!read_u64(memory_, head, &interp)) return;
   std::vector<uint8_t> bytes(static_cast<size_t>(l.tstate_size));
   // Bounds against a list read mid-change that loops.
@@ -261,9 +261,7 @@ void PythonThreads::refresh() {
   }
 }
 
-void PythonThreads::forget(pid_t tid) {
-  by_tid_.erase(tid);
-}
+void PythonThreads::forget(pid_t tid) { by_tid_.erase(tid); }
 
 uint64_t PythonThreads::thread_state(pid_t tid) {
   auto found = by_tid_.find(tid);

@@ -47,7 +47,9 @@ class PythonStackReader {
 
  private:
   explicit PythonStackReader(const PythonTarget& target)
-      : target_(target), memory_(target.pid), threads_(target_, memory_),
+      : target_(target),
+        memory_(target.pid),
+        threads_(target_, memory_),
         namer_(target_.layout, memory_, target_.code_type) {}
   PythonStack read(pid_t tid, uint64_t thread_state, uint32_t depth);
 

@@ -6,6 +6,7 @@
 // A version not installed is skipped with its path.
 #include <dirent.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -18,8 +19,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "interp/python_stack.h"
 
@@ -119,8 +118,7 @@ class PythonFrames : public ::testing::TestWithParam<Python> {
     ASSERT_NE(reader_, nullptr) << why;
     // Both threads stopped where the script says (the main thread wrote
     // "ready" just before its read; the other may still be on its way).
-    for (int tries = 0; tries < 500 && !stopped(); ++tries)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    for (int tries = 0; tries < 500 && !stopped(); ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
   void TearDown() override {

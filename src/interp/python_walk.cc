@@ -19,8 +19,8 @@ uint64_t u64_at(const uint8_t* bytes, int32_t offset) {
 
 }  // namespace
 
-WalkResult walk_python_frames(const PythonLayout& layout, MemoryReader& memory, uint64_t thread_state,
-                              RawFrame* out, uint32_t capacity) {
+WalkResult walk_python_frames(const PythonLayout& layout, MemoryReader& memory, uint64_t thread_state, RawFrame* out,
+                              uint32_t capacity) {
   WalkResult result;
   if (layout.frame_size <= 0 || layout.frame_size > kMaxPythonFrameRead) {
     result.status = WalkStatus::kReadError;

@@ -38,8 +38,8 @@ inline constexpr int32_t kMaxPythonFrameRead = 256;
 // is at thread_state. A thread running no Python code has none (count 0,
 // kComplete). When the array fills before the chain ends the result is
 // kTruncated: the outermost frames are the ones missing.
-WalkResult walk_python_frames(const PythonLayout& layout, MemoryReader& memory, uint64_t thread_state,
-                              RawFrame* out, uint32_t capacity);
+WalkResult walk_python_frames(const PythonLayout& layout, MemoryReader& memory, uint64_t thread_state, RawFrame* out,
+                              uint32_t capacity);
 
 }  // namespace profiling::interp
 

@@ -3,10 +3,10 @@
 // 3.12+'s shims), the depth cut, a chain that loops, a failed read.
 #include "interp/python_walk.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "interp/readers.h"
 
@@ -34,9 +34,7 @@ class Frames {
     return reinterpret_cast<uint64_t>(bytes);
   }
   // Makes frame its own caller: a chain read mid-change.
-  void loop(uint64_t frame) {
-    std::memcpy(reinterpret_cast<uint8_t*>(frame) + layout_.frame_back, &frame, 8);
-  }
+  void loop(uint64_t frame) { std::memcpy(reinterpret_cast<uint8_t*>(frame) + layout_.frame_back, &frame, 8); }
   // Links frames innermost first and makes a thread state pointing at the
   // first (through a _PyCFrame where the version has one).
   uint64_t chain(const std::vector<uint64_t>& frames) {
@@ -85,8 +83,8 @@ TEST(PythonWalk, EveryFrameObjectIsAnEntry) {
 TEST(PythonWalk, IsEntryOn311) {
   const PythonLayout layout = layout_of(3, 11);
   Frames frames(layout);
-  const uint64_t tstate = frames.chain({frames.add(0x100, 0x1000), frames.add(0x200, 0x2000, 0, true),
-                                        frames.add(0x300, 0x3000, 0, true)});
+  const uint64_t tstate =
+      frames.chain({frames.add(0x100, 0x1000), frames.add(0x200, 0x2000, 0, true), frames.add(0x300, 0x3000, 0, true)});
   LocalMemory memory;
   RawFrame out[4];
   const WalkResult result = walk_python_frames(layout, memory, tstate, out, 4);
