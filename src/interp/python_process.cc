@@ -44,6 +44,7 @@ std::map<std::string, Mapping> mapped_files(pid_t pid) {
 
 struct ElfSymbols {
   std::map<std::string, uint64_t> values;  // the wanted symbols found
+  std::map<std::string, uint64_t> sizes;   // and their sizes
   uint64_t bias = 0;
   bool ok = false;
 };
@@ -52,7 +53,7 @@ struct ElfSymbols {
 // bias of its mapping at `mapping`.
 ElfSymbols read_symbols(const std::string& file, const Mapping& mapping, std::string* why) {
   static const char* const kWanted[] = {"_PyRuntime", "Py_Version", "interp_head", "_PyThreadState_Current",
-                                        "PyCode_Type"};
+                                        "PyCode_Type", "_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx"};
   ElfSymbols out;
   elf_version(EV_CURRENT);
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -92,7 +93,10 @@ ElfSymbols read_symbols(const std::string& file, const Mapping& mapping, std::st
       const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
       if (name == nullptr || name[0] == '\0') continue;
       for (const char* wanted : kWanted)
-        if (std::strcmp(name, wanted) == 0) out.values[wanted] = sym.st_value;
+        if (std::strcmp(name, wanted) == 0) {
+          out.values[wanted] = sym.st_value;
+          out.sizes[wanted] = sym.st_size;
+        }
     }
   }
   elf_end(elf);
@@ -171,6 +175,16 @@ std::optional<PythonTarget> find_python(pid_t pid, std::string* why) {
     target.interp_head = symbol("interp_head");
     target.tstate_current = symbol("_PyThreadState_Current");
     target.code_type = symbol("PyCode_Type");
+    // The evaluation loop whose native frames the Python frames stand in
+    // for (frames.h): PyEval_EvalFrameEx itself on 2.7; from 3.6 on it is a
+    // wrapper that reaches _PyEval_EvalFrameDefault, which runs the frames.
+    for (const char* loop : {"_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx"}) {
+      const auto size = symbols.sizes.find(loop);
+      if (symbol(loop) == 0 || size == symbols.sizes.end() || size->second == 0) continue;
+      target.eval_loop_start = symbol(loop);
+      target.eval_loop_end = target.eval_loop_start + size->second;
+      break;
+    }
     if (target.runtime == 0 && target.interp_head == 0) {
       last_why = path + ": neither _PyRuntime nor interp_head among its symbols (stripped?)";
       continue;

@@ -47,6 +47,9 @@ struct PythonTarget {
   uint64_t interp_head = 0;     // &interp_head (2.7, 3.6)
   uint64_t tstate_current = 0;  // &_PyThreadState_Current (2.7, 3.6)
   uint64_t code_type = 0;       // &PyCode_Type (0: not found)
+  // The evaluation loop's code, [start, end): _PyEval_EvalFrameDefault
+  // (3.6+) or PyEval_EvalFrameEx (2.7); 0, 0 when its symbol is missing.
+  uint64_t eval_loop_start = 0, eval_loop_end = 0;
 };
 
 // The CPython of pid, or nullopt with *why one line: no python mapped, its
