@@ -124,6 +124,18 @@ inline constexpr uint64_t unsampled_address(uint32_t cause) { return kUnsampledA
 // never share one.
 inline constexpr uint64_t kAddresslessBase = 0xC000'0000'0000'0000;
 
+// Where a profile puts the frames of an interpreted language (a Python
+// function at one of its lines, issue 31): each (code, line) its own
+// non-canonical address, named in Profile::frames (function, file, line),
+// placed in the stack just inside the native frame of the interpreter's
+// evaluation loop that ran it. Their object in reports is "[python]".
+inline constexpr uint64_t kInterpreterFrameBase = 0xA000'0000'0000'0000;
+inline constexpr uint64_t kInterpreterFrameLimit = 0xB000'0000'0000'0000;
+inline constexpr bool is_interpreter_frame(uint64_t address) {
+  return address >= kInterpreterFrameBase && address < kInterpreterFrameLimit;
+}
+inline constexpr const char* kPythonObject = "[python]";
+
 // Where a profile sampled from outside puts the samples taken while the
 // thread was in the kernel (their user stack above it): a non-canonical
 // address below the unsampled ones, named "[kernel]" in the profile's

@@ -45,6 +45,11 @@ struct ProcessTable::Image {
   // Threads that ended in this image, and the CPU time their samples did
   // not take (ThreadTime).
   format::profraw::Unsampled ended_within_period{};
+  // Its CPython, when it runs one (python_frames.h): looked for again
+  // whenever its code mappings changed (a libpython is mapped before the
+  // interpreter starts) while none was found.
+  std::unique_ptr<PythonFrames> python;
+  size_t python_looked_at = SIZE_MAX;  // code.size() at the last look
 };
 
 namespace {
@@ -318,6 +323,8 @@ void ProcessTable::settle_ended_threads() {
     }
     const uint64_t sampled = thread.periods * options_.period_ns;
     Image* image = image_at(thread.pid, thread.exit_time);
+    // Its Python thread state is freed, and its tid may come back.
+    if (image != nullptr && image->python != nullptr) image->python->forget_thread(static_cast<pid_t>(it->first));
     if (image != nullptr && thread.read_ns > sampled) {
       format::profraw::Unsampled& u = image->ended_within_period;
       if (u.threads < std::size(u.tids)) u.tids[u.threads] = static_cast<int32_t>(it->first);
@@ -408,7 +415,29 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
   // Callers are call sites: a return address less one (format/profile.h).
   for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
+  if (PythonFrames* python = python_of(*image)) {
+    callers.insert(callers.begin(), leaf);
+    python->merge(tid, &callers);
+    leaf = callers.front();
+    callers.erase(callers.begin());
+  }
   tally(leaf, image->stacks.intern(callers, stack.truncated));
+}
+
+PythonFrames* ProcessTable::python_of(Image& image) {
+  if (image.python != nullptr || !options_.interpreter_frames) return image.python.get();
+  if (image.python_looked_at == image.code.size()) return nullptr;
+  image.python_looked_at = image.code.size();
+  // Only an image that maps a python program or libpython is asked
+  // (find_python reads /proc and ELF files).
+  const bool maps_python = std::any_of(image.code.begin(), image.code.end(), [](const MappedCode& m) {
+    const std::string_view base = std::string_view(m.path).substr(m.path.rfind('/') + 1);
+    return base.starts_with("python") || base.starts_with("libpython");
+  });
+  if (!maps_python) return nullptr;
+  std::string why;
+  image.python = PythonFrames::open(image.pid, &why);
+  return image.python.get();
 }
 
 // The thread's latest name; one the records never named (a thread of a
@@ -468,6 +497,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
   }
   profile.stacks = std::move(image.stacks);
+  if (image.python != nullptr) image.python->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
   format::coalesce_samples(&profile.samples);
   d.ppid = image.ppid;

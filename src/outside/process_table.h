@@ -21,6 +21,7 @@
 
 #include "format/profraw.h"
 #include "outside/image.h"
+#include "outside/python_frames.h"
 #include "perf/records.h"
 #include "unwind/code_table.h"
 
@@ -61,6 +62,8 @@ class ProcessTable {
     // The wall clock: blocked threads are sampled too (Sampler's poller),
     // and the profiles say "wall".
     bool wall = false;
+    // A CPython process's samples get its Python frames (python_frames.h).
+    bool interpreter_frames = true;
   };
   explicit ProcessTable(Options options);
   ~ProcessTable();
@@ -105,6 +108,7 @@ class ProcessTable {
  private:
   struct Image;
   Image* current(pid_t pid);
+  PythonFrames* python_of(Image& image);
   ImageProfile profile_of(pid_t pid, Image& image, uint64_t now_ns);
   void settle_ended_threads();
   Image* image_at(pid_t pid, uint64_t time);

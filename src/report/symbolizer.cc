@@ -100,6 +100,7 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   // CPU time no sample caught (format::unsampled_address): its own object,
   // so the object view shows how much of the total it is.
   if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";
+  if (!mapping && format::is_interpreter_frame(address)) symbol.object = format::kPythonObject;
   if (!mapping && address == format::kKernelAddress) symbol.object = format::kKernelFrame;
   if (!mapping) return symbol;
   note_named_from_profile(*mapping);

@@ -1,0 +1,83 @@
+#include "outside/python_frames.h"
+
+#include "interp/python_walk.h"
+
+namespace profiling::outside {
+
+namespace {
+// Frames read per sample at most: deeper Python stacks keep their innermost
+// frames (the walk says kTruncated and the native stack's outer eval-loop
+// frames then have none: counted as a misfit).
+constexpr uint32_t kMaxPythonDepth = 256;
+}  // namespace
+
+std::unique_ptr<PythonFrames> PythonFrames::open(pid_t pid, std::string* why) {
+  auto target = interp::find_python(pid, why);
+  if (!target) return nullptr;
+  if (target->eval_loop_start == 0) {
+    *why = target->image + ": no symbol of its evaluation loop (_PyEval_EvalFrameDefault, PyEval_EvalFrameEx)";
+    return nullptr;
+  }
+  return std::unique_ptr<PythonFrames>(new PythonFrames(*target));
+}
+
+uint64_t PythonFrames::address_of(uint32_t code, int line) {
+  const auto [it, added] = addresses_.try_emplace({code, line}, 0);
+  if (!added) return it->second;
+  const interp::PythonCode& c = namer_.code(code);
+  it->second = format::kInterpreterFrameBase + names_.size();
+  names_.push_back(format::Frame{c.name, c.name, c.file, line > 0 ? line : c.first_line});
+  return it->second;
+}
+
+void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
+  bool has_eval_loop = false;
+  for (const uint64_t address : *frames) has_eval_loop = has_eval_loop || in_eval_loop(address);
+  // A thread outside the loop (a native thread, the interpreter starting
+  // or ending) has no Python frames to place.
+  if (!has_eval_loop) return;
+  const uint64_t state = threads_.thread_state(tid);
+  if (state == 0) return;
+  raw_.resize(kMaxPythonDepth);
+  const interp::WalkResult walk = walk_python_frames(target_.layout, memory_, state, raw_.data(), kMaxPythonDepth);
+  if (walk.count == 0) return;
+  // Name each frame now: an address reused later by another code object
+  // gets another id (python_code.h's rule), so this sample keeps its names.
+  std::vector<uint64_t> python(walk.count);
+  for (uint32_t i = 0; i < walk.count; ++i) {
+    const uint32_t id = namer_.identify(raw_[i].code);
+    python[i] = id == interp::PythonCodeNamer::kNoCode
+                    ? 0
+                    : address_of(id, namer_.line(namer_.code(id), raw_[i].instruction));
+  }
+  ++merged_;
+  merged_frames_.clear();
+  uint32_t next = 0;  // the innermost Python frame not placed yet
+  bool fits = walk.status == interp::WalkStatus::kComplete;
+  for (const uint64_t address : *frames) {
+    if (in_eval_loop(address)) {
+      // This call of the loop ran the frames up to and including the next
+      // entry frame (frames.h).
+      const uint32_t first = next;
+      while (next < walk.count && !(raw_[next].flags & interp::kEntryFrame)) ++next;
+      if (next < walk.count) ++next;  // the entry frame itself
+      if (first == next) fits = false;  // a loop call without frames left
+      for (uint32_t i = first; i < next; ++i)
+        if (python[i] != 0) merged_frames_.push_back(python[i]);
+    }
+    merged_frames_.push_back(address);
+  }
+  // Frames no loop call took (the native stack was cut, or the chain moved
+  // on): outermost, in their order.
+  if (next < walk.count) fits = false;
+  for (; next < walk.count; ++next)
+    if (python[next] != 0) merged_frames_.push_back(python[next]);
+  if (!fits) ++misfits_;
+  frames->swap(merged_frames_);
+}
+
+void PythonFrames::name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {
+  for (size_t i = 0; i < names_.size(); ++i) (*frames)[format::kInterpreterFrameBase + i] = {names_[i]};
+}
+
+}  // namespace profiling::outside

@@ -1,0 +1,79 @@
+// A CPython process's Python frames merged into its samples' native stacks
+// from outside (issue 31), after the fact: the reader thread, as it unwinds
+// a sample, reads the sampled thread's frame chain from the process's memory
+// (process_vm_readv, interp/python_walk.h) and puts each Python frame just
+// inside the native frame of the evaluation loop that ran it
+// (interp/frames.h gives the rule), as an address of its own
+// (format::kInterpreterFrameBase + an id per code object and line) named in
+// the profile's frames. The native frames stay: `profil report
+// --interpreter` chooses what a view shows.
+//
+// Read after the fact, the Python stack may have moved on since the kernel
+// took the sample (up to one read round, 100 ms): a sample whose Python
+// frames do not fit its native stack (not as many evaluation-loop frames as
+// entry frames) is merged as far as it fits and counted (misfits()), never
+// silently.
+//
+// NOT async-signal-safe, not thread-safe: the process table's, under the
+// sampler's lock.
+#ifndef PROFIL_OUTSIDE_PYTHON_FRAMES_H
+#define PROFIL_OUTSIDE_PYTHON_FRAMES_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/profile.h"
+#include "interp/python_code.h"
+#include "interp/python_process.h"
+#include "interp/readers.h"
+
+namespace profiling::outside {
+
+class PythonFrames {
+ public:
+  // The CPython of pid, or nullptr with *why (interp::find_python's line).
+  static std::unique_ptr<PythonFrames> open(pid_t pid, std::string* why);
+
+  // frames: one sample's stack, innermost first (the leaf, then the
+  // callers); the Python frames of thread tid are put into it.
+  void merge(pid_t tid, std::vector<uint64_t>* frames);
+  // A thread ended: its state is freed, its tid may come back as another.
+  void forget_thread(pid_t tid) { threads_.forget(tid); }
+
+  // The names of the addresses merge() made, for a profile's frames.
+  void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const;
+  const interp::PythonTarget& target() const { return target_; }
+
+  uint64_t merged() const { return merged_; }    // samples given Python frames
+  uint64_t misfits() const { return misfits_; }  // ...of which did not fit their native stack
+
+ private:
+  explicit PythonFrames(const interp::PythonTarget& target)
+      : target_(target),
+        memory_(target.pid),
+        threads_(target_, memory_),
+        namer_(target_.layout, memory_, target_.code_type) {}
+  bool in_eval_loop(uint64_t address) const {
+    return address >= target_.eval_loop_start && address < target_.eval_loop_end;
+  }
+  uint64_t address_of(uint32_t code, int line);
+
+  interp::PythonTarget target_;
+  interp::ProcessMemory memory_;
+  interp::PythonThreads threads_;
+  interp::PythonCodeNamer namer_;
+  std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
+  std::vector<format::Frame> names_;                         // by address - kInterpreterFrameBase
+  std::vector<interp::RawFrame> raw_;
+  std::vector<uint64_t> merged_frames_;
+  uint64_t merged_ = 0, misfits_ = 0;
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_PYTHON_FRAMES_H
