@@ -1,8 +1,10 @@
 // .eh_frame parsing: CIEs, FDEs and their CFA programs, reduced to the
 // compact rows of code_table.h (DWARF 5 §6.4; the .eh_frame and
 // .eh_frame_hdr encodings of the Linux Standard Base, "Exception Frames").
-// row_at() is ASYNC-SIGNAL-SAFE (the unwinder's lookup, in the handler);
-// the whole-section parsers are NOT (they allocate: tests, tools).
+// row_at() is ASYNC-SIGNAL-SAFE (the unwinder's lookup, in the handler:
+// cfi.cc); the whole-section parsers are NOT (they allocate: tests, the
+// outside sampler; cfi_tables.cc). Both run one interpreter
+// (cfi_program.h, as safe as row_at).
 #ifndef PROFIL_UNWIND_INTERNAL_CFI_H
 #define PROFIL_UNWIND_INTERNAL_CFI_H
 
