@@ -6,7 +6,8 @@
 // kernel instead of writing zeros over them: a fork child of a shell loop
 // clears its tables, and writing would touch every page (issue 12).
 //
-// NOT async-signal-safe (mmap, munmap, madvise): setup and teardown only.
+// NOT async-signal-safe (mmap, munmap, madvise): setup and teardown only
+// (and a fork child's clear_mapped_arrays).
 #ifndef PROFIL_BASE_MAPPED_TABLE_H
 #define PROFIL_BASE_MAPPED_TABLE_H
 
@@ -58,13 +59,16 @@ void destroy_mapped(Table* table, size_t mapped_bytes) {
 }
 
 // Zeros the arrays of a table in map_table's memory by handing their pages
-// back (madvise(2): a private anonymous page reads as zeros again). false
-// when the kernel refused: the caller writes the zeros itself.
-template <class Table>
-bool zero_mapped_arrays(Table* table, size_t mapped_bytes) {
+// back (madvise(2): a private anonymous page reads as zeros again); where
+// the kernel refuses, zero_slot(i) writes the zeros of each slot i of
+// [0, slots) instead. Takes no lock and allocates nothing: a fork child of
+// a profiled process clears its tables (runtime/preload_fork_exec.cc).
+template <class Table, class ZeroSlot>
+void clear_mapped_arrays(Table* table, size_t mapped_bytes, size_t slots, ZeroSlot&& zero_slot) {
   const size_t offset = mapped_arrays_offset<Table>();
-  if (mapped_bytes <= offset) return true;
-  return ::madvise(mapped_arrays(table), mapped_bytes - offset, MADV_DONTNEED) == 0;
+  if (mapped_bytes <= offset) return;
+  if (::madvise(mapped_arrays(table), mapped_bytes - offset, MADV_DONTNEED) == 0) return;
+  for (size_t i = 0; i < slots; ++i) zero_slot(i);
 }
 
 }  // namespace profiling::base

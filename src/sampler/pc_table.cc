@@ -62,13 +62,11 @@ void PcTable::add(uint64_t pc, uint64_t weight) {
 void PcTable::clear() {
   // Every fork child of a profiled process clears: the pages go back
   // rather than 1 MiB of zeros written (base/mapped_table.h).
-  if (!base::zero_mapped_arrays(this, mapped_bytes_)) {
-    for (size_t i = 0; i <= mask_; ++i) {
-      entries_[i].pc.store(0, std::memory_order_relaxed);
-      entries_[i].count.store(0, std::memory_order_relaxed);
-      entries_[i].observations.store(0, std::memory_order_relaxed);
-    }
-  }
+  base::clear_mapped_arrays(this, mapped_bytes_, mask_ + 1, [this](size_t i) {
+    entries_[i].pc.store(0, std::memory_order_relaxed);
+    entries_[i].count.store(0, std::memory_order_relaxed);
+    entries_[i].observations.store(0, std::memory_order_relaxed);
+  });
   used_.store(0, std::memory_order_relaxed);
   dropped_.store(0, std::memory_order_relaxed);
 }

@@ -116,16 +116,14 @@ void StackTable::add(const uint64_t* pcs, uint32_t depth, bool truncated, uint64
 void StackTable::clear() {
   // Fresh zero pages instead of writing zeros over what was used
   // (base/mapped_table.h).
-  if (!base::zero_mapped_arrays(this, mapped_bytes_)) {
-    for (size_t i = 0; i <= mask_; ++i) {
-      slots_[i].hash.store(0, std::memory_order_relaxed);
-      slots_[i].info.store(0, std::memory_order_relaxed);
-      slots_[i].weight.store(0, std::memory_order_relaxed);
-      slots_[i].tid.store(0, std::memory_order_relaxed);
-      slots_[i].observations.store(0, std::memory_order_relaxed);
-      order_[i].store(0, std::memory_order_relaxed);
-    }
-  }
+  base::clear_mapped_arrays(this, mapped_bytes_, mask_ + 1, [this](size_t i) {
+    slots_[i].hash.store(0, std::memory_order_relaxed);
+    slots_[i].info.store(0, std::memory_order_relaxed);
+    slots_[i].weight.store(0, std::memory_order_relaxed);
+    slots_[i].tid.store(0, std::memory_order_relaxed);
+    slots_[i].observations.store(0, std::memory_order_relaxed);
+    order_[i].store(0, std::memory_order_relaxed);
+  });
   slots_taken_.store(0, std::memory_order_relaxed);
   frames_used_.store(0, std::memory_order_relaxed);
   dropped_samples_.store(0, std::memory_order_relaxed);
