@@ -5,12 +5,16 @@
 #define PROFIL_FORMAT_FORMAT_ERROR_H
 
 #include <stdexcept>
+#include <string>
 
 namespace profiling::format {
 
 struct FormatError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+
+// The readers' and writers' one way out: throws FormatError(what).
+[[noreturn]] inline void fail(const std::string& what) { throw FormatError(what); }
 
 }  // namespace profiling::format
 

@@ -57,8 +57,6 @@ class Reader {
   size_t offset_ = 0;
 };
 
-[[noreturn]] void fail(const std::string& what) { throw FormatError(what); }
-
 std::string hex(uint64_t v) {
   static const char digits[] = "0123456789abcdef";
   std::string s;
