@@ -30,8 +30,8 @@ inline constexpr unsigned kMaxHz = 100000;
 // and its index is the ClockKind's value, so rows are only ever appended
 // (the C API and profraw keep ids of their own: runtime/c_api.cc,
 // runtime/internal/preload_state.h). sampler.h makes ClockKind of it,
-// thread_clocks.cc the engine table, this file the names. auto is the perf
-// ring with its fallbacks (sampler/engine.h).
+// sampler/running_engine.cc the engine table, this file the names. auto is
+// the perf ring with its fallbacks (sampler/engine.h).
 #define PROFIL_CLOCK_TABLE(X)                      \
   X(cpu, "cpu", cpu_timer_engine)                  \
   X(perf, "perf", perf_ring_engine)                \

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "sampler/sampler.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 namespace {

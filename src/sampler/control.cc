@@ -23,14 +23,16 @@
 #include <cstring>
 #include <memory>
 
-#include "sampler/segments.h"
 #include "base/settings.h"
-#include "sampler/signal_front.h"
+#include "sampler/fork_exec.h"
 #include "sampler/perf_ring.h"
 #include "sampler/program_mask.h"
+#include "sampler/segments.h"
+#include "sampler/signal_front.h"
 #include "sampler/sinks.h"
-#include "sampler/thread_names.h"
+#include "sampler/task_sync.h"
 #include "sampler/thread_clocks.h"
+#include "sampler/thread_names.h"
 #include "unwind/unwinder.h"
 
 namespace profiling::sampler {
@@ -304,7 +306,7 @@ void before_thread_creation() {
   if (!g_perf_ring.deferred() && !g_perf_ring.refused(nullptr)) return;
   ControlLock lock;
   g_perf_ring.open_if_deferred();
-  if (std::string why; g_perf_ring.refused(&why)) fall_back_from_refused_ring(why);
+  if (std::string why; g_perf_ring.refused(&why)) fall_back_from_refused_start(why);
 }
 
 bool sampling_signal_in_use() { return sampling_running(); }

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <time.h>
 
+#include "sampler/running_engine.h"
 #include "sampler/sinks.h"
 
 namespace profiling::sampler {
@@ -20,7 +21,6 @@ using internal::g_clocks;
 using internal::kMaxThreads;
 
 constinit CpuTimerEngine g_cpu_timer;
-constinit std::atomic<uint64_t> g_period_ns{10'000'000};
 
 timespec to_timespec(uint64_t ns) {
   return timespec{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
@@ -30,14 +30,8 @@ timespec to_timespec(uint64_t ns) {
 
 Engine& cpu_timer_engine() { return g_cpu_timer; }
 
-int CpuTimerEngine::start(uint64_t period_ns, std::string*) {
-  // Each thread's timer is created as it is attached.
-  g_period_ns.store(period_ns, std::memory_order_relaxed);
-  return 0;
-}
-
-int CpuTimerEngine::fork_child(uint64_t period_ns, std::string*) {
-  g_period_ns.store(period_ns, std::memory_order_relaxed);
+int CpuTimerEngine::start(uint64_t, std::string*) {
+  // Each thread's timer is created as it is attached, at the running period.
   return 0;
 }
 
@@ -59,7 +53,7 @@ bool CpuTimerEngine::thread_attached(ThreadClock& c) {
 void CpuTimerEngine::arm_thread(ThreadClock& c, bool on) {
   if (!c.has_timer) return;
   itimerspec spec{};
-  if (on) spec.it_interval = spec.it_value = to_timespec(g_period_ns.load(std::memory_order_relaxed));
+  if (on) spec.it_interval = spec.it_value = to_timespec(running_period_ns());
   ::timer_settime(c.timer, 0, &spec, nullptr);
 }
 
@@ -69,7 +63,7 @@ void CpuTimerEngine::thread_released(ThreadClock& c) {
 }
 
 void CpuTimerEngine::flush_unreported(pid_t only_tid) {
-  const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
+  const uint64_t period = running_period_ns();
   const pid_t self = current_tid();
   // First every clock flushed is marked, and the handlers that counted a
   // tick before seeing the mark are waited out: after that, no signal of

@@ -4,7 +4,7 @@
 // poll is never interrupted. The wall clock's running threads use the same
 // timers (wall_sampler.h).
 //
-// A timer's sigev_value is its thread's slot (thread_clocks.h), so the
+// A timer's sigev_value is its thread's slot (thread_slots.h), so the
 // handler recognizes a sample and counts it against its thread with the
 // inline functions below: the per-sample path has no call into this
 // engine.
@@ -17,7 +17,7 @@
 #include <cstdint>
 
 #include "sampler/engine.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 
@@ -70,8 +70,8 @@ class CpuTimerEngine : public Engine {
   bool thread_attached(ThreadClock& c) override;
   void arm_thread(ThreadClock& c, bool on) override;
   void thread_released(ThreadClock& c) override;
-  // POSIX timers are not inherited by a fork child: nothing to forget.
-  int fork_child(uint64_t period_ns, std::string* why) override;
+  // POSIX timers are not inherited by a fork child: nothing to forget, and
+  // nothing to start (Engine::fork_child).
   // The kernel reports a CPU-time timer's expirations only when it checks
   // the timer, at a tick that finds the thread running, and on a busy
   // machine that can be 100 ms late (12 signals in a CPU-second seen). What

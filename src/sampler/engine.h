@@ -2,9 +2,11 @@
 // what starts and stops sampling for the whole process, gives each thread
 // what samples it (a timer, a counter, or nothing when the kernel follows
 // threads by itself), follows forks and execs, and says why a thread's CPU
-// time went unsampled. thread_clocks.cc owns the per-thread slots and the
-// accounting (sampler.h, "CPU time no sample caught") and calls the
-// selected engine; an engine fills each slot's ticks as its samples arrive.
+// time went unsampled. The dispatcher (thread_clocks.h) owns the
+// per-thread slots (thread_slots.h) and the accounting (unsampled.h;
+// sampler.h, "CPU time no sample caught") and calls the running engine
+// (running_engine.h) without naming it; an engine fills each slot's ticks
+// as its samples arrive.
 //
 // The engines: cpu_timer_engine.h (cpu), perf_signal_engine.h
 // (perf-signal), perf_ring.h (perf, auto), wall_sampler.h (wall).
@@ -17,7 +19,7 @@
 //   2. one row in PROFIL_CLOCK_TABLE (base/settings.h): its ClockKind
 //      enumerator, its PROFIL_CLOCK name and that function. ClockKind, the
 //      names (PROFIL_CLOCK, profil run --clock and their messages) and the
-//      engine table (thread_clocks.cc) are made from it.
+//      engine table (running_engine.cc) are made from it.
 // What an engine keeps per thread goes in the thread's slot (ThreadClock's
 // timer or perf_fd) or in an array of its own indexed by slot_index(c)
 // (the ring's per-CPU shares); what it keeps per process, in its file.
@@ -26,11 +28,15 @@
 // If its samples arrive by a signal, the handler (handler.cc) must
 // recognize them from the siginfo (an inline check the engine's header
 // provides) and count them against their slot: the per-sample path is
-// not a virtual call.
+// not a virtual call. An engine whose samples the kernel writes and that
+// wants draining by a signal marks its timers and descriptors as drain
+// signals (running_engine.h); the handler then calls on_drain_signal.
 //
 // Threading: everything here runs under the sampler's control lock except
-// what is marked ASYNC-SIGNAL-SAFE (drain, gap_cause, account_process,
-// descriptor_in_range), which the handler, the dump and close() reach.
+// what is marked ASYNC-SIGNAL-SAFE (drain, on_drain_signal,
+// wants_drains_from_waiting_threads, gap_cause, account_process,
+// deferred_start_refused, descriptor_in_range), which the handler, the
+// dump and close() reach.
 #ifndef PROFIL_SAMPLER_ENGINE_H
 #define PROFIL_SAMPLER_ENGINE_H
 
@@ -43,7 +49,7 @@
 
 namespace profiling::sampler {
 
-struct ThreadClock;  // a thread's slot (thread_clocks.h)
+struct ThreadClock;  // a thread's slot (thread_slots.h)
 
 class Engine {
  public:
@@ -79,9 +85,11 @@ class Engine {
 
   // fork, in the child, for every slot the parent's threads had: forget
   // what the parent owns (never free it: the parent still uses it); then
-  // fork_child: sample the child's only thread (attached after it).
+  // fork_child: sample the child's only thread (attached after it), at
+  // period_ns (running_period_ns()). An engine that keeps nothing per
+  // process but the period, which the child has, has nothing to do.
   virtual void forget_in_child(ThreadClock&) {}
-  virtual int fork_child(uint64_t period_ns, std::string* why) = 0;
+  virtual int fork_child(uint64_t /*period_ns*/, std::string* /*why*/) { return 0; }
   // exec: no sampling signal may reach the new image (every thread is
   // disarmed too); a failed exec resumes.
   virtual void suspend_for_exec() {}
@@ -92,6 +100,14 @@ class Engine {
   // a handler in another thread to let go of a buffer. Returns the ticks
   // delivered.
   virtual uint32_t drain(bool /*wait*/) { return 0; }
+  // ASYNC-SIGNAL-SAFE: one of its drain signals (running_engine.h) reached
+  // the handler in the thread it interrupted (context: that thread's).
+  // Returns the ticks delivered (the handler then runs the periodic hook).
+  virtual uint32_t on_drain_signal(const void* /*context*/) { return 0; }
+  // ASYNC-SIGNAL-SAFE: should a thread of the program that waits for
+  // signals it blocks drain now and then (sampler.h)? An engine drained by
+  // signals would otherwise fill its buffers while every thread blocks them.
+  virtual bool wants_drains_from_waiting_threads() const { return false; }
   // Before the clocks stop for good (the last sink goes, a thread ends):
   // deliver what ran but the kernel has not reported yet (CPU-time timers:
   // cpu_timer_engine.h). only_tid 0: every thread.
@@ -110,6 +126,12 @@ class Engine {
   // ASYNC-SIGNAL-SAFE: before the live threads are measured (the dump):
   // deliver what is pending, and add what no thread owns to *out.
   virtual void account_process(Unsampled* /*out*/, uint64_t /*period_ns*/) {}
+  // ASYNC-SIGNAL-SAFE: did a deferred part of its start fail (the perf
+  // ring's rings, refused for locked memory)? It then samples as the cpu
+  // clock does (a CPU-time timer), and says so (running_clock), until the
+  // process moves to its fallback (thread_clocks.h,
+  // fall_back_from_refused_start).
+  virtual bool deferred_start_refused() const { return false; }
 
   // ASYNC-SIGNAL-SAFE: is a descriptor that sampling needs in [first,
   // last] (the program is about to close the range)? live: count only

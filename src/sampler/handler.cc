@@ -1,11 +1,12 @@
 // The sampling signal handler and the SIGSEGV/SIGBUS fault guard.
 //
 // ASYNC-SIGNAL-SAFE: on_sampling_signal, on_fault and everything they call
-// (sinks.cc, safe_access.S, the inline checks of cpu_timer_engine.h and
-// perf_signal_engine.h, perf_sample_weight and its jitter in
-// perf_signal_engine.cc, the perf ring's on_drain_timer, the unwinder of
-// src/unwind/). The engines are reached directly, never through Engine's
-// virtual functions: a sample's path has no indirect call.
+// (sinks.cc, safe_access.S, the inline checks of cpu_timer_engine.h,
+// perf_signal_engine.h and running_engine.h, perf_sample_weight and its
+// jitter in perf_signal_engine.cc, the running engine's on_drain_signal,
+// the unwinder of src/unwind/). A sample's path has no indirect call: the
+// signal engines' checks and counts are inline. Only a drain signal goes
+// through Engine's interface (running_engine.h), to whichever engine runs.
 // errno is saved and restored; nothing allocates, locks or prints.
 #include "sampler/handler.h"
 
@@ -20,13 +21,13 @@
 #include "base/signal_mask.h"
 #include "sampler/cpu_timer_engine.h"
 #include "sampler/handler_stack.h"
-#include "sampler/program_mask.h"
-#include "sampler/perf_ring.h"
 #include "sampler/perf_signal_engine.h"
+#include "sampler/program_mask.h"
+#include "sampler/running_engine.h"
 #include "sampler/sampler.h"
 #include "sampler/signal_front.h"
 #include "sampler/sinks.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 namespace {
@@ -64,23 +65,22 @@ inline void run_periodic_hook_after_drain() {
   if (PeriodicHook hook = g_periodic_hook.load(std::memory_order_acquire)) hook();
 }
 
-// ASYNC-SIGNAL-SAFE. Is this SIGPROF one of ours: a drain timer's, a
+// ASYNC-SIGNAL-SAFE. Is this SIGPROF one of ours: a drain signal, a
 // CPU-time timer's, or one of our perf counters' (signal_front.h)?
 inline bool is_our_signal(const siginfo_t* info) {
   if (info->si_code == SI_TIMER)
     return is_drain_timer_value(info->si_value.sival_ptr) || is_our_timer_value(info->si_value.sival_ptr);
-  return info->si_code > 0 && info->si_code <= POLL_HUP &&
-         (is_drain_trigger_fd(info->si_fd) || is_our_perf_fd(info->si_fd));
+  return info->si_code > 0 && info->si_code <= POLL_HUP && (is_drain_fd(info->si_fd) || is_our_perf_fd(info->si_fd));
 }
 
 // ASYNC-SIGNAL-SAFE. Our tick, on the thread's handler stack.
 void take_sample(siginfo_t* info, void* context) {
   uint32_t weight;
   if ((info->si_code == SI_TIMER && is_drain_timer_value(info->si_value.sival_ptr)) ||
-      (info->si_code != SI_TIMER && is_drain_trigger_fd(info->si_fd))) {
-    // The perf ring's drain timer or trigger (perf_ring.h): the kernel
-    // wrote the samples; they are delivered from its rings.
-    if (g_perf_ring.on_drain_timer(context) != 0) run_periodic_hook_after_drain();
+      (info->si_code != SI_TIMER && is_drain_fd(info->si_fd))) {
+    // A drain timer or trigger (the perf ring's, perf_ring.h): the kernel
+    // wrote the samples; the running engine delivers them.
+    if (running_engine().on_drain_signal(context) != 0) run_periodic_hook_after_drain();
     return;
   }
   if (info->si_code == SI_TIMER) {
@@ -196,10 +196,10 @@ void discard_pending_sampling_signal() {
 
 void set_periodic_hook(PeriodicHook hook) { g_periodic_hook.store(hook, std::memory_order_release); }
 
-bool wants_drains_from_waiting_threads() { return g_perf_ring.running() && g_perf_ring.rings() > 0; }
+bool wants_drains_from_waiting_threads() { return running_engine().wants_drains_from_waiting_threads(); }
 
 uint32_t drain_from_waiting_thread() {
-  const uint32_t delivered = g_perf_ring.drain(false);
+  const uint32_t delivered = running_engine().drain(false);
   if (delivered != 0) run_periodic_hook_after_drain();
   return delivered;
 }

@@ -5,7 +5,8 @@
 // the drain, the drains per thread, the deferred rings.
 //
 // ASYNC-SIGNAL-SAFE: descriptor_of, gap_cause, account_process, running,
-// rings, noise_periods (and the drain they call: perf_ring_drain.cc).
+// rings, noise_periods, wants_drains_from_waiting_threads (and the drain
+// they call: perf_ring_drain.cc).
 // Nothing there allocates, locks (a ring's try-lock only) or prints; errno
 // is the handler's to keep (it saves it). Everything else runs under the
 // control lock.
@@ -25,7 +26,8 @@
 #include "perf/event.h"
 #include "sampler/internal/perf_ring_state.h"
 #include "sampler/sinks.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/running_engine.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 
@@ -118,7 +120,7 @@ int prepare_process(uint64_t period_ns, std::string* why) {
   sigevent event{};
   event.sigev_notify = SIGEV_SIGNAL;
   event.sigev_signo = kSamplingSignal;
-  event.sigev_value.sival_ptr = &internal::g_ring_drain_marker;
+  event.sigev_value.sival_ptr = &internal::g_drain_marker;
   if (::timer_create(CLOCK_PROCESS_CPUTIME_ID, &event, &g_drain_timer) != 0) {
     const int error = errno;
     *why = std::string("perf ring buffer: timer_create(CLOCK_PROCESS_CPUTIME_ID): ") + std::strerror(error);
@@ -244,6 +246,8 @@ void PerfRingEngine::resume_after_exec() {
 bool PerfRingEngine::running() const { return ring::g_running; }
 
 unsigned PerfRingEngine::rings() const { return ring::g_ring_count.load(std::memory_order_relaxed); }
+
+bool PerfRingEngine::wants_drains_from_waiting_threads() const { return running() && rings() > 0; }
 
 int PerfRingEngine::descriptor_of(pid_t tid) const {
   for (unsigned i = 0; i < ring::g_extra_count; ++i)

@@ -50,10 +50,13 @@
 //     the perf layer (src/perf/); the engine's jobs are split across
 //     perf_ring*.cc (internal/perf_ring_state.h lists them).
 //
-// ASYNC-SIGNAL-SAFE: drain(), on_drain_timer(), open_if_deferred(),
-// refused(nullptr), gap_cause(), account_process() and
-// is_drain_timer_value(). The rest runs under the
-// sampler's control lock.
+// Its drain timers and triggers are drain signals (running_engine.h): the
+// handler hands them to on_drain_signal() without naming this engine.
+//
+// ASYNC-SIGNAL-SAFE: drain(), on_drain_signal(), open_if_deferred(),
+// refused(nullptr), deferred_start_refused(), gap_cause(),
+// account_process() and wants_drains_from_waiting_threads(). The rest runs
+// under the sampler's control lock.
 #ifndef PROFIL_SAMPLER_PERF_RING_H
 #define PROFIL_SAMPLER_PERF_RING_H
 
@@ -64,24 +67,6 @@
 #include "sampler/engine.h"
 
 namespace profiling::sampler {
-
-namespace internal {
-// The drain timer's sigev_value points here.
-extern char g_ring_drain_marker;
-// Per descriptor number: was it a drain trigger's (perf_ring_triggers.cc)?
-inline constexpr int kMaxTriggerFd = 1 << 16;
-extern std::atomic<bool> g_trigger_fd[kMaxTriggerFd];
-}  // namespace internal
-
-// ASYNC-SIGNAL-SAFE: is this the sigev_value of the ring's drain timer?
-inline bool is_drain_timer_value(const void* value) { return value == &internal::g_ring_drain_marker; }
-// ASYNC-SIGNAL-SAFE: is a SIGPROF with this si_fd a thread's drain trigger
-// (perf_ring_triggers.cc: a task-clock event of that thread alone, owned
-// by it)?
-inline bool is_drain_trigger_fd(int fd) {
-  return static_cast<unsigned>(fd) < static_cast<unsigned>(internal::kMaxTriggerFd) &&
-         internal::g_trigger_fd[fd].load(std::memory_order_acquire);
-}
 
 class PerfRingEngine final : public Engine {
  public:
@@ -103,14 +88,18 @@ class PerfRingEngine final : public Engine {
   void suspend_for_exec() override;
   void resume_after_exec() override;
   uint32_t drain(bool wait) override;
+  // The drain timer's or trigger's signal (context: the interrupted
+  // thread's, for the sample a deferred ring's timer takes): drain, re-arm.
+  uint32_t on_drain_signal(const void* context) override;
+  // While rings are open: their drains come with SIGPROF.
+  bool wants_drains_from_waiting_threads() const override;
   // Each CPU's event of a thread keeps its own remainder.
   unsigned noise_periods() const override;
   UnsampledCause gap_cause(const ThreadClock& c, bool self) const override;
   // The rings' samples not read yet, and the lost records no thread owns.
   void account_process(Unsampled* out, uint64_t period_ns) override;
-  // ASYNC-SIGNAL-SAFE: the drain timer's signal (context: the interrupted
-  // thread's, for the sample a deferred ring's timer takes): drain, re-arm.
-  uint32_t on_drain_timer(const void* context);
+  // refused(nullptr): the deferred rings' timer samples, as cpu's would.
+  bool deferred_start_refused() const override { return refused(nullptr); }
   // ASYNC-SIGNAL-SAFE: opens the rings now if they are deferred (the
   // program is about to create a thread or block the sampling signal).
   void open_if_deferred();

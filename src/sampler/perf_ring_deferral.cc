@@ -35,7 +35,7 @@
 #include "sampler/internal/perf_ring_state.h"
 #include "sampler/perf_ring.h"
 #include "sampler/sinks.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 
@@ -100,8 +100,8 @@ uint32_t deliver_deferred_sample(const void* context) {
 }
 
 // Deferred -> open (or refused: the failure is kept for the fallback,
-// thread_clocks.cc; meanwhile the timer keeps sampling). The caller has
-// the sampling signal blocked.
+// thread_clocks.h, fall_back_from_refused_start; meanwhile the timer keeps
+// sampling). The caller has the sampling signal blocked.
 void open_deferred_rings() {
   int expected = kDeferred;
   if (!g_ring_state.compare_exchange_strong(expected, kOpening, std::memory_order_acq_rel)) return;
@@ -121,7 +121,7 @@ void open_deferred_rings() {
 }  // namespace
 }  // namespace ring
 
-uint32_t PerfRingEngine::on_drain_timer(const void* context) {
+uint32_t PerfRingEngine::on_drain_signal(const void* context) {
   switch (ring::g_ring_state.load(std::memory_order_acquire)) {
     case ring::kDeferred: {
       const uint32_t delivered = ring::deliver_deferred_sample(context);

@@ -24,7 +24,7 @@
 #include "sampler/internal/perf_ring_state.h"
 #include "sampler/perf_ring.h"
 #include "sampler/sinks.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 #include "unwind/memory.h"
 #include "unwind/unwinder.h"
 

@@ -27,13 +27,13 @@
 // and signals only that thread: it never ends a wait. Each is held by a
 // mapping of its first page, not a descriptor a program could close
 // (closefrom); the number its descriptor had, taken high (64 below the
-// descriptor limit) and kept in internal::g_trigger_fd, is what the kernel
-// puts in si_fd. The mapping is dropped to stop it (exec, the thread's end).
+// descriptor limit) and marked a drain signal's (internal::g_drain_fd,
+// running_engine.h), is what the kernel puts in si_fd. The mapping is dropped to stop it (exec, the thread's end).
 //
 // ASYNC-SIGNAL-SAFE: arm_every_thread_drain and what it calls
 // (perf_event_open, fcntl, mmap, munmap, close, getrlimit, timer_settime;
-// the handler saves errno), is_drain_timer_value, is_drain_trigger_fd. The
-// engine's thread methods run under the control lock.
+// the handler saves errno). The engine's thread methods run under the
+// control lock.
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
@@ -48,14 +48,10 @@
 #include "sampler/internal/perf_ring_state.h"
 #include "sampler/perf_ring.h"
 #include "sampler/sampler.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/running_engine.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
-namespace internal {
-char g_ring_drain_marker;
-constinit std::atomic<bool> g_trigger_fd[kMaxTriggerFd];
-}  // namespace internal
-
 namespace ring {
 namespace {
 
@@ -87,8 +83,8 @@ void open_trigger(ThreadClock& c) {
     fd = moved;
   }
   void* page = MAP_FAILED;
-  if (fd < internal::kMaxTriggerFd) {
-    internal::g_trigger_fd[fd].store(true, std::memory_order_release);  // before it can signal
+  if (fd < internal::kMaxDrainFd) {
+    internal::g_drain_fd[fd].store(true, std::memory_order_release);  // before it can signal
     f_owner_ex owner{F_OWNER_TID, c.tid};
     if (::fcntl(fd, F_SETOWN_EX, &owner) == 0 && ::fcntl(fd, F_SETSIG, kSamplingSignal) == 0 &&
         ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_ASYNC) == 0)
@@ -150,7 +146,7 @@ bool PerfRingEngine::thread_attached(ThreadClock& c) {
     sigevent event{};
     event.sigev_notify = SIGEV_THREAD_ID;
     event.sigev_signo = kSamplingSignal;
-    event.sigev_value.sival_ptr = &internal::g_ring_drain_marker;
+    event.sigev_value.sival_ptr = &internal::g_drain_marker;
     event._sigev_un._tid = c.tid;
     timer_t timer;
     if (::timer_create(thread_cpu_clock(c.tid), &event, &timer) == 0) {

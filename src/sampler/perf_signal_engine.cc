@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include "base/raw_syscall.h"
+#include "sampler/running_engine.h"
 
 namespace profiling::sampler {
 namespace internal {
@@ -32,7 +33,6 @@ using internal::g_perf_fd_slot;
 using internal::kMaxPerfFd;
 
 constinit PerfSignalEngine g_perf_signal;
-constinit std::atomic<uint64_t> g_period_ns{10'000'000};
 
 __thread uint32_t t_jitter_state __attribute__((tls_model("initial-exec")));
 
@@ -159,7 +159,7 @@ uint32_t perf_sample_weight(int fd) {
   // time.
   uint64_t now = 0;
   if (base::raw_read(fd, &now, sizeof now) != static_cast<long>(sizeof now)) return 1;
-  const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
+  const uint64_t period = running_period_ns();
   const uint64_t generation = g_perf_generation.load(std::memory_order_relaxed);
   PerfThreadState& st = t_perf_state;
   if (st.generation != generation || st.fd != fd || now < st.last_count)
@@ -183,7 +183,6 @@ uint32_t perf_sample_weight(int fd) {
 }
 
 int PerfSignalEngine::start(uint64_t period_ns, std::string* why) {
-  g_period_ns.store(period_ns, std::memory_order_relaxed);
   // Each thread's counter starts afresh: its state in the handler too.
   g_perf_generation.fetch_add(1, std::memory_order_relaxed);
   // Can this process open a task-clock counter on itself?
@@ -196,15 +195,10 @@ int PerfSignalEngine::start(uint64_t period_ns, std::string* why) {
   return 0;
 }
 
-int PerfSignalEngine::fork_child(uint64_t period_ns, std::string*) {
-  g_period_ns.store(period_ns, std::memory_order_relaxed);
-  return 0;
-}
-
 bool PerfSignalEngine::thread_attached(ThreadClock& c) {
   // After the program's own seccomp filter: no new counter (sampler.h).
   if (!late_system_calls_allowed()) return false;
-  const int fd = open_perf_counter(c.tid, g_period_ns.load(std::memory_order_relaxed));
+  const int fd = open_perf_counter(c.tid, running_period_ns());
   if (fd < 0) return false;
   c.perf_fd = fd;
   mark_perf_fd(fd, static_cast<long>(slot_index(c)));

@@ -19,7 +19,7 @@
 #include <cstdint>
 
 #include "sampler/engine.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 
@@ -61,7 +61,8 @@ class PerfSignalEngine final : public Engine {
   // The child's copies of the counters still count the parent's threads:
   // closed (the parent keeps its own).
   void forget_in_child(ThreadClock& c) override;
-  int fork_child(uint64_t period_ns, std::string* why) override;
+  // The child opens its own thread's counter as it attaches, at the running
+  // period: nothing to start (Engine::fork_child).
   UnsampledCause gap_cause(const ThreadClock& c, bool self) const override;
   bool descriptor_in_range(unsigned first, unsigned last, bool live) override;
 };

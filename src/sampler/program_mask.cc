@@ -9,7 +9,7 @@
 
 #include "base/signal_mask.h"
 #include "sampler/signal_front.h"
-#include "sampler/thread_clocks.h"
+#include "sampler/thread_slots.h"
 
 namespace profiling::sampler {
 namespace {
