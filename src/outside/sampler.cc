@@ -20,7 +20,7 @@
 
 #include "base/unique_fd.h"
 #include "perf/event.h"
-#include "sampler/wall_sampler.h"
+#include "base/proc_syscall.h"
 
 namespace profiling::outside {
 namespace {
@@ -238,13 +238,13 @@ void Sampler::reader_loop() {
 
 // The wall clock's poller: once a period, every thread of the tree that is
 // blocked is one sample of the periods since the previous look
-// (sampler::LookPeriods), as the inside's watcher does
+// (base::LookPeriods), as the inside's watcher does
 // (sampler/wall_sampler.h). Its sleep ends early when stop() or pause()
 // writes the wake pipe.
 void Sampler::poller_loop() {
   const uint64_t period = options_.hz ? 1'000'000'000ull / options_.hz : 1'000'000;
   uint64_t next = now_ns();
-  sampler::LookPeriods look(next);
+  base::LookPeriods look(next);
   while (!stopping_.load()) {
     next += period;
     const uint64_t now_before = now_ns();
@@ -285,9 +285,9 @@ void Sampler::sample_blocked_threads(uint64_t periods) {
         continue;
       }
       char text[256];
-      const std::string_view before(text, sampler::read_syscall_text(fd.get(), text));
-      sampler::BlockedRegisters regs;
-      if (!sampler::blocked_registers_from_syscall_text(before, &regs)) continue;
+      const std::string_view before(text, base::read_syscall_text(fd.get(), text));
+      base::BlockedRegisters regs;
+      if (!base::blocked_registers_from_syscall_text(before, &regs)) continue;
       perf::Sample s;
       s.who.pid = static_cast<uint32_t>(pid);
       s.who.tid = static_cast<uint32_t>(tid);
@@ -307,7 +307,7 @@ void Sampler::sample_blocked_threads(uint64_t periods) {
         // A thread that ran meanwhile left a stack of two moments: its pc
         // alone is kept (a one-frame stack, truncated), as inside.
         char after[256];
-        const bool still = std::string_view(after, sampler::read_syscall_text(fd.get(), after)) == before;
+        const bool still = std::string_view(after, base::read_syscall_text(fd.get(), after)) == before;
         s.stack_copied = copied > 0 && still ? static_cast<uint64_t>(copied) : 0;
       }
       std::lock_guard<std::mutex> hold(lock_);

@@ -15,7 +15,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
+#include "base/proc_syscall.h"
 #include "base/signal_mask.h"
 #include "base/unique_fd.h"
 #include "sampler/sampler.h"
@@ -60,7 +62,7 @@ timespec to_timespec(uint64_t ns) {
 // during the walk ran meanwhile: the frames read may be of two moments, so
 // only its pc is kept (a stack of one frame, truncated), still as its own.
 // In the handlers' in-flight section (the caller's): the tables stay.
-void deliver_blocked_stack(unwind::StackTable* stacks, int fd, std::string_view before, BlockedRegisters regs,
+void deliver_blocked_stack(unwind::StackTable* stacks, int fd, std::string_view before, base::BlockedRegisters regs,
                            uint32_t weight, int32_t tid) {
   uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
   if (depth > kMaxStackDepth) depth = kMaxStackDepth;
@@ -79,7 +81,7 @@ void deliver_blocked_stack(unwind::StackTable* stacks, int fd, std::string_view 
       unwind::unwind(g_code_table.load(std::memory_order_acquire), memory, unwind::Registers{regs.pc, regs.sp, 0}, pcs, depth);
   base::raw_sigprocmask(SIG_SETMASK, &saved, nullptr);
   char text[256];
-  const size_t n = read_syscall_text(fd, text);
+  const size_t n = base::read_syscall_text(fd, text);
   if (std::string_view(text, n) == before) {
     stacks->add(pcs, stack.depth, stack.truncated, weight, tid);
   } else {
@@ -101,9 +103,9 @@ void sample_blocked_threads(pid_t self, uint32_t weight) {
     base::UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
     if (!fd.valid()) continue;  // the thread has just exited
     char text[256];
-    const size_t n = read_syscall_text(fd.get(), text);
-    BlockedRegisters regs;
-    if (!blocked_registers_from_syscall_text(std::string_view(text, n), &regs)) continue;
+    const size_t n = base::read_syscall_text(fd.get(), text);
+    base::BlockedRegisters regs;
+    if (!base::blocked_registers_from_syscall_text(std::string_view(text, n), &regs)) continue;
     g_wall_stats.blocked.fetch_add(1, std::memory_order_relaxed);
     g_handlers_in_flight.fetch_add(1, std::memory_order_seq_cst);
     deliver(regs.pc, weight);
@@ -153,7 +155,7 @@ void* watch(void* opaque) {
   g_wall_stats.watcher.store(self, std::memory_order_relaxed);
 
   uint64_t next = monotonic_ns();
-  LookPeriods look(next);
+  base::LookPeriods look(next);
   while (g_generation.load(std::memory_order_acquire) == generation) {
     const uint64_t period = g_period_ns.load(std::memory_order_relaxed);
     next += period;
@@ -198,46 +200,6 @@ void launch() {
 }
 
 }  // namespace
-
-namespace {
-
-// A "0x..." field of the syscall text: lower-case hex, at most 64 bits.
-bool parse_hex_field(std::string_view field, uint64_t* value) {
-  if (!field.starts_with("0x") || field.size() < 3 || field.size() > 18) return false;
-  uint64_t v = 0;
-  for (char c : field.substr(2)) {
-    int digit;
-    if (c >= '0' && c <= '9') digit = c - '0';
-    else if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else return false;
-    v = v << 4 | static_cast<uint64_t>(digit);
-  }
-  *value = v;
-  return true;
-}
-
-}  // namespace
-
-size_t read_syscall_text(int fd, char (&text)[256]) {
-  const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
-  return n > 0 ? static_cast<size_t>(n) : 0;
-}
-
-bool blocked_registers_from_syscall_text(std::string_view text, BlockedRegisters* regs) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
-  if (text.empty() || text.starts_with("running")) return false;
-  // The last two fields: sp, then pc.
-  const size_t last_space = text.rfind(' ');
-  if (last_space == std::string_view::npos) return false;  // a number alone: no registers
-  const size_t sp_space = text.rfind(' ', last_space - 1);
-  if (sp_space == std::string_view::npos || last_space == 0) return false;  // "nr pc": not a shape proc(5) lists
-  BlockedRegisters parsed;
-  if (!parse_hex_field(text.substr(last_space + 1), &parsed.pc) ||
-      !parse_hex_field(text.substr(sp_space + 1, last_space - sp_space - 1), &parsed.sp))
-    return false;
-  *regs = parsed;
-  return true;
-}
 
 WallCounts wall_counts() {
   WallCounts counts;

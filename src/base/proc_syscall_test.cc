@@ -1,8 +1,8 @@
-#include "sampler/wall_sampler.h"
+#include "base/proc_syscall.h"
 
 #include <gtest/gtest.h>
 
-namespace profiling::sampler {
+namespace profiling::base {
 namespace {
 
 BlockedRegisters parsed(std::string_view text) {
@@ -20,7 +20,7 @@ bool refused(std::string_view text) {
 }
 
 // The shapes proc(5) documents for /proc/<pid>/syscall: sp then pc last.
-TEST(WallSampler, SpAndPcFromEachShapeOfSyscallText) {
+TEST(ProcSyscall, SpAndPcFromEachShapeOfSyscallText) {
   EXPECT_TRUE(refused("running\n"));
   BlockedRegisters off_cpu = parsed("-1 0x7ffd2c1e0a38 0x55d0c0a01234\n");
   EXPECT_EQ(off_cpu.sp, 0x7ffd2c1e0a38u);
@@ -34,7 +34,7 @@ TEST(WallSampler, SpAndPcFromEachShapeOfSyscallText) {
   EXPECT_EQ(in_sleep.pc, 0x7f9e0a2e4a95u);
 }
 
-TEST(WallSampler, AnythingElseHasNoRegisters) {
+TEST(ProcSyscall, AnythingElseHasNoRegisters) {
   EXPECT_TRUE(refused(""));
   EXPECT_TRUE(refused("\n"));
   EXPECT_TRUE(refused("7"));                                    // a lone number: in a system call, no registers
@@ -49,4 +49,4 @@ TEST(WallSampler, AnythingElseHasNoRegisters) {
 }
 
 }  // namespace
-}  // namespace profiling::sampler
+}  // namespace profiling::base
