@@ -321,7 +321,7 @@ void ProcessTable::settle_ended_threads() {
       ++it;
       continue;
     }
-    const uint64_t sampled = thread.periods * options_.period_ns;
+    const uint64_t sampled = thread.periods * options_.sampling.period_ns();
     Image* image = image_at(thread.pid, thread.exit_time);
     // Its Python thread state is freed, and its tid may come back.
     if (image != nullptr && image->python != nullptr) image->python->forget_thread(static_cast<pid_t>(it->first));
@@ -355,7 +355,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
       ++image->count;
   };
   if (blocked_periods == 0) ++threads_[s.who.tid].periods;
-  if (!options_.stacks) {
+  if (!options_.sampling.stacks) {
     // The PC alone (--no-stacks): no callers, as the inside writes it.
     tally(kernel ? format::kKernelAddress : s.ip, format::StackTable::kNoCallers);
     return;
@@ -384,7 +384,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
 
   uint64_t pcs[unwind::kDefaultMaxDepth * 4];
-  const uint32_t max_depth = std::min<uint32_t>(options_.max_depth, sizeof pcs / sizeof pcs[0]);
+  const uint32_t max_depth = std::min<uint32_t>(options_.sampling.max_depth, sizeof pcs / sizeof pcs[0]);
   unwind::Stack stack;
   if (s.reg_count >= 3) {
     const CodeMemory code(image->code);
@@ -460,8 +460,8 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   format::Profile& profile = d.profile;
   profile.program = image.program;
   profile.pid = pid;
-  profile.clock = options_.wall ? "wall" : "perf";
-  profile.period_ns = options_.period_ns;
+  profile.clock = options_.sampling.wall ? "wall" : "perf";
+  profile.period_ns = options_.sampling.period_ns();
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
@@ -501,16 +501,16 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
   format::coalesce_samples(&profile.samples);
   d.ppid = image.ppid;
-  d.hz = options_.hz;
+  d.hz = options_.sampling.hz;
   d.end_reason = image.ended ? image.end_reason : format::profraw::EndReason::checkpoint;
-  d.cpu_ns = image.count * options_.period_ns;
-  d.stacks_captured = options_.stacks;
-  d.max_depth = options_.max_depth;
+  d.cpu_ns = image.count * options_.sampling.period_ns();
+  d.stacks_captured = options_.sampling.stacks;
+  d.max_depth = options_.sampling.max_depth;
   d.start_clock = profile.clock;
   if (image.lost != 0) {
     format::profraw::Unsampled u{};
     u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
-    u.cpu_ns = image.lost * options_.period_ns;
+    u.cpu_ns = image.lost * options_.sampling.period_ns();
     d.unsampled.push_back(u);
   }
   if (image.ended_within_period.cpu_ns != 0) {

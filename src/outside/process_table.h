@@ -5,8 +5,8 @@
 // unwound at once and kept as distinct stacks (no stack copy is kept: the
 // cost perf record pays on disk for --call-graph dwarf).
 //
-// NOT async-signal-safe, not thread-safe: the sampler's reader thread
-// owns it, under the sampler's lock.
+// NOT async-signal-safe, not thread-safe: the sampler's sources feed it
+// (source.h), under the sampler's lock.
 #ifndef PROFIL_OUTSIDE_PROCESS_TABLE_H
 #define PROFIL_OUTSIDE_PROCESS_TABLE_H
 
@@ -21,6 +21,7 @@
 
 #include "format/profraw.h"
 #include "outside/image.h"
+#include "outside/options.h"
 #include "outside/python_frames.h"
 #include "perf/records.h"
 #include "unwind/code_table.h"
@@ -48,10 +49,9 @@ struct ImageProfile {
 class ProcessTable {
  public:
   struct Options {
-    uint64_t period_ns = 0;
-    uint32_t hz = 0;
-    uint32_t max_depth = 128;
-    bool stacks = true;  // false: samples carry the PC alone
+    // The options it samples with (the period, the stacks, the clock its
+    // profiles say: "wall" with the wall clock's poller).
+    SamplerOptions sampling;
     // Kernel mode is sampled ([kernel] rows). Else an ended thread's
     // unsampled time is mostly its time in the kernel (in_kernel), not
     // the part of a period it ended within.
@@ -59,9 +59,6 @@ class ProcessTable {
     // Realtime minus monotonic at start: perf's timestamps (CLOCK_MONOTONIC)
     // to the Unix epoch.
     int64_t realtime_offset_ns = 0;
-    // The wall clock: blocked threads are sampled too (Sampler's poller),
-    // and the profiles say "wall".
-    bool wall = false;
     // A CPython process's samples get its Python frames (python_frames.h).
     bool interpreter_frames = true;
   };
@@ -133,7 +130,7 @@ class ProcessTable {
   // its process's images, and, once it has ended, its events' counts
   // (one READ per CPU's event). Settled into the image it ended in at the
   // next take: a READ is read before the samples of its round
-  // (Sampler::read_round), which a settlement at once would miss.
+  // (PerfSource's read_round), which a settlement at once would miss.
   struct ThreadTime {
     uint64_t periods = 0;
     uint64_t read_ns = 0;

@@ -1,0 +1,45 @@
+// What the outside sampler is asked to sample with (sampler.h), said once:
+// its sources open their events and the process table writes its profiles
+// from these same options (ProcessTable::Options holds them), and the
+// period and the stack each sample carries are worked out here alone.
+//
+// NOT async-signal-safe: host side. Plain values.
+#ifndef PROFIL_OUTSIDE_OPTIONS_H
+#define PROFIL_OUTSIDE_OPTIONS_H
+
+#include <cstdint>
+
+namespace profiling::outside {
+
+struct SamplerOptions {
+  uint32_t hz = 500;
+  // The stack each sample carries (up to 65528: a record's size is 16
+  // bits); 0: 16 KiB up to 1 kHz, 8 KiB (perf record --call-graph dwarf's)
+  // above, as the preload's ring takes.
+  uint32_t stack_bytes = 0;
+  uint32_t max_depth = 128;
+  // false: the PC alone (--no-stacks): no registers or stack copied.
+  bool stacks = true;
+  // Data pages per CPU's ring (a power of two): 2 MiB, 128 records of 16
+  // KiB, so that a reader thread that a busy machine schedules late loses
+  // none (512 KiB lost 12 % of a 1 kHz run beside two compilers); halved
+  // down to 64 KiB where the kernel's perf_event_mlock_kb refuses more.
+  unsigned ring_pages = 512;
+  // The wall clock: besides the CPU samples, a thread of profil looks at
+  // every thread of the tree once a period and samples those that are
+  // blocked (where the program waits), from their /proc syscall files, with
+  // their stacks read by process_vm_readv(2) (wall_poller.h). Nothing
+  // enters the program, as with the perf clock (the inside's watcher is a
+  // thread in it).
+  bool wall = false;
+
+  // One period of the clock in ns (1 ms for a rate of 0, which the
+  // commands never ask for).
+  uint64_t period_ns() const { return hz ? 1'000'000'000ull / hz : 1'000'000; }
+  // The stack each sample carries: stack_bytes, or its default for the rate.
+  uint32_t stack_copy_bytes() const { return stack_bytes != 0 ? stack_bytes : hz > 1000 ? 8192 : 16384; }
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_OPTIONS_H

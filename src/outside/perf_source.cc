@@ -1,0 +1,297 @@
+// The perf rings and their reader (see perf_source.h).
+#include "outside/perf_source.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+namespace profiling::outside {
+namespace {
+
+std::string read_setting(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  std::getline(in, value);
+  return value.empty() ? "?" : value;
+}
+
+std::string describe_refusal(long error, pid_t pid) {
+  const std::string paranoid = read_setting("/proc/sys/kernel/perf_event_paranoid");
+  switch (error) {
+    case EACCES:
+    case EPERM:
+      return "the kernel refuses perf events on pid " + std::to_string(pid) + " (" + std::strerror(static_cast<int>(error)) +
+             "): kernel.perf_event_paranoid is " + paranoid +
+             "; sampling another user's process, or any process where it is above 2, needs CAP_PERFMON or "
+             "root (or sysctl kernel.perf_event_paranoid=2)";
+    case ESRCH: return "no process " + std::to_string(pid);
+    case EMFILE:
+    case ENFILE: return "out of file descriptors for the events (one per thread and CPU): raise ulimit -n";
+    case ENOENT:
+    case ENODEV:
+    case ENOSYS:
+    case EOPNOTSUPP: return "this kernel has no software task-clock perf events (" + std::string(std::strerror(static_cast<int>(error))) + ")";
+    default: return "perf_event_open on pid " + std::to_string(pid) + ": " + std::strerror(static_cast<int>(error));
+  }
+}
+
+}  // namespace
+
+perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool user_only) {
+  perf::EventSpec spec;
+  spec.period_ns = options.period_ns();
+  spec.sample_type = PERF_SAMPLE_TIME;
+  if (options.stacks) {
+    spec.regs_user = perf::kUnwindRegisters;
+    spec.stack_bytes = options.stack_copy_bytes();
+  }
+  spec.inherit = true;
+  spec.inherit_stat = true;  // each ended thread's count: ProcessTable::on_read
+  spec.disabled = before_exec;
+  spec.enable_on_exec = before_exec;
+  spec.track_tasks = true;
+  spec.user_only = user_only;
+  spec.wakeup_bytes = static_cast<uint32_t>(options.ring_pages * 4096 / 4);
+  return spec;
+}
+
+PerfSource::PerfSource(Feed feed, const SamplerOptions& options) : feed_(feed), options_(options) {
+  int cpus[1024];
+  const unsigned n = perf::online_cpus(cpus, 1024);
+  cpus_.assign(cpus, cpus + n);
+  if (cpus_.empty()) cpus_.push_back(0);
+  scratch_.resize(65536);
+}
+
+PerfSource::~PerfSource() { stop(); }
+
+std::string PerfSource::open_on(pid_t tid, bool before_exec) {
+  const perf::EventSpec spec = event_spec(options_, before_exec, user_only_);
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    perf_event_attr attr = spec.attr();
+    // Timestamps on CLOCK_MONOTONIC: comparable with ours.
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+    long fd = perf::open_event(attr, tid, cpus_[i]);
+    if (fd == -EACCES && !user_only_ && fds_.empty()) {
+      // Kernel time is not ours to sample here: user time only.
+      user_only_ = true;
+      return open_on(tid, before_exec);
+    }
+    if (fd < 0) return describe_refusal(-fd, tid);
+    fds_.push_back(static_cast<int>(fd));
+    format_ = perf::RecordFormat::of(attr);
+    if (i < rings_.size()) {
+      // Another thread's event on this CPU writes into the CPU's ring.
+      if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, rings_[i].fd) != 0)
+        return "PERF_EVENT_IOC_SET_OUTPUT: " + std::string(std::strerror(errno));
+      continue;
+    }
+    size_t bytes = (1 + options_.ring_pages) * 4096ull;
+    void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+    while (map == MAP_FAILED && (errno == EPERM || errno == ENOMEM) && options_.ring_pages > 16) {
+      options_.ring_pages /= 2;
+      bytes = (1 + options_.ring_pages) * 4096ull;
+      map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+    }
+    if (map == MAP_FAILED) {
+      const int error = errno;
+      return "cannot map a " + std::to_string(bytes / 1024) + " KiB perf ring (" + std::strerror(error) +
+             "): kernel.perf_event_mlock_kb is " + read_setting("/proc/sys/kernel/perf_event_mlock_kb") +
+             " KiB per CPU for a user without CAP_IPC_LOCK";
+    }
+    rings_.push_back({cpus_[i], static_cast<int>(fd), map, bytes, perf::RingReader(map, bytes)});
+  }
+  feed_.table.set_kernel_sampled(!user_only_);  // before the reader starts: no lock needed
+  return "";
+}
+
+std::string PerfSource::open_before_exec(pid_t pid) { return open_on(pid, true); }
+
+std::string PerfSource::attach(pid_t pid) {
+  if (::kill(pid, 0) != 0 && errno == ESRCH) return "no process " + std::to_string(pid);
+  // One event per thread and CPU: profil's own soft descriptor limit goes
+  // up to the hard one (its own process only: nothing the target inherits).
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+  std::set<pid_t> opened;
+  // Threads created while the events are being opened carry the events of
+  // their creator once it has them; the list is read again until it holds
+  // no thread without events.
+  for (int round = 0; round < 100; ++round) {
+    const std::set<pid_t> tids = threads_of(pid);
+    if (tids.empty()) return "no process " + std::to_string(pid);
+    bool added = false;
+    for (pid_t tid : tids) {
+      if (opened.count(tid)) continue;
+      std::string why = open_on(tid, false);
+      if (!why.empty()) {
+        if (!opened.empty() && ::kill(tid, 0) != 0) continue;  // a thread that ended meanwhile
+        return why;
+      }
+      opened.insert(tid);
+      added = true;
+    }
+    if (!added) break;
+  }
+  return "";
+}
+
+void PerfSource::start() {
+  reader_.start([this] { reader_loop(); });
+}
+
+void PerfSource::pause() {
+  reader_.stop();
+  if (!stopped_) read_round();
+}
+
+void PerfSource::close_rings() {
+  for (Ring& ring : rings_) ::munmap(ring.mapping, ring.bytes);
+  for (int fd : fds_) ::close(fd);
+  rings_.clear();
+  fds_.clear();
+}
+
+void PerfSource::abandon() {
+  // No read here: the rings' tails are shared with the copy that samples on.
+  reader_.stop_quietly();
+  stopped_ = true;
+  close_rings();
+}
+
+void PerfSource::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  reader_.stop();
+  // Sampling ends before the last read: nothing is written after it.
+  for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+  read_round();
+  close_rings();
+}
+
+std::string PerfSource::resume_in_copy() {
+  for (Ring& ring : rings_) {
+    void* map = ::mmap(nullptr, ring.bytes, PROT_READ | PROT_WRITE, MAP_SHARED, ring.fd, 0);
+    if (map == MAP_FAILED) return std::string("mmap of a ring again: ") + std::strerror(errno);
+    ring.mapping = map;
+    ring.reader = perf::RingReader(map, ring.bytes);
+  }
+  return "";
+}
+
+void PerfSource::reader_loop() {
+  std::vector<pollfd> polls;
+  for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
+  if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});
+  while (!reader_.stopping()) {
+    // Woken at a quarter ring; at least every 100 ms for the snapshots'
+    // sake and for rings that fill slowly.
+    const int ready = ::poll(polls.data(), polls.size(), 100);
+    read_round();
+    // A ring whose process tree has ended polls as hung up at once, every
+    // time (perf_poll): then the wake pipe alone, for 10 ms, so that the
+    // reader does not spin until its owner stops it.
+    const bool hung_up = ready > 0 && std::all_of(polls.begin(), polls.begin() + static_cast<long>(rings_.size()),
+                                                  [](const pollfd& p) { return (p.revents & POLLHUP) != 0; });
+    if (hung_up && reader_.wake_fd() >= 0) {
+      pollfd wake{reader_.wake_fd(), POLLIN, 0};
+      ::poll(&wake, 1, 10);
+    }
+  }
+}
+
+void PerfSource::read_round() {
+  std::lock_guard<std::mutex> hold(feed_.lock);
+  ProcessTable& table = feed_.table;
+  // Every ring's records up to the head read now. Task records first, in
+  // time order across the rings (an exec on one CPU, its mappings on
+  // another), then the samples: each unwound with the mappings of its
+  // process image.
+  struct Pending {
+    uint64_t time;
+    std::vector<uint8_t> bytes;
+  };
+  std::vector<Pending> tasks;
+  std::vector<uint64_t> heads(rings_.size());
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    Ring& ring = rings_[i];
+    heads[i] = ring.reader.head();
+    uint64_t tail = ring.reader.tail();
+    perf::walk_records(ring.reader.data(), ring.reader.data_size(), heads[i], &tail, scratch_.data(), scratch_.size(),
+                       [&](const perf::Record& r) {
+                         if (r.header.type == PERF_RECORD_SAMPLE) return;
+                         perf::SampleId who;
+                         if (!perf::parse_sample_id(format_, r, &who)) return;
+                         tasks.push_back({who.time, std::vector<uint8_t>(r.bytes, r.bytes + r.size)});
+                       });
+  }
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Pending& a, const Pending& b) { return a.time < b.time; });
+  for (const Pending& p : tasks) {
+    perf::Record r;
+    std::memcpy(&r.header, p.bytes.data(), sizeof r.header);
+    r.bytes = p.bytes.data();
+    r.size = p.bytes.size();
+    switch (r.header.type) {
+      case PERF_RECORD_MMAP:
+      case PERF_RECORD_MMAP2: {
+        perf::Mmap m;
+        if (perf::parse_mmap(format_, r, &m)) table.on_mmap(m);
+        break;
+      }
+      case PERF_RECORD_COMM: {
+        perf::Comm c;
+        if (perf::parse_comm(format_, r, &c)) table.on_comm(c);
+        break;
+      }
+      case PERF_RECORD_FORK: {
+        perf::Task t;
+        if (perf::parse_task(format_, r, &t)) table.on_fork(t);
+        break;
+      }
+      case PERF_RECORD_EXIT: {
+        perf::Task t;
+        if (perf::parse_task(format_, r, &t)) table.on_exit(t);
+        break;
+      }
+      case PERF_RECORD_LOST: {
+        perf::Lost l;
+        if (perf::parse_lost(format_, r, &l)) table.on_lost(l);
+        break;
+      }
+      case PERF_RECORD_READ: {
+        perf::Read read;
+        if (perf::parse_read(format_, r, &read)) table.on_read(read);
+        break;
+      }
+      case PERF_RECORD_THROTTLE: throttled_.fetch_add(1); break;
+      default: break;
+    }
+  }
+  for (size_t i = 0; i < rings_.size(); ++i) {
+    Ring& ring = rings_[i];
+    uint64_t tail = ring.reader.tail();
+    perf::walk_records(ring.reader.data(), ring.reader.data_size(), heads[i], &tail, scratch_.data(), scratch_.size(),
+                       [&](const perf::Record& r) {
+                         if (r.header.type != PERF_RECORD_SAMPLE) return;
+                         perf::Sample s;
+                         if (!perf::parse_sample(format_, r, &s)) return;
+                         const bool kernel = (r.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+                         table.on_sample(s, kernel);
+                       });
+    ring.reader.consume_to(heads[i]);
+  }
+}
+
+}  // namespace profiling::outside

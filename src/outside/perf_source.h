@@ -1,0 +1,96 @@
+// The outside sampler's perf source (source.h): the kernel copies each
+// sample's user registers and the top of its stack into a ring buffer per
+// CPU that profil maps; its reader thread reads the rings, follows the
+// tree's execs, forks, mappings and exits from the same rings' records
+// (MMAP2, COMM, FORK, EXIT) and hands each sample to the process table,
+// which unwinds it at once. perf record and samply work this way; samply
+// also unwinds while it records instead of writing the stack copies to
+// disk.
+//
+// Launching and attaching differ only in how the events are opened:
+// before the program's exec (disabled, enabled by the exec, inherited by
+// every thread and child it creates) or on every thread of a running
+// process (inherited by what it creates from then on).
+//
+// NOT async-signal-safe: host side. The reader thread and flush() read the
+// rings under the feed's lock; the rest is the owner's.
+#ifndef PROFIL_OUTSIDE_PERF_SOURCE_H
+#define PROFIL_OUTSIDE_PERF_SOURCE_H
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "outside/options.h"
+#include "outside/source.h"
+#include "perf/event.h"
+#include "perf/records.h"
+#include "perf/ring.h"
+
+namespace profiling::outside {
+
+// The events' attributes for these options: one place, so that the rings'
+// record format (perf::RecordFormat::of) follows from the options too.
+perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool user_only);
+
+class PerfSource final : public Source {
+ public:
+  PerfSource(Feed feed, const SamplerOptions& options);
+  ~PerfSource() override;
+
+  std::string open_before_exec(pid_t pid) override;
+  // One event per thread and CPU, the threads listed until no new one
+  // appears.
+  std::string attach(pid_t pid) override;
+  void start() override;
+  void pause() override;
+  // The events disabled before the last read: nothing is written after it.
+  void stop() override;
+  void flush() override { read_round(); }
+  // The rings unmapped and the events closed without disabling them (they
+  // are the copy's too).
+  void abandon() override;
+  // The kernel does not copy a perf ring's mapping into a forked process
+  // (VM_DONTCOPY), so each ring is mapped again from its event — the same
+  // buffer, head and tail, while the tool's mapping still keeps it (a ring
+  // unmapped by all is freed with what it holds).
+  std::string resume_in_copy() override;
+
+  // Kernel time is sampled too (allowed here): known once the events are
+  // open.
+  bool samples_kernel() const { return !user_only_; }
+  uint64_t throttled() const { return throttled_.load(); }
+  unsigned rings() const { return static_cast<unsigned>(rings_.size()); }
+
+ private:
+  struct Ring {
+    int cpu;
+    int fd;  // the event that owns the mapping
+    void* mapping;
+    size_t bytes;
+    perf::RingReader reader;
+  };
+  std::string open_on(pid_t tid, bool before_exec);
+  void read_round();
+  void reader_loop();
+  void close_rings();
+
+  Feed feed_;
+  SamplerOptions options_;  // its ring_pages halved where the kernel refuses more
+  std::vector<int> cpus_;
+  bool user_only_ = false;
+  perf::RecordFormat format_;
+  std::vector<Ring> rings_;
+  std::vector<int> fds_;  // every event, the rings' owners included
+  std::vector<uint8_t> scratch_;
+  std::atomic<uint64_t> throttled_{0};
+  bool stopped_ = false;
+  SourceThread reader_;
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_PERF_SOURCE_H
