@@ -1,19 +1,11 @@
 #include "outside/process_table.h"
 
-#include <sys/auxv.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <tuple>
-#include <sstream>
 
 #include "format/profile.h"
+#include "outside/proc_process.h"
 #include "perf/event.h"
-#include "unwind/internal/cfi.h"
-#include "unwind/memory.h"
 #include "unwind/unwinder.h"
 
 namespace profiling::outside {
@@ -29,9 +21,7 @@ struct ProcessTable::Image {
   format::profraw::EndReason end_reason = format::profraw::EndReason::exit;
   std::string name, program;
   bool awaiting_program = false;  // exec'd: its first file mapping is the program
-  std::vector<MappedCode> code;   // sorted by start, disjoint
-  std::unique_ptr<unwind::CodeTable> table;
-  bool table_stale = true;
+  CodeMap code;
   // Since the last take.
   uint64_t window_start = 0;
   format::StackTable stacks;
@@ -43,60 +33,16 @@ struct ProcessTable::Image {
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
   uint64_t lost = 0;
   // Threads that ended in this image, and the CPU time their samples did
-  // not take (ThreadTime).
+  // not take (thread_time.h).
   format::profraw::Unsampled ended_within_period{};
   // Its CPython, when it runs one (python_frames.h): looked for again
   // whenever its code mappings changed (a libpython is mapped before the
   // interpreter starts) while none was found.
   std::unique_ptr<PythonFrames> python;
-  size_t python_looked_at = SIZE_MAX;  // code.size() at the last look
+  size_t python_looked_at = SIZE_MAX;  // code.code().size() at the last look
 };
 
 namespace {
-
-// The image's code read at the process's addresses: the bytes of a signal
-// trampoline (unwinder.cc) the kernel's stack copy does not hold.
-class CodeMemory final : public unwind::MemoryReader {
- public:
-  explicit CodeMemory(const std::vector<MappedCode>& code) : code_(code) {}
-  bool read(uint64_t address, uint64_t* value) const override {
-    auto it = std::upper_bound(code_.begin(), code_.end(), address,
-                               [](uint64_t a, const MappedCode& m) { return a < m.start; });
-    if (it == code_.begin()) return false;
-    --it;
-    return address < it->end && it->memory != nullptr && it->memory->read(address, value);
-  }
-
- private:
-  const std::vector<MappedCode>& code_;
-};
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string read_comm(const std::string& path) {
-  std::string comm = read_text(path);
-  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
-  return comm;
-}
-
-// argv[0]'s base name (the name the preload's dumps use), else comm.
-std::string process_name(pid_t pid) {
-  const std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
-  const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
-  if (!argv0.empty()) return base_name(argv0);
-  const std::string comm = read_comm("/proc/" + std::to_string(pid) + "/comm");
-  return comm.empty() ? "process" : comm;
-}
 
 std::string hex(const uint8_t* bytes, size_t n) {
   static const char digits[] = "0123456789abcdef";
@@ -137,100 +83,21 @@ ProcessTable::Image& ProcessTable::start_image(pid_t pid, uint64_t time, const I
     image->ppid = from->pid;
     image->name = from->name;
     image->program = from->program;
-    image->code = from->code;
+    image->code = from->code.forked();
   }
   list.push_back(std::move(image));
   return *list.back();
 }
 
-std::shared_ptr<const ImageMemory> ProcessTable::memory_for(pid_t pid, uint64_t start, uint64_t offset,
-                                                            uint64_t length, const std::string& path,
-                                                            const std::string& build_id) {
-  std::shared_ptr<const ElfImage> image;
-  if (path == "[vdso]") {
-    // The kernel maps one vdso into every process: ours has its bytes.
-    if (vdso_ == nullptr) {
-      const auto base = getauxval(AT_SYSINFO_EHDR);
-      if (base != 0) vdso_ = ElfImage::from_loaded(reinterpret_cast<const void*>(base), length);
-    }
-    image = vdso_;
-  } else if (!path.empty() && path[0] == '/') {
-    const std::string key = path + '\n' + build_id;
-    if (auto it = files_.find(key); it != files_.end()) image = it->second.lock();
-    if (image == nullptr) {
-      std::string why;
-      // Through the process's root first: a container's files.
-      image = ElfImage::open("/proc/" + std::to_string(pid) + "/root" + path, &why);
-      if (image == nullptr) image = ElfImage::open(path, &why);
-      // A file replaced since it was mapped is not the code that ran.
-      if (image != nullptr && !build_id.empty() && image->build_id() != build_id) image = nullptr;
-      if (image != nullptr) files_[key] = image;
-    }
-  }
-  uint64_t bias = 0;
-  if (image == nullptr || !image->bias_of(start, offset, &bias)) return nullptr;
-  return std::make_shared<const ImageMemory>(std::move(image), bias);
-}
-
-void ProcessTable::add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset,
-                               const std::string& path, const std::string& build_id) {
-  // What it covers was unmapped first (mmap over old mappings).
-  std::vector<MappedCode> kept;
-  for (MappedCode& m : image.code)
-    if (m.end <= start || m.start >= end) kept.push_back(std::move(m));
-  MappedCode m;
-  m.start = start;
-  m.end = end;
-  m.file_offset = offset;
-  m.path = path;
-  m.memory = memory_for(pid, start, offset, end - start, path, build_id);
-  m.build_id = !build_id.empty() ? build_id : m.memory != nullptr ? m.memory->image().build_id() : "";
-  if (m.memory != nullptr && m.memory->image().eh_frame_hdr_vaddr() == 0 && m.memory->image().eh_frame_vaddr() != 0) {
-    // No header to search the .eh_frame by (a static glibc program): the
-    // whole object's rows, once.
-    const ElfImage& elf = m.memory->image();
-    const uint8_t* bytes = elf.at_vaddr(elf.eh_frame_vaddr(), elf.eh_frame_size());
-    if (bytes != nullptr) {
-      std::vector<unwind::internal::FdeRows> fdes;
-      unwind::internal::parse_eh_frame({bytes, elf.eh_frame_size(), m.memory->bias() + elf.eh_frame_vaddr()}, &fdes);
-      m.rows = std::make_shared<const std::vector<unwind::Row>>(unwind::internal::compact_rows(std::move(fdes), start, end));
-    }
-  }
-  kept.push_back(std::move(m));
-  std::sort(kept.begin(), kept.end(), [](const MappedCode& a, const MappedCode& b) { return a.start < b.start; });
-  image.code = std::move(kept);
-  image.table_stale = true;
-}
-
 void ProcessTable::add_running(pid_t pid, uint64_t now_ns) {
   if (current(pid) != nullptr) return;
+  RunningProcess process = read_running_process(pid);
   Image& image = start_image(pid, now_ns, nullptr);
-  image.name = process_name(pid);
-  char exe[4096];
-  const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
-  if (n > 0) image.program.assign(exe, static_cast<size_t>(n));
-  const std::string stat = read_text("/proc/" + std::to_string(pid) + "/stat");
-  if (const size_t close = stat.rfind(')'); close != std::string::npos)
-    std::sscanf(stat.c_str() + close + 1, " %*c %d", &image.ppid);
-  // Its threads' names now: no COMM record tells those of threads that
-  // were running before sampling began.
-  std::error_code ignored;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ignored)) {
-    const std::string tid = task.path().filename();
-    const std::string comm = read_comm(task.path() / "comm");
-    if (!comm.empty()) thread_names_[static_cast<pid_t>(std::stol(tid))] = comm;
-  }
-  std::istringstream maps(read_text("/proc/" + std::to_string(pid) + "/maps"));
-  for (std::string line; std::getline(maps, line);) {
-    unsigned long long start = 0, end = 0, offset = 0;
-    char perms[8] = {};
-    int path_at = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4)
-      continue;
-    if (perms[2] != 'x') continue;
-    std::string path = path_at > 0 ? line.substr(static_cast<size_t>(path_at)) : "";
-    add_mapping(image, pid, start, end, offset, path, "");
-  }
+  image.name = std::move(process.name);
+  image.program = std::move(process.program);
+  image.ppid = process.ppid;
+  for (auto& [tid, comm] : process.thread_names) thread_names_[tid] = std::move(comm);
+  image.code.add_from_proc(files_, pid, process.maps);
 }
 
 void ProcessTable::on_mmap(const perf::Mmap& m) {
@@ -248,8 +115,8 @@ void ProcessTable::on_mmap(const perf::Mmap& m) {
     if (image->name.size() == 15 && file.size() > 15 && file.compare(0, 15, image->name) == 0) image->name = file;
   }
   if (!m.executable) return;
-  add_mapping(*image, pid, m.address, m.address + m.length, m.file_offset, path,
-              m.build_id_size != 0 ? hex(m.build_id, m.build_id_size) : "");
+  image->code.add(files_.map(pid, m.address, m.address + m.length, m.file_offset, path,
+                             m.build_id_size != 0 ? hex(m.build_id, m.build_id_size) : ""));
 }
 
 void ProcessTable::on_comm(const perf::Comm& c) {
@@ -302,37 +169,24 @@ void ProcessTable::on_exit(const perf::Task& t) {
 
 void ProcessTable::on_lost(const perf::Lost& l) {
   lost_ += l.lost;
-  threads_[l.who.tid].periods += l.lost;  // already said as ring_full time
+  threads_.sampled(l.who.tid, l.lost);  // already said as ring_full time
   if (Image* image = image_at(static_cast<pid_t>(l.who.pid), l.who.time)) image->lost += l.lost;
 }
 
-void ProcessTable::on_read(const perf::Read& r) {
-  ThreadTime& thread = threads_[r.tid];
-  thread.read_ns += r.value;
-  thread.pid = static_cast<pid_t>(r.pid);
-  thread.exit_time = std::max(thread.exit_time, r.who.time);
-  thread.ended = true;
-}
+void ProcessTable::on_read(const perf::Read& r) { threads_.on_read(r); }
 
 void ProcessTable::settle_ended_threads() {
-  for (auto it = threads_.begin(); it != threads_.end();) {
-    const ThreadTime& thread = it->second;
-    if (!thread.ended) {
-      ++it;
-      continue;
-    }
-    const uint64_t sampled = thread.periods * options_.sampling.period_ns();
-    Image* image = image_at(thread.pid, thread.exit_time);
+  threads_.settle(options_.sampling.period_ns(), [&](pid_t pid, uint64_t exit_time, uint32_t tid, uint64_t unsampled_ns) {
+    Image* image = image_at(pid, exit_time);
+    if (image == nullptr) return;
     // Its Python thread state is freed, and its tid may come back.
-    if (image != nullptr && image->python != nullptr) image->python->forget_thread(static_cast<pid_t>(it->first));
-    if (image != nullptr && thread.read_ns > sampled) {
-      format::profraw::Unsampled& u = image->ended_within_period;
-      if (u.threads < std::size(u.tids)) u.tids[u.threads] = static_cast<int32_t>(it->first);
-      ++u.threads;
-      u.cpu_ns += thread.read_ns - sampled;
-    }
-    it = threads_.erase(it);
-  }
+    if (image->python != nullptr) image->python->forget_thread(static_cast<pid_t>(tid));
+    if (unsampled_ns == 0) return;
+    format::profraw::Unsampled& u = image->ended_within_period;
+    if (u.threads < std::size(u.tids)) u.tids[u.threads] = static_cast<int32_t>(tid);
+    ++u.threads;
+    u.cpu_ns += unsampled_ns;
+  });
 }
 
 void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocked_periods) {
@@ -354,46 +208,22 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
     else
       ++image->count;
   };
-  if (blocked_periods == 0) ++threads_[s.who.tid].periods;
+  if (blocked_periods == 0) threads_.sampled(s.who.tid, 1);
   if (!options_.sampling.stacks) {
     // The PC alone (--no-stacks): no callers, as the inside writes it.
     tally(kernel ? format::kKernelAddress : s.ip, format::StackTable::kNoCallers);
     return;
   }
-  if (image->table_stale) {
-    std::vector<std::shared_ptr<const unwind::ObjectTable>> objects;
-    for (const MappedCode& m : image->code) {
-      auto object = std::make_shared<unwind::ObjectTable>();
-      object->start = m.start;
-      object->end = m.end;
-      object->name = m.path;
-      if (m.memory != nullptr && m.memory->image().eh_frame_hdr_vaddr() != 0) {
-        const uint64_t hdr = m.memory->image().eh_frame_hdr_vaddr();
-        for (const Segment& segment : m.memory->image().loads())
-          if (hdr >= segment.vaddr && hdr < segment.vaddr + segment.filesz) {
-            object->eh_frame_hdr = m.memory->bias() + hdr;
-            object->eh_frame_limit = m.memory->bias() + segment.vaddr + segment.filesz;
-          }
-        object->image = m.memory;
-      }
-      object->rows = m.rows;
-      objects.push_back(std::move(object));
-    }
-    image->table = unwind::CodeTable::from_objects(std::move(objects));
-    image->table_stale = false;
-  }
-
   uint64_t pcs[unwind::kDefaultMaxDepth * 4];
   const uint32_t max_depth = std::min<uint32_t>(options_.sampling.max_depth, sizeof pcs / sizeof pcs[0]);
   unwind::Stack stack;
   if (s.reg_count >= 3) {
-    const CodeMemory code(image->code);
-    const unwind::StackWindow window(s.regs[perf::kUnwindRegisterSp], s.stack, s.stack_copied, &code);
+    const unwind::StackWindow window(s.regs[perf::kUnwindRegisterSp], s.stack, s.stack_copied, &image->code);
     unwind::Registers regs;
     regs.pc = s.regs[perf::kUnwindRegisterIp];
     regs.sp = s.regs[perf::kUnwindRegisterSp];
     regs.fp = s.regs[perf::kUnwindRegisterBp];
-    stack = unwind::unwind(image->table.get(), window, regs, pcs, max_depth);
+    stack = unwind::unwind(image->code.table(), window, regs, pcs, max_depth);
   } else {
     // No user registers (a kernel thread's sample, or none asked for).
     pcs[0] = s.ip;
@@ -415,28 +245,15 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
   // Callers are call sites: a return address less one (format/profile.h).
   for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
-  if (PythonFrames* python = python_of(*image)) {
-    callers.insert(callers.begin(), leaf);
-    python->merge(tid, &callers);
-    leaf = callers.front();
-    callers.erase(callers.begin());
-  }
+  if (PythonFrames* python = python_of(*image)) python->merge(tid, &leaf, &callers);
   tally(leaf, image->stacks.intern(callers, stack.truncated));
 }
 
 PythonFrames* ProcessTable::python_of(Image& image) {
   if (image.python != nullptr || !options_.interpreter_frames) return image.python.get();
-  if (image.python_looked_at == image.code.size()) return nullptr;
-  image.python_looked_at = image.code.size();
-  // Only an image that maps a python program or libpython is asked
-  // (find_python reads /proc and ELF files).
-  const bool maps_python = std::any_of(image.code.begin(), image.code.end(), [](const MappedCode& m) {
-    const std::string_view base = std::string_view(m.path).substr(m.path.rfind('/') + 1);
-    return base.starts_with("python") || base.starts_with("libpython");
-  });
-  if (!maps_python) return nullptr;
-  std::string why;
-  image.python = PythonFrames::open(image.pid, &why);
+  if (image.python_looked_at == image.code.code().size()) return nullptr;
+  image.python_looked_at = image.code.code().size();
+  image.python = PythonFrames::open_if_python(image.pid, image.code.code());
   return image.python.get();
 }
 
@@ -465,23 +282,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
-  for (const MappedCode& m : image.code) {
-    // Anonymous code (a JIT's: "" in /proc/PID/maps, "//anon" in perf's
-    // mmap records) is kept as "[anon]", as the preload's dumps keep it, for
-    // its perf-PID.map to name (report/jit_map.h); [vdso] and the like go.
-    const bool anonymous = m.path.empty() || m.path == "//anon" || m.path.starts_with("[anon");
-    if (!anonymous && (m.path.empty() || m.path[0] == '[')) continue;
-    format::Mapping mapping{m.start, m.end, m.file_offset, anonymous ? "[anon]" : m.path, m.build_id};
-    if (m.path == image.program)
-      profile.mappings.insert(profile.mappings.begin(), std::move(mapping));
-    else
-      profile.mappings.push_back(std::move(mapping));
-  }
-  // The main executable first, as format/profile.h asks: its mappings
-  // went to the front in reverse.
-  auto main_end = std::find_if(profile.mappings.begin(), profile.mappings.end(),
-                               [&](const format::Mapping& m) { return m.path != image.program; });
-  std::reverse(profile.mappings.begin(), main_end);
+  image.code.list_into(&profile);
   bool kernel = false;
   // Each ring record is one sample of one period, a blocked thread seen by
   // the wall clock's poller one sample of the periods since its last look

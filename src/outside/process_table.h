@@ -1,7 +1,8 @@
 // What the outside sampler knows of the processes it samples: for each
 // process image (a pid between two execs), its executable mappings with
-// their objects read from files (image.h), the code table the unwinder
-// walks the kernel's stack copies with, and the samples gathered so far,
+// their objects read from files and the code table the unwinder walks the
+// kernel's stack copies with (mappings.h), the CPU time its ended threads'
+// samples did not take (thread_time.h), and the samples gathered so far,
 // unwound at once and kept as distinct stacks (no stack copy is kept: the
 // cost perf record pays on disk for --call-graph dwarf).
 //
@@ -20,24 +21,13 @@
 #include <vector>
 
 #include "format/profraw.h"
-#include "outside/image.h"
+#include "outside/mappings.h"
 #include "outside/options.h"
 #include "outside/python_frames.h"
+#include "outside/thread_time.h"
 #include "perf/records.h"
-#include "unwind/code_table.h"
 
 namespace profiling::outside {
-
-// One executable mapping of a process.
-struct MappedCode {
-  uint64_t start = 0, end = 0, file_offset = 0;
-  std::string path;
-  std::string build_id;
-  std::shared_ptr<const ImageMemory> memory;  // null: its file could not be read
-  // Its rows, for an object with an .eh_frame and no .eh_frame_hdr.
-  std::shared_ptr<const std::vector<unwind::Row>> rows;
-};
-
 
 struct ImageProfile {
   format::ProfrawData data;
@@ -111,34 +101,17 @@ class ProcessTable {
   Image* image_at(pid_t pid, uint64_t time);
   Image& start_image(pid_t pid, uint64_t time, const Image* from);
   std::string thread_name(pid_t pid, pid_t tid);
-  void add_mapping(Image& image, pid_t pid, uint64_t start, uint64_t end, uint64_t offset, const std::string& path,
-                   const std::string& build_id);
-  std::shared_ptr<const ImageMemory> memory_for(pid_t pid, uint64_t start, uint64_t offset, uint64_t length,
-                                                const std::string& path, const std::string& build_id);
 
   Options options_;
   std::map<pid_t, std::vector<std::unique_ptr<Image>>> images_;  // by pid, oldest first
-  std::unordered_map<std::string, std::weak_ptr<const ElfImage>> files_;
+  ObjectFiles files_;
   // Each thread's latest name (tid -> comm): from /proc for the threads
   // already running, a new thread's from its creator (it inherits the
   // comm), then every COMM record (an exec, prctl(PR_SET_NAME),
   // pthread_setname_np(3)). A profile names each of its threads so.
   std::unordered_map<pid_t, std::string> thread_names_;
-  std::shared_ptr<const ElfImage> vdso_;
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
-  // Per thread: the periods its samples (and lost records) took, over all
-  // its process's images, and, once it has ended, its events' counts
-  // (one READ per CPU's event). Settled into the image it ended in at the
-  // next take: a READ is read before the samples of its round
-  // (PerfSource's read_round), which a settlement at once would miss.
-  struct ThreadTime {
-    uint64_t periods = 0;
-    uint64_t read_ns = 0;
-    pid_t pid = 0;
-    uint64_t exit_time = 0;
-    bool ended = false;
-  };
-  std::unordered_map<uint32_t, ThreadTime> threads_;
+  ThreadTimes threads_;  // the CPU time of ended threads beyond their samples
 };
 
 }  // namespace profiling::outside

@@ -1,5 +1,8 @@
 #include "outside/python_frames.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include "interp/python_walk.h"
 
 namespace profiling::outside {
@@ -19,6 +22,22 @@ std::unique_ptr<PythonFrames> PythonFrames::open(pid_t pid, std::string* why) {
     return nullptr;
   }
   return std::unique_ptr<PythonFrames>(new PythonFrames(*target));
+}
+
+std::unique_ptr<PythonFrames> PythonFrames::open_if_python(pid_t pid, const std::vector<MappedCode>& code) {
+  const bool maps_python = std::any_of(code.begin(), code.end(), [](const MappedCode& m) {
+    const std::string_view base = std::string_view(m.path).substr(m.path.rfind('/') + 1);
+    return base.starts_with("python") || base.starts_with("libpython");
+  });
+  std::string why;
+  return maps_python ? open(pid, &why) : nullptr;
+}
+
+void PythonFrames::merge(pid_t tid, uint64_t* leaf, std::vector<uint64_t>* callers) {
+  callers->insert(callers->begin(), *leaf);
+  merge(tid, callers);
+  *leaf = callers->front();
+  callers->erase(callers->begin());
 }
 
 uint64_t PythonFrames::address_of(uint32_t code, int line) {

@@ -31,6 +31,7 @@
 #include "interp/python_code.h"
 #include "interp/python_process.h"
 #include "interp/readers.h"
+#include "outside/mappings.h"
 
 namespace profiling::outside {
 
@@ -38,10 +39,15 @@ class PythonFrames {
  public:
   // The CPython of pid, or nullptr with *why (interp::find_python's line).
   static std::unique_ptr<PythonFrames> open(pid_t pid, std::string* why);
+  // The same for a process whose code maps a python program or libpython;
+  // nullptr at once for any other (find_python reads /proc and ELF files).
+  static std::unique_ptr<PythonFrames> open_if_python(pid_t pid, const std::vector<MappedCode>& code);
 
   // frames: one sample's stack, innermost first (the leaf, then the
   // callers); the Python frames of thread tid are put into it.
   void merge(pid_t tid, std::vector<uint64_t>* frames);
+  // The same for a sample's leaf and callers as the process table keeps them.
+  void merge(pid_t tid, uint64_t* leaf, std::vector<uint64_t>* callers);
   // A thread ended: its state is freed, its tid may come back as another.
   void forget_thread(pid_t tid) { threads_.forget(tid); }
 

@@ -1,0 +1,58 @@
+#include "outside/proc_process.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace profiling::outside {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string read_comm(const std::string& path) {
+  std::string comm = read_text(path);
+  while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  return comm;
+}
+
+std::string process_name(pid_t pid) {
+  const std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
+  const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
+  if (!argv0.empty()) return base_name(argv0);
+  const std::string comm = read_comm("/proc/" + std::to_string(pid) + "/comm");
+  return comm.empty() ? "process" : comm;
+}
+
+RunningProcess read_running_process(pid_t pid) {
+  RunningProcess p;
+  const std::string dir = "/proc/" + std::to_string(pid);
+  p.name = process_name(pid);
+  char exe[4096];
+  const ssize_t n = ::readlink((dir + "/exe").c_str(), exe, sizeof exe - 1);
+  if (n > 0) p.program.assign(exe, static_cast<size_t>(n));
+  const std::string stat = read_text(dir + "/stat");
+  if (const size_t close = stat.rfind(')'); close != std::string::npos)
+    std::sscanf(stat.c_str() + close + 1, " %*c %d", &p.ppid);
+  std::error_code ignored;
+  for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ignored)) {
+    const std::string tid = task.path().filename();
+    const std::string comm = read_comm(task.path() / "comm");
+    if (!comm.empty()) p.thread_names.emplace_back(static_cast<pid_t>(std::stol(tid)), comm);
+  }
+  p.maps = read_text(dir + "/maps");
+  return p;
+}
+
+}  // namespace profiling::outside
