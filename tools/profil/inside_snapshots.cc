@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -121,36 +120,19 @@ std::string InsideSnapshots::prepare(std::string* why) {
 
 void InsideSnapshots::start() {
   interval_start_ns_ = realtime_ns();
-  thread_ = std::thread([this] { loop(); });
+  clock_.start(IntervalClock::clock::now(), every_s_, 0, [this] { tick(); });
 }
 
-void InsideSnapshots::stop() {
-  {
-    std::lock_guard<std::mutex> hold(lock_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void InsideSnapshots::stop() { clock_.stop(); }
 
-void InsideSnapshots::loop() {
-  using clock = std::chrono::steady_clock;
-  const auto every = std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(every_s_));
-  auto next = clock::now() + every;
-  bool asked = false;
-  std::unique_lock<std::mutex> hold(lock_);
-  while (!wake_.wait_until(hold, next, [this] { return stopping_; })) {
-    hold.unlock();
-    // The answers to the last request, then the next request: each
-    // snapshot is read one interval after it was asked for.
-    if (asked) cut();
-    if (const int fd = ::open(request_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC); fd >= 0) {
-      (void)!::write(fd, "s", 1);
-      ::close(fd);
-      asked = true;
-    }
-    hold.lock();
-    next += every;
+void InsideSnapshots::tick() {
+  // The answers to the last request, then the next request: each
+  // snapshot is read one interval after it was asked for.
+  if (asked_) cut();
+  if (const int fd = ::open(request_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC); fd >= 0) {
+    (void)!::write(fd, "s", 1);
+    ::close(fd);
+    asked_ = true;
   }
 }
 
@@ -197,14 +179,9 @@ void InsideSnapshots::cut() {
   interval_start_ns_ = now;
   for (ProcessProfile& p : profiles) sinks_.add(std::move(p));
   Conversion c = sinks_.finish();
+  for (ProcessSummary& p : c.processes) p.snapshot = true;
   std::lock_guard<std::mutex> hold(lock_);
-  written_.files.insert(written_.files.end(), c.files.begin(), c.files.end());
-  for (ProcessSummary& p : c.processes) {
-    p.snapshot = true;
-    written_.processes.push_back(std::move(p));
-  }
-  written_.losses.insert(written_.losses.end(), c.losses.begin(), c.losses.end());
-  written_.warnings.insert(written_.warnings.end(), c.warnings.begin(), c.warnings.end());
+  append_conversion(&written_, std::move(c));
 }
 
 void InsideSnapshots::reshape(ProcessProfile& profile) {

@@ -20,16 +20,15 @@
 #ifndef PROFIL_TOOLS_INSIDE_SNAPSHOTS_H
 #define PROFIL_TOOLS_INSIDE_SNAPSHOTS_H
 
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <tuple>
 
 #include "format/profraw.h"
+#include "interval_clock.h"
 #include "run_convert.h"
 
 namespace profiling::cli {
@@ -60,7 +59,7 @@ class InsideSnapshots {
   Conversion take_written();
 
  private:
-  void loop();
+  void tick();
   void cut();
 
   std::filesystem::path dir_;
@@ -76,10 +75,9 @@ class InsideSnapshots {
   std::map<std::string, DumpIdentity> read_;
   Conversion written_;
   ProfileSinks sinks_;  // one converter for every snapshot (run_convert.h)
-  std::mutex lock_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::thread thread_;
+  std::mutex lock_;  // written_
+  bool asked_ = false;  // the clock's thread's
+  IntervalClock clock_;
 };
 
 }  // namespace profiling::cli

@@ -37,14 +37,7 @@ std::optional<double> parse_duration(const std::string& text) {
 OutsideRun::OutsideRun(const OutsideRunOptions& options)
     : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall}) {}
 
-OutsideRun::~OutsideRun() {
-  {
-    std::lock_guard<std::mutex> hold(lock_);
-    finishing_ = true;
-  }
-  wake_.notify_all();
-  if (clock_.joinable()) clock_.join();
-}
+OutsideRun::~OutsideRun() { clock_.stop(); }
 
 std::string OutsideRun::open_before_exec(pid_t pid) { return sampler_.open_before_exec(pid); }
 std::string OutsideRun::attach(pid_t pid) { return sampler_.attach(pid); }
@@ -52,7 +45,7 @@ std::string OutsideRun::attach(pid_t pid) { return sampler_.attach(pid); }
 void OutsideRun::start() {
   started_ = std::chrono::steady_clock::now();
   sampler_.start();
-  if (options_.duration_s > 0 || options_.every_s > 0) clock_ = std::thread([this] { clock_loop(); });
+  start_clock();
 }
 
 bool OutsideRun::duration_over() const {
@@ -100,63 +93,27 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
   } else {
     c = convert_profiles(std::move(profiles), convert);
   }
-  conversion_.files.insert(conversion_.files.end(), c.files.begin(), c.files.end());
-  for (ProcessSummary& p : c.processes) {
-    p.outside = true;
-    conversion_.processes.push_back(std::move(p));
-  }
-  conversion_.losses.insert(conversion_.losses.end(), c.losses.begin(), c.losses.end());
-  conversion_.warnings.insert(conversion_.warnings.end(), c.warnings.begin(), c.warnings.end());
-  if (!c.shared_file.empty()) {
-    conversion_.shared_file = c.shared_file;
-    conversion_.shared_processes += c.shared_processes;
-  }
+  for (ProcessSummary& p : c.processes) p.outside = true;
+  append_conversion(&conversion_, std::move(c));
 }
 
-void OutsideRun::clock_loop() {
-  using clock = std::chrono::steady_clock;
-  const auto start = started_;
-  const auto seconds = [](double s) { return std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(s)); };
-  // From the start of sampling (a copy that samples on after --no-wait
-  // keeps the run's clock), the next snapshot still to come.
-  auto next_snapshot = options_.every_s > 0 ? start + seconds(options_.every_s) : clock::time_point::max();
-  if (options_.every_s > 0)
-    while (next_snapshot <= clock::now()) next_snapshot += seconds(options_.every_s);
-  const auto stop_at = options_.duration_s > 0 ? start + seconds(options_.duration_s) : clock::time_point::max();
-  std::unique_lock<std::mutex> hold(lock_);
-  while (!finishing_) {
-    const auto until = std::min(next_snapshot, stop_at);
-    if (until == clock::time_point::max()) break;
-    if (wake_.wait_until(hold, until, [this] { return finishing_; })) break;
-    const auto now = clock::now();
-    if (now >= stop_at) {
-      // Sampling ends here; the program runs on unprofiled.
-      sampling_over_ = true;
-      hold.unlock();
-      sampler_.stop();
-      write(true);
-      return;
-    }
-    if (now >= next_snapshot) {
-      hold.unlock();
-      write(false);
-      hold.lock();
-      next_snapshot += seconds(options_.every_s);
-    }
-  }
-}
-
-void OutsideRun::stop_clock() {
-  {
-    std::lock_guard<std::mutex> hold(lock_);
-    finishing_ = true;
-  }
-  wake_.notify_all();
-  if (clock_.joinable()) clock_.join();
+// From the start of sampling (a copy that samples on after --no-wait
+// keeps the run's clock): a snapshot every --every, and at --duration the
+// sampling ends here; the program runs on unprofiled.
+void OutsideRun::start_clock() {
+  clock_.start(started_, options_.every_s, options_.duration_s, [this] { write(false); },
+               [this] {
+                 {
+                   std::lock_guard<std::mutex> hold(lock_);
+                   sampling_over_ = true;
+                 }
+                 sampler_.stop();
+                 write(true);
+               });
 }
 
 Conversion OutsideRun::finish() {
-  stop_clock();
+  clock_.stop();
   bool over;
   {
     std::lock_guard<std::mutex> hold(lock_);
@@ -187,7 +144,7 @@ std::vector<pid_t> still_running(const std::vector<pid_t>& pids) {
 
 Conversion OutsideRun::finish_leaving_running(std::vector<pid_t>* left) {
   left->clear();
-  stop_clock();
+  clock_.stop();
   if (duration_over()) return finish();  // sampling has ended: all is written
   sampler_.pause();
   std::vector<pid_t> running = still_running(sampler_.running());
@@ -248,12 +205,8 @@ void OutsideRun::sample_until_ended(int mapped) {
   for (int signo : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&ending, signo);
   ::sigprocmask(SIG_BLOCK, &ending, nullptr);
   conversion_ = Conversion();
-  {
-    std::lock_guard<std::mutex> hold(lock_);
-    finishing_ = false;
-  }
   sampler_.start();
-  if (options_.duration_s > 0 || options_.every_s > 0) clock_ = std::thread([this] { clock_loop(); });
+  start_clock();
   // Until the processes left (and those they start) have ended, the
   // duration is over, or a signal asks for the profiles now.
   const timespec look{0, 100'000'000};

@@ -12,7 +12,6 @@
 #include <sys/types.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <mutex>
@@ -21,9 +20,9 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "interval_clock.h"
 #include "outside/sampler.h"
 #include "run_convert.h"
 
@@ -78,18 +77,15 @@ class OutsideRun {
   size_t threads_unreadable() const { return sampler_.threads_unreadable(); }
 
  private:
-  void clock_loop();
-  void stop_clock();
+  void start_clock();
   void write(bool final);
   void write_images(std::vector<outside::ImageProfile> images);
   [[noreturn]] void sample_until_ended(int mapped);
 
   OutsideRunOptions options_;
   outside::Sampler sampler_;
-  std::thread clock_;
-  mutable std::mutex lock_;
-  std::condition_variable wake_;
-  bool finishing_ = false;
+  IntervalClock clock_;  // --every, --duration
+  mutable std::mutex lock_;  // sampling_over_
   std::chrono::steady_clock::time_point started_;
   bool sampling_over_ = false;
   unsigned snapshot_ = 0;

@@ -259,4 +259,15 @@ Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertO
   return sinks.finish();
 }
 
+void append_conversion(Conversion* into, Conversion later) {
+  into->files.insert(into->files.end(), later.files.begin(), later.files.end());
+  for (ProcessSummary& p : later.processes) into->processes.push_back(std::move(p));
+  into->losses.insert(into->losses.end(), later.losses.begin(), later.losses.end());
+  into->warnings.insert(into->warnings.end(), later.warnings.begin(), later.warnings.end());
+  if (!later.shared_file.empty()) {
+    into->shared_file = later.shared_file;
+    into->shared_processes += later.shared_processes;
+  }
+}
+
 }  // namespace profiling::cli

@@ -148,6 +148,11 @@ class ProfileSinks {
 // The profiles, through the sinks.
 Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options);
 
+// What a later conversion wrote (a snapshot's), after what *into holds: its
+// files, processes, losses and warnings, and its shared file when it wrote
+// one.
+void append_conversion(Conversion* into, Conversion later);
+
 }  // namespace profiling::cli
 
 #endif  // PROFIL_TOOLS_RUN_CONVERT_H
