@@ -110,8 +110,7 @@ int attach_command(const AttachOptions& options) {
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
   if (c.files.empty()) {
-    std::fprintf(stderr, "profil: no profile was written: %s (pid %d) ran for no whole sampling period (%.3g ms of CPU) while attached\n",
-                 name.c_str(), static_cast<int>(pid), 1000.0 / options.hz);
+    print_nothing_sampled_outside(options.hz, name, pid);
     return 1;
   }
   return c.losses.empty() ? 0 : 1;

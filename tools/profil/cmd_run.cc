@@ -166,9 +166,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
     print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
     print_unreadable_threads(sampling.threads_unreadable());
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
-    if (c.files.empty())
-      std::fprintf(stderr, "profil: no profile was written: no process of the run ran for a whole sampling period (%.3g ms of CPU)\n",
-                   1000.0 / options.hz);
+    if (c.files.empty()) print_nothing_sampled_outside(options.hz);
   } else {
     // The program ran, unprofiled: its status stays its own.
     fail("no profile", "the program ran unprofiled: " + refused);

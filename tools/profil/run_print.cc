@@ -362,6 +362,24 @@ void print_not_entered(const std::vector<format::profraw::LedgerRecord>& records
   }
 }
 
+namespace {
+
+void say_nothing_written(const std::string& why) {
+  std::fprintf(stderr, "profil: no profile was written: %s\n", why.c_str());
+}
+
+}  // namespace
+
+void print_nothing_sampled_outside(unsigned hz, const std::string& attached, pid_t pid) {
+  char cpu[48];
+  std::snprintf(cpu, sizeof cpu, "(%.3g ms of CPU)", 1000.0 / hz);
+  if (attached.empty())
+    say_nothing_written(std::string("no process of the run ran for a whole sampling period ") + cpu);
+  else
+    say_nothing_written(attached + " (pid " + std::to_string(pid) + ") ran for no whole sampling period " + cpu +
+                        " while attached");
+}
+
 void print_nothing_written(const Conversion& c, const fs::path& dir, unsigned hz,
                            const std::vector<std::string>& killed, const std::vector<std::string>& unrecorded,
                            const std::map<int64_t, std::string>& unfinished) {
@@ -371,8 +389,8 @@ void print_nothing_written(const Conversion& c, const fs::path& dir, unsigned hz
   const size_t under = c.processes.size();
   const bool unwritten = !killed.empty() || !unrecorded.empty();
   if (!any_sampled && under > 0 && !unwritten && unfinished.empty() && c.losses.empty()) {
-    std::fprintf(stderr, "profil: no profile was written: no process ran for a whole sampling period (%zu process%s, %s)\n",
-                 under, under == 1 ? "" : "es", under_a_period.c_str());
+    say_nothing_written("no process ran for a whole sampling period (" + std::to_string(under) +
+                        (under == 1 ? " process, " : " processes, ") + under_a_period + ")");
   } else if (!any_sampled && unwritten) {
     // Not "no process ran for a whole sampling period": one may have, and
     // been killed, or been unable to write (su, a privilege drop).
@@ -397,7 +415,7 @@ void print_nothing_written(const Conversion& c, const fs::path& dir, unsigned hz
                       "system call, or unable to write into " + dir.string() +
                       " (then a line of its own above says why)" + hint);
     }
-    std::fprintf(stderr, "profil: no profile was written: %s\n", join(parts, "; ").c_str());
+    say_nothing_written(join(parts, "; "));
   }
 }
 

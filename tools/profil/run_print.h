@@ -64,6 +64,11 @@ void print_nothing_written(const Conversion& c, const std::filesystem::path& dir
                            const std::vector<std::string>& killed, const std::vector<std::string>& unrecorded,
                            const std::map<int64_t, std::string>& unfinished);
 
+// The same from outside, where every process is sampled from its start
+// (outside_run.h): no process of the run, or the process `attached` to
+// (profil attach), ran for a whole sampling period at hz.
+void print_nothing_sampled_outside(unsigned hz, const std::string& attached = "", pid_t pid = 0);
+
 // The run stopped waiting at a signal; `left_running` were not converted.
 // profil run --no-wait: the program has ended and the tool returns; what it
 // left running is sampled on from outside by a copy of the tool (outside),
