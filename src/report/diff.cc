@@ -1,13 +1,10 @@
-// `profil diff`: each function's samples in two profiles, and whether the
-// change of its share (diff_test) and of its seconds (poisson_rate_test) is
-// more than sampling would give by chance, held to a false discovery rate
-// across the rows (benjamini_hochberg).
+#include "report/diff.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <vector>
 
-#include "report/report.h"
 #include "report/stacks.h"
 
 namespace profiling::report {

@@ -1,8 +1,6 @@
-// The HTML report's flame graph (issue 22): the profile's stacks merged from
-// the root into the tree d3-flame-graph draws, and the page section that
-// draws it (click to zoom, search that highlights and sums its matches,
-// hover for self and total samples with their 95 % Wilson intervals, flame
-// or icicle). The library itself is compiled in (flame_graph_assets.h).
+// The HTML report's flame graph (issue 22): the stack model's stacks merged
+// from the root into the tree d3-flame-graph draws, as JSON; the page's
+// section that draws it is flame_graph_page.h.
 #ifndef PROFIL_REPORT_FLAME_GRAPH_H
 #define PROFIL_REPORT_FLAME_GRAPH_H
 
@@ -102,20 +100,12 @@ FlameGraph flame_graph_of(const StackSet& set);
 // stacks' shape, each frame with its base samples too.
 FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed);
 
-// The flame graph of the report's stacks: report.stacks when the report
-// holds them, else the stacks the folded view walks (the address view's
-// report holds none). --focus applies as to folded stacks; --top and
-// --min-percent do not (they cut rows, and the graph shows every stack).
-FlameGraph build_flame_graph(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer);
-
-// The page's section: the heading, the controls, the chart's element, the
-// data, the library and the script that draws it. Every id the tests and
-// users' scripts rely on is fixed here: #flame-graph (the chart, an SVG of
-// <g class="frame"> elements named by their frame), #flame-graph-search,
-// #flame-graph-matches, #flame-graph-details, #flame-graph-reset,
-// #flame-graph-toggle, #flame-graph-data (the JSON above).
-// total_observations: the draws behind total (0 none).
-std::string flame_graph_section(const FlameGraph& graph, uint64_t total, uint64_t total_observations = 0);
+// The flame graph of the report's stacks (report.stacks, model.h). The
+// address view's report holds the function view's stacks; its graph is
+// their folded view's (frames as object`function, none marked inlined, no
+// draws). --focus applies as to folded stacks; --top and --min-percent do
+// not (they cut rows, and the graph shows every stack).
+FlameGraph build_flame_graph(const Report& report);
 
 }  // namespace profiling::report
 

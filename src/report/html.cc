@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "format/file_io.h"
+#include "report/diff.h"
 #include "report/flame_graph.h"
+#include "report/flame_graph_page.h"
 #include "report/render.h"
 
 namespace profiling::report {
@@ -118,7 +120,7 @@ std::string bar_chart(const Report& report) {
 
 // Samples over each object's address space: columns of link-time address
 // ranges, each titled with the hottest function it holds.
-std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+std::string address_space_charts(const SymbolizedProfile& symbolized) {
   struct ObjectSamples {
     uint64_t total = 0;
     std::vector<const SymbolizedSample*> samples;
@@ -148,8 +150,9 @@ std::string address_space_charts(const SymbolizedProfile& symbolized, Symbolizer
     }
     // The whole executable part of the object when its program headers are
     // readable, so that the chart shows where in the object the time goes.
-    if (o->samples.front()->symbol.file_address) {
-      for (const LoadSegment& segment : symbolizer.segments(*o->samples.front()->mapping)) {
+    auto segments = symbolized.segments.find(o->samples.front()->mapping);
+    if (o->samples.front()->symbol.file_address && segments != symbolized.segments.end()) {
+      for (const LoadSegment& segment : segments->second) {
         if (!segment.executable) continue;
         low = std::min(low, segment.vaddr);
         high = std::max(high, segment.vaddr + segment.mem_size - 1);
@@ -251,7 +254,7 @@ std::vector<std::string> read_lines(const std::string& path) {
 
 // The hottest functions' sampled source lines, with the source text around
 // them when the file is readable here.
-std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+std::string source_sections(const SymbolizedProfile& symbolized) {
   struct FunctionLines {
     uint64_t total = 0;
     std::string object;
@@ -263,8 +266,7 @@ std::string source_sections(const SymbolizedProfile& symbolized, Symbolizer& sym
     auto& f = functions[s.symbol.function + '\0' + s.symbol.object];
     format::saturating_add(f.total, s.count);
     f.object = s.symbol.object;
-    SourceLine line = s.line.line ? s.line : symbolizer.source_line(s.mapping, s.symbol);
-    format::saturating_add(f.lines[{line.file, line.line}], s.count);
+    format::saturating_add(f.lines[{s.line.file, s.line.line}], s.count);  // the model's lines (sources)
   }
   std::vector<std::pair<std::string, FunctionLines*>> order;
   for (auto& [key, f] : functions) order.emplace_back(key.substr(0, key.find('\0')), &f);
@@ -341,7 +343,7 @@ std::string summary_paragraphs(const Summary& s) {
 
 }  // namespace
 
-std::string render_html(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
+std::string render_html(const Report& report, const SymbolizedProfile& symbolized) {
   const Summary& s = report.summary;
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   out += fmt::format("<title>profil report: {}</title>\n", escape(s.program.empty() ? "profile" : object_basename(s.program)));
@@ -353,7 +355,7 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
 
   // The flame graph first: the one picture of where the time went, whole
   // stacks; the flat views follow.
-  out += flame_graph_section(build_flame_graph(report, symbolized, symbolizer), symbolized.total,
+  out += flame_graph_section(build_flame_graph(report), symbolized.total,
                              symbolized.total_observations);
 
   out += "<h2>Hottest</h2>\n" + bar_chart(report);
@@ -392,8 +394,8 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   if (report.rows.size() < report.rows_before_filter)
     out += fmt::format("<p>{} of {} rows shown.</p>\n", report.rows.size(), report.rows_before_filter);
 
-  out += "<h2>Samples over each object's address space</h2>\n" + address_space_charts(symbolized, symbolizer);
-  out += "<h2>Source lines of the hottest functions</h2>\n" + source_sections(symbolized, symbolizer);
+  out += "<h2>Samples over each object's address space</h2>\n" + address_space_charts(symbolized);
+  out += "<h2>Source lines of the hottest functions</h2>\n" + source_sections(symbolized);
   out += "<script>" + std::string(kScript) + "</script>\n</body></html>\n";
   return out;
 }

@@ -94,8 +94,12 @@ std::string describe_summary(const Summary& s) {
   return text;
 }
 
-// The widest a name column gets in text (stacks.h shorten_name).
-constexpr size_t kNameColumn = 72;
+std::string files_line(const Summary& summary) {
+  if (summary.files.empty()) return "";
+  std::string out = "files:";
+  for (const std::string& f : summary.files) out += " " + f;
+  return out + "\n";
+}
 
 std::string render_text(const Report& report, bool colour) {
   const char* bold = colour ? "\x1b[1m" : "";
@@ -142,12 +146,7 @@ std::string render_text(const Report& report, bool colour) {
   const std::string& program = report.summary.program;
   if (!program.empty() && (report.summary.files.size() > 1 || program.find(" process") != std::string::npos))
     out += "programs: " + program + "\n";
-  if (!report.summary.files.empty()) {
-    out += "files:";
-    for (const std::string& f : report.summary.files) out += " " + f;
-    out += "\n";
-  }
-  out += "\n";
+  out += files_line(report.summary) + "\n";
   auto emit = [&](const std::vector<std::string>& line, bool header, double percent) {
     std::string text;
     for (size_t c = 0; c < line.size(); ++c) {
@@ -264,25 +263,10 @@ std::string render_json(const Report& report) {
   return out;
 }
 
-namespace {
+std::string render_folded(const Report& report) { return folded_text(*report.stacks, report.options); }
 
-// The report's stacks, or, for a report built without them (a caller
-// that symbolized a flat profile), the stacks built here.
-std::shared_ptr<const StackSet> stacks_of(const Report& report, const SymbolizedProfile& symbolized,
-                                          Symbolizer& symbolizer) {
-  if (report.stacks) return report.stacks;
-  ElfFrameSymbolizer frames(symbolizer);
-  return stacks_for_report(*symbolized.profile, frames, report.options);
-}
-
-}  // namespace
-
-std::string render_folded(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
-  return folded_text(*stacks_of(report, symbolized, symbolizer), report.options);
-}
-
-std::string render_tree(const Report& report, const SymbolizedProfile& symbolized, Symbolizer& symbolizer) {
-  return tree_text(*stacks_of(report, symbolized, symbolizer), report.options, report.summary);
+std::string render_tree(const Report& report) {
+  return tree_text(*report.stacks, report.options, report.summary);
 }
 
 std::string render_diff_text(const Diff& diff, const std::string& base_name, const std::string& new_name,

@@ -12,7 +12,9 @@
 
 #include <re2/re2.h>
 
+#include "report/diff.h"
 #include "report/input.h"
+#include "report/model.h"
 #include "report/render.h"
 
 namespace profiling::report {
@@ -228,6 +230,14 @@ SymbolizedProfile symbolized_of(const format::Profile& p, Symbolizer& symbolizer
   return symbolize_profile(p, symbolizer, false);
 }
 
+// A report as profil report builds it: the model (leaves and stacks), then
+// the rows.
+Report report_of(const format::Profile& p, Symbolizer& symbolizer, const ReportOptions& options,
+                 const std::vector<std::string>& files = {}) {
+  const Model model = build_model(p, symbolizer, options, {.stacks = true});
+  return build_report(model.symbolized, options, files, model.stacks);
+}
+
 TEST(Report, ObjectViewTopMinPercentAndFocus) {
   format::Profile p;
   p.period_ns = 1'000'000;
@@ -269,7 +279,7 @@ TEST(Render, CsvJsonFoldedAndText) {
             "samples,percent,percent_low,percent_high,function,object,cumulative_samples,cumulative_percent,"
             "observations\n"
             "4,100.0000,51.0109,100.0000,[unknown],\"lib,a.so\",4,100.0000,\n");  // no observations recorded
-  EXPECT_EQ(render_folded(r, s, symbolizer), "[unknown] 4\n");
+  EXPECT_EQ(render_folded(report_of(p, symbolizer, {})), "[unknown] 4\n");
   std::string json = render_json(r);
   EXPECT_NE(json.find("\"schema\":\"profil-report/1\""), std::string::npos);
   EXPECT_NE(json.find("\"percent_low\":51.0109"), std::string::npos);
@@ -298,9 +308,8 @@ TEST(Render, FoldedStacksRootFirst) {
   p.samples = {{0x1100, 5, 0, from_a}, {0x1101, 2, 0, from_a}, {0x1100, 3, 0, via_qsort},
                {0x1100, 1, 0, cut},    {0x1300, 4, 0, 0},      {0x5000, 1, 0, from_a}};
   Symbolizer symbolizer;
-  SymbolizedProfile s = symbolized_of(p, symbolizer);
-  Report r = build_report(s, {}, {});
-  EXPECT_EQ(render_folded(r, s, symbolizer),
+  Report r = report_of(p, symbolizer, {});
+  EXPECT_EQ(render_folded(r),
             "main;a;leaf 7\n"
             "main 4\n"
             "main;a;qsort;leaf 3\n"
@@ -309,14 +318,15 @@ TEST(Render, FoldedStacksRootFirst) {
   ReportOptions options;
   options.focus.emplace("^qsort$");
   options.folded_objects = true;
-  r = build_report(s, options, {});
-  EXPECT_EQ(render_folded(r, s, symbolizer), "app`main;app`a;libc.so`qsort;app`leaf 3\n");
+  r = report_of(p, symbolizer, options);
+  EXPECT_EQ(render_folded(r), "app`main;app`a;libc.so`qsort;app`leaf 3\n");
   options = {};
   options.view = View::object;
   options.top = 2;
-  r = build_report(s, options, {});
-  EXPECT_EQ(render_folded(r, s, symbolizer), "app;app;app 7\napp 4\n");
+  r = report_of(p, symbolizer, options);
+  EXPECT_EQ(render_folded(r), "app;app;app 7\napp 4\n");
   // The flat views are the leaves, as before stacks.
+  const SymbolizedProfile s = symbolized_of(p, symbolizer);
   r = build_report(s, {}, {});
   ASSERT_GE(r.rows.size(), 2u);
   EXPECT_EQ(r.rows[0].function, "leaf");
@@ -339,8 +349,7 @@ TEST(Render, FoldedLinesKeepTheStackcollapseGrammar) {
   const uint32_t stack = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, true);
   p.samples = {{0x1100, 3, 0, stack}, {0x1200, 2, 0, 0}};
   Symbolizer symbolizer;
-  SymbolizedProfile s = symbolized_of(p, symbolizer);
-  const std::string folded = render_folded(build_report(s, {}, {}), s, symbolizer);
+  const std::string folded = render_folded(report_of(p, symbolizer, {}));
   const RE2 line("([^; \n][^;\n]*;)*[^; \n][^;\n]* [0-9]+");
   size_t lines = 0;
   for (size_t at = 0; at < folded.size();) {

@@ -12,43 +12,6 @@ namespace profiling::report {
 
 namespace {
 
-double share(uint64_t count, uint64_t total) {
-  return total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0;
-}
-
-// The width a name may take in a text column before it is shortened
-// (stacks.h shorten_name): wide enough for most C++ names' function part.
-constexpr size_t kNameWidth = 72;
-
-}  // namespace
-
-std::string files_line(const Summary& summary) {
-  if (summary.files.empty()) return "";
-  std::string out = "files:";
-  for (const std::string& f : summary.files) out += " " + f;
-  return out + "\n";
-}
-
-std::shared_ptr<const StackSet> stacks_for_report(const format::Profile& profile, FrameSymbolizer& symbolizer,
-                                                  const ReportOptions& options) {
-  StackOptions stack_options;
-  stack_options.lines = options.view == View::line;
-  stack_options.inline_frames = options.inline_frames && options.view != View::object;
-  stack_options.roots = options.view == View::process                         ? StackRoots::process
-                        : options.view == View::thread || options.thread_roots ? StackRoots::thread
-                                                                               : StackRoots::none;
-  StackSet set = build_stacks(profile, symbolizer, stack_options);
-  if (!options.focus && !options.ignore && !options.hide) return std::make_shared<const StackSet>(std::move(set));
-  StackFilter filter;
-  filter.focus = options.focus ? &*options.focus : nullptr;
-  filter.ignore = options.ignore ? &*options.ignore : nullptr;
-  filter.hide = options.hide ? &*options.hide : nullptr;
-  filter.match_objects = options.view == View::object;
-  return std::make_shared<const StackSet>(filter_stacks(set, filter));
-}
-
-namespace {
-
 // The thread and process views: a row per root frame, with every sample of
 // its stacks.
 void task_rows(const StackSet& set, const ReportOptions& options, Report* report) {
@@ -69,7 +32,7 @@ void task_rows(const StackSet& set, const ReportOptions& options, Report* report
     const StackFrame& f = set.frames()[id];
     Row row;
     row.samples = row.cumulative_samples = cumulative[id];
-    row.percent = row.cumulative_percent = share(cumulative[id], n);
+    row.percent = row.cumulative_percent = percent_of(cumulative[id], n);
     row.observations = observations[id];
     row.interval = share_interval(cumulative[id], row.observations, n, set.total_observations());
     if (options.min_percent > 0 && row.percent < options.min_percent) continue;
@@ -152,11 +115,11 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
   for (uint32_t r : order) {
     Row row;
     row.samples = self[r];
-    row.percent = share(self[r], n);
+    row.percent = percent_of(self[r], n);
     row.observations = self_observations[r];
     row.interval = share_interval(self[r], row.observations, n, set.total_observations());
     row.cumulative_samples = cumulative[r];
-    row.cumulative_percent = share(cumulative[r], n);
+    row.cumulative_percent = percent_of(cumulative[r], n);
     if (options.min_percent > 0 && row.percent < options.min_percent && row.cumulative_percent < options.min_percent)
       continue;
     const StackFrame& f = *example[r];
@@ -179,15 +142,6 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
 
 namespace {
 
-// Every stack's frames as folded names, with stacks that read the same
-// merged: each named stack is a representative of the set (its frames read
-// through name_of), so no stack is copied.
-struct NamedStacks {
-  std::vector<std::string> names;
-  std::vector<uint32_t> name_of;                      // by FrameId
-  std::vector<std::pair<const Stack*, uint64_t>> stacks;  // (representative, count), in the order first met
-};
-
 NamedStacks name_stacks(const StackSet& set, const ReportOptions& options, bool for_text) {
   NamedStacks out;
   std::unordered_map<std::string, uint32_t> name_ids;
@@ -199,7 +153,7 @@ NamedStacks name_stacks(const StackSet& set, const ReportOptions& options, bool 
                        : options.view == View::object   ? object_basename(f.object)
                        : options.folded_objects && !for_text ? object_basename(f.object) + "`" + frame_label(f)
                                                         : frame_label(f);
-    if (for_text && !truncated && options.view != View::object) name = shorten_name(name, kNameWidth);
+    if (for_text && !truncated && options.view != View::object) name = shorten_name(name, kNameColumn);
     // ';' separates frames and the last space the count: a ';' inside a
     // name (C++ templates may hold one) becomes ':'; spaces may stay.
     std::replace(name.begin(), name.end(), ';', ':');
@@ -232,24 +186,29 @@ NamedStacks name_stacks(const StackSet& set, const ReportOptions& options, bool 
 
 }  // namespace
 
-std::string folded_text(const StackSet& set, const ReportOptions& options) {
+NamedStacks folded_stacks(const StackSet& set, const ReportOptions& options) {
   NamedStacks named = name_stacks(set, options, false);
   auto& lines = named.stacks;
   if (options.min_percent > 0)
-    std::erase_if(lines, [&](const auto& line) { return share(line.second, set.total()) < options.min_percent; });
+    std::erase_if(lines, [&](const auto& line) { return percent_of(line.second, set.total()) < options.min_percent; });
   // Hottest first; ties in the order the stacks were first met.
   std::stable_sort(lines.begin(), lines.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   if (options.top && lines.size() > options.top) lines.resize(options.top);
+  return named;
+}
+
+std::string folded_text(const StackSet& set, const ReportOptions& options) {
+  const NamedStacks named = folded_stacks(set, options);
   // Sized first: deep stacks make this the largest thing the report holds,
   // and a string grown by doubling would peak at twice it.
   size_t size = 0;
-  for (const auto& [stack, count] : lines) {
+  for (const auto& [stack, count] : named.stacks) {
     for (FrameId id : stack->frames) size += named.names[named.name_of[id]].size() + 1;
     size += 21;
   }
   std::string out;
   out.reserve(size);
-  for (const auto& [stack, count] : lines) {
+  for (const auto& [stack, count] : named.stacks) {
     for (size_t i = 0; i < stack->frames.size(); ++i) {
       if (i) out += ';';
       out += named.names[named.name_of[stack->frames[i]]];
@@ -297,82 +256,13 @@ std::string tree_text(const StackSet& set, const ReportOptions& options, const S
   while (!pending.empty()) {
     const auto [node, depth] = pending.back();
     pending.pop_back();
-    const double percent = share(nodes[node].total, set.total());
+    const double percent = percent_of(nodes[node].total, set.total());
     if (options.min_percent > 0 && percent < options.min_percent) continue;  // and its callees
     out += fmt::format("{:>10}  {:>6.2f}%  {:>10}  {}{}\n", nodes[node].total, percent, nodes[node].self,
                        std::string(2 * std::min<size_t>(depth, 64), ' '), named.names[nodes[node].name]);
     push_children(node, depth + 1);
   }
   return out;
-}
-
-namespace {
-const char* relation_name(Relation which) { return which == Relation::callers ? "callers" : "callees"; }
-const std::vector<CallEdge>& edges_of(const CallRelations& r, Relation which) {
-  return which == Relation::callers ? r.callers : r.callees;
-}
-std::string edge_label(const CallEdge& e) { return e.inlined ? e.function + " (inline)" : e.function; }
-}  // namespace
-
-std::string render_relations_text(const std::vector<CallRelations>& relations, Relation which,
-                                  const Summary& summary, bool colour) {
-  const char* bold = colour ? "\x1b[1m" : "";
-  const char* reset = colour ? "\x1b[0m" : "";
-  std::string out = fmt::format("{}profil report, {}: {}{}\n", bold, relation_name(which), describe_summary(summary),
-                                reset) +
-                    files_line(summary);
-  if (relations.empty()) return out + "\nno function matches\n";
-  for (const CallRelations& r : relations) {
-    out += fmt::format("\n{}{}{}  ({})  total {} ({:.2f}%), self {} ({:.2f}%)\n", bold,
-                       shorten_name(r.function, kNameWidth), reset, object_basename(r.object), r.cumulative,
-                       share(r.cumulative, summary.samples), r.self, share(r.self, summary.samples));
-    out += fmt::format("{:>10}  {:>7}  {}\n", "samples", "share", which == Relation::callers ? "caller" : "callee");
-    for (const CallEdge& e : edges_of(r, which))
-      out += fmt::format("{:>10}  {:>6.2f}%  {}  ({})\n", e.samples, e.share, shorten_name(edge_label(e), kNameWidth),
-                         object_basename(e.object));
-    if (which == Relation::callees && r.self)
-      out += fmt::format("{:>10}  {:>6.2f}%  [self]\n", r.self,
-                         r.cumulative ? 100.0 * static_cast<double>(r.self) / static_cast<double>(r.cumulative) : 0);
-  }
-  out += fmt::format("\nshare: of the function's total samples (an edge counts once per stack)\n");
-  return out;
-}
-
-std::string render_relations_csv(const std::vector<CallRelations>& relations, Relation which) {
-  std::string out = fmt::format("function,object,total_samples,self_samples,{},{}_object,inline,samples,share\n",
-                                which == Relation::callers ? "caller" : "callee",
-                                which == Relation::callers ? "caller" : "callee");
-  auto field = [](const std::string& text) {
-    if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return quoted + "\"";
-  };
-  for (const CallRelations& r : relations)
-    for (const CallEdge& e : edges_of(r, which))
-      out += fmt::format("{},{},{},{},{},{},{},{},{:.4f}\n", field(r.function), field(object_basename(r.object)),
-                         r.cumulative, r.self, field(e.function), field(object_basename(e.object)), e.inlined ? 1 : 0,
-                         e.samples, e.share);
-  return out;
-}
-
-std::string render_relations_json(const std::vector<CallRelations>& relations, Relation which,
-                                  const Summary& summary) {
-  std::string out = fmt::format("{{\"schema\":\"profil-{}/1\",\"summary\":{},\"functions\":[", relation_name(which),
-                                render_summary_json(summary));
-  for (size_t i = 0; i < relations.size(); ++i) {
-    const CallRelations& r = relations[i];
-    out += fmt::format("{}\n{{\"function\":\"{}\",\"object\":\"{}\",\"total_samples\":{},\"self_samples\":{},\"{}\":[",
-                       i ? "," : "", json_escape(r.function), json_escape(object_basename(r.object)), r.cumulative,
-                       r.self, relation_name(which));
-    const auto& edges = edges_of(r, which);
-    for (size_t j = 0; j < edges.size(); ++j)
-      out += fmt::format("{}{{\"function\":\"{}\",\"object\":\"{}\",\"inline\":{},\"samples\":{},\"share\":{:.4f}}}",
-                         j ? "," : "", json_escape(edges[j].function), json_escape(object_basename(edges[j].object)),
-                         edges[j].inlined ? "true" : "false", edges[j].samples, edges[j].share);
-    out += "]}";
-  }
-  return out + "\n]}\n";
 }
 
 }  // namespace profiling::report

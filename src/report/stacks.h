@@ -18,16 +18,22 @@
 #define PROFIL_REPORT_STACKS_H
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "format/profile.h"
-#include "report/symbolizer.h"
+#include "report/frame_names.h"
+#include "report/symbolizer.h"  // kUnknownFunction
 
 namespace profiling::report {
 
-class FocusPattern;  // report.h
+class FocusPattern;      // report.h
+class StackSetBuilder;   // stacks.cc: interns a set's frames and stacks
 
 // One source-level frame of a stack.
 struct StackFrame {
@@ -62,8 +68,8 @@ struct StackFrame {
 };
 
 // What the stack model asks of a symbolizer: every source-level frame at a
-// runtime address. Today's ELF/DWARF code answers (ElfFrameSymbolizer); the
-// symbols issue after 22 puts elfutils' libdwfl behind the same interface.
+// runtime address. The ELF/DWARF symbolizer answers (model.h
+// ElfFrameSymbolizer); tests answer from a table.
 class FrameSymbolizer {
  public:
   virtual ~FrameSymbolizer() = default;
@@ -79,19 +85,6 @@ class FrameSymbolizer {
   virtual std::vector<StackFrame> frames_at(const format::Mapping* mapping, uint64_t address,
                                             const std::vector<format::Frame>* carried, bool lines,
                                             bool inlines) = 0;
-};
-
-// Today's symbolizer (ELF symbol tables, DWARF lines and inlined-subroutine
-// scopes from each unit's scope tree, symbolizer.h) behind FrameSymbolizer. Holds a
-// reference: symbolizer must outlive it.
-class ElfFrameSymbolizer final : public FrameSymbolizer {
- public:
-  explicit ElfFrameSymbolizer(Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
-  std::vector<StackFrame> frames_at(const format::Mapping* mapping, uint64_t address,
-                                    const std::vector<format::Frame>* carried, bool lines, bool inlines) override;
-
- private:
-  Symbolizer& symbolizer_;
 };
 
 // An index in StackSet::frames().
@@ -122,13 +115,6 @@ struct StackOptions {
 // The objects of root frames (StackFrame::task).
 inline constexpr const char* kThreadObject = "[thread]";
 inline constexpr const char* kProcessObject = "[process]";
-// A thread root's label: "name tid" ("worker 4242"); "thread 4242" when
-// the profile does not name it; "[unknown thread]" for samples of no known
-// thread (files before threads were recorded, gmon).
-std::string thread_label(const std::string& name, int32_t tid);
-// A process root's label: "name pid"; "[unknown process]" for pid 0.
-std::string process_label(const std::string& name, int64_t pid);
-
 // Which stacks and frames a view keeps, as pprof's -focus, -ignore and
 // -hide. Each pattern is matched (RE2, anywhere in the text) against the
 // frame's function, or its object path with match_objects (--by object).
@@ -163,7 +149,7 @@ class StackSet {
   std::vector<uint64_t> cumulative_by_frame(uint64_t Stack::*field = &Stack::count) const;
 
  private:
-  friend StackSet build_stacks(const format::Profile&, FrameSymbolizer&, const StackOptions&);
+  friend class StackBuilder;
   friend StackSet filter_stacks(const StackSet&, const StackFilter&);
   friend class StackSetBuilder;
 
@@ -173,9 +159,50 @@ class StackSet {
   bool saturated_ = false;
 };
 
-// The profile's samples as stacks: each distinct address symbolized once,
-// each distinct caller chain named once. A sample without callers (gmon,
-// --no-stacks) is its leaf's frames alone.
+// Builds a StackSet one sample at a time, so that another pass over the
+// samples (model.h's leaves) can walk beside it: each caller address is
+// named once and each caller chain once; a leaf is named again only when
+// its address differs from the sample before's (samples come sorted by
+// address). A sample without callers (gmon, --no-stacks) is its leaf's
+// frames alone. Holds references: profile and symbolizer must outlive it.
+class StackBuilder {
+ public:
+  StackBuilder(const format::Profile& profile, FrameSymbolizer& symbolizer, const StackOptions& options);
+  ~StackBuilder();
+  // One sample of profile (its samples' order is the order of stacks()).
+  void add(const format::Sample& sample);
+  // The set built so far; the builder is spent.
+  StackSet take();
+
+ private:
+  // The frames at one address, innermost first, as ids.
+  void frames_at(uint64_t address, std::vector<FrameId>* out);
+  // A caller chain's frames, root first.
+  const std::vector<FrameId>& chain(uint32_t id);
+  // A sample's thread or process root, each named once.
+  FrameId root_of(const format::Sample& sample);
+
+  const format::Profile& profile_;
+  FrameSymbolizer& symbolizer_;
+  StackOptions options_;
+  StackSet set_;
+  std::unique_ptr<StackSetBuilder> interner_;
+  FrameId truncated_ = 0;
+  std::vector<const format::Mapping*> mappings_;  // by start
+  // Callers are shared by many samples: their frames are kept by address.
+  // Leaves are not: a gmon.out has millions of them, in address order,
+  // named one after the other.
+  std::unordered_map<uint64_t, std::vector<FrameId>> caller_frames_;
+  std::vector<std::vector<FrameId>> chains_;
+  std::vector<bool> chain_done_;
+  std::map<std::pair<int32_t, int32_t>, FrameId> roots_;  // (pid, tid) -> frame
+  std::string program_;                                     // the profile's program, file name only
+  std::vector<FrameId> leaf_, stack_;
+  bool have_leaf_ = false;
+  uint64_t leaf_address_ = 0;
+};
+
+// The profile's samples as stacks (StackBuilder over every sample).
 StackSet build_stacks(const format::Profile& profile, FrameSymbolizer& symbolizer, const StackOptions& options = {});
 // The stacks the filter keeps (total() unchanged). Hide is applied first,
 // then ignore and focus on what is left, as pprof does.
@@ -184,32 +211,6 @@ StackSet filter_stacks(const StackSet& set, const StackFilter& filter);
 // A frame as folded stacks and the tree print it: the function, with
 // " (inline)" after an inlined one (pprof's mark).
 std::string frame_label(const StackFrame& frame);
-// "name@@VERSION" or "name@VERSION" -> "name"; other names as they are.
-std::string drop_symbol_version(std::string_view name);
-// A C++ name shortened for a text column of `width` code points, as pprof
-// does: template arguments and parameter lists elided ("std::map<...>::find(...)"
-// -> "std::map::find"), then, if still too wide, its start cut to "…".
-// Names that fit are returned as they are.
-std::string shorten_name(const std::string& name, size_t width);
-
-// --callers/--callees: each function whose name matches, with the samples
-// through it (cumulative) and its self samples, and each caller (or callee)
-// with the samples on that edge; an edge counts once per stack.
-struct CallEdge {
-  std::string function, object;  // the caller or callee
-  bool inlined = false;          // the edge is an inlining, not a call
-  uint64_t samples = 0;
-  double share = 0;              // percent of the function's cumulative samples
-};
-struct CallRelations {
-  std::string function, object;
-  uint64_t cumulative = 0, self = 0;
-  std::vector<CallEdge> callers, callees;  // most samples first
-};
-// Functions are matched by name (frames of one function and object are one,
-// inlined or not); most cumulative samples first.
-std::vector<CallRelations> call_relations(const StackSet& set, const FocusPattern& pattern);
-
 }  // namespace profiling::report
 
 #endif  // PROFIL_REPORT_STACKS_H

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <random>
 
+#include "report/call_relations.h"
+#include "report/diff.h"
 #include "report/render.h"
 #include "report/report.h"
 #include "report/stack_views.h"

@@ -3,13 +3,15 @@
 // cumulative, each change marked as beyond the sampling noise or not.
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "command.h"
 #include "common.h"
 #include "formats.h"
+#include "report/diff.h"
 #include "report/input.h"
+#include "report/model.h"
 #include "report/report.h"
-#include "report/stacks.h"
 
 namespace profiling::cli {
 namespace {
@@ -35,16 +37,14 @@ int run_diff(const DiffArgs& args) {
   }
   report::Symbolizer symbolizer;
   symbolizer.file_names_first(args.symbolize == "auto");
-  auto base_symbolized = report::symbolize_profile(base.profile, symbolizer, false, false);
-  auto new_symbolized = report::symbolize_profile(changed.profile, symbolizer, false, false);
-  if (base_symbolized.saturated || new_symbolized.saturated) report::warn_saturated();
-  // Both sides as stacks (inline frames, cumulative counts), named by the
-  // one symbolizer so that a function has one name on both sides.
-  report::ElfFrameSymbolizer frames(symbolizer);
-  auto base_stacks = std::make_shared<const report::StackSet>(report::build_stacks(base.profile, frames));
-  auto new_stacks = std::make_shared<const report::StackSet>(report::build_stacks(changed.profile, frames));
-  const report::Summary base_summary = report::summarize(base_symbolized, {args.base});
-  const report::Summary new_summary = report::summarize(new_symbolized, {args.changed});
+  // Both sides as stacks (inline frames, cumulative counts), named in one
+  // pass each by the one symbolizer so that a function has one name on
+  // both sides (model.h).
+  std::vector<report::Model> models = report::build_models({&base.profile, &changed.profile}, symbolizer, {});
+  if (models[0].symbolized.saturated || models[1].symbolized.saturated) report::warn_saturated();
+  const report::Summary base_summary = report::summarize(models[0].symbolized, {args.base});
+  const report::Summary new_summary = report::summarize(models[1].symbolized, {args.changed});
+  std::shared_ptr<const report::StackSet> base_stacks = models[0].stacks, new_stacks = models[1].stacks;
   if (args.per_second && (base_summary.wall_seconds <= 0 || new_summary.wall_seconds <= 0))
     return fail(base_summary.wall_seconds <= 0 ? args.base : args.changed,
                 "--per-second: the profile does not say how long it covers");

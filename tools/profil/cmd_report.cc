@@ -9,11 +9,11 @@
 #include "command.h"
 #include "common.h"
 #include "formats.h"
+#include "report/call_relations.h"
 #include "report/input.h"
 #include "report/missing_symbols.h"
+#include "report/model.h"
 #include "report/report.h"
-#include "report/stack_views.h"
-#include "report/stacks.h"
 
 namespace profiling::cli {
 namespace {
@@ -93,23 +93,21 @@ int run_report(const ReportArgs& args) {
   // and size from the object's symbol table; every other view takes the
   // file's names as pprof does.
   symbolizer.file_names_first(args.symbolize == "auto" && options.view != report::View::address);
-  bool lines = options.view == report::View::line;
-  bool per_address = options.view == report::View::address || format->per_address;
-  report::SymbolizedProfile symbolized = report::symbolize_profile(profile, symbolizer, lines, per_address);
-  if (symbolized.saturated && !saturated) report::warn_saturated();
+  // The one symbolizing pass (model.h): each address named once into the
+  // leaves and the stacks every view reads; no view sees the symbolizer.
+  // Callers and callees are functions, whatever the rows are by.
+  report::ReportOptions model_options = options;
+  if (relations) model_options.view = report::View::function;
+  const report::Model model =
+      report::build_model(profile, symbolizer, model_options, relations ? report::ModelNeeds{} : format->needs());
+  if (model.symbolized.saturated && !saturated) report::warn_saturated();
   // Objects that are mostly unnamed: what would name them (missing_symbols.h).
-  for (const std::string& hint : report::missing_symbol_hints(symbolized))
+  for (const std::string& hint : report::missing_symbol_hints(model.symbolized))
     std::fprintf(stderr, "profil: hint: %s\n", hint.c_str());
-  // The stacks are symbolized once, here, and every view of them reads the
-  // same set (the address view's rows are its leaves alone).
-  report::ElfFrameSymbolizer frames(symbolizer);
   if (relations) {
-    report::ReportOptions by_function = options;
-    by_function.view = report::View::function;  // callers and callees are functions
-    const auto stacks = report::stacks_for_report(profile, frames, by_function);
-    const auto found = report::call_relations(*stacks, *relation_pattern);
+    const auto found = report::call_relations(*model.stacks, *relation_pattern);
     const auto which = args.callers.empty() ? report::Relation::callees : report::Relation::callers;
-    const report::Summary summary = report::summarize(symbolized, args.files);
+    const report::Summary summary = report::summarize(model.symbolized, args.files);
     std::string text = args.format == "csv"    ? report::render_relations_csv(found, which)
                        : args.format == "json" ? report::render_relations_json(found, which, summary)
                                                : report::render_relations_text(found, which, summary,
@@ -117,10 +115,8 @@ int run_report(const ReportArgs& args) {
     print_warnings(symbolizer);
     return emit(args.output, text, false);
   }
-  std::shared_ptr<const report::StackSet> stacks;
-  if (options.view != report::View::address) stacks = report::stacks_for_report(profile, frames, options);
-  report::Report built = report::build_report(symbolized, options, args.files, stacks);
-  std::string text = format->rendered(built, symbolized, symbolizer, use_colour(args.color, to_file));
+  report::Report built = report::build_report(model.symbolized, options, args.files, model.stacks);
+  std::string text = format->rendered(built, model.symbolized, use_colour(args.color, to_file));
   print_warnings(symbolizer);
   return emit(args.output, text, false);
 }

@@ -12,6 +12,8 @@
 #include <CLI/CLI.hpp>
 
 #include "format/profile.h"
+#include "report/diff.h"
+#include "report/model.h"
 #include "report/report.h"
 #include "report/symbolizer.h"
 
@@ -24,14 +26,18 @@ struct OutputFormat {
   // `destination` names it in warnings. Binary: never to a terminal.
   std::string (*exported)(const format::Profile& profile, report::Symbolizer& symbolizer,
                           const std::string& destination) = nullptr;
-  // A report of the symbolized profile (report).
+  // A report of the model (report): its rows, stacks and leaves; never the
+  // symbolizer (the model is built once, before any view).
   std::string (*rendered)(const report::Report& report, const report::SymbolizedProfile& symbolized,
-                          report::Symbolizer& symbolizer, bool colour) = nullptr;
+                          bool colour) = nullptr;
   // A comparison of two profiles (diff).
   std::string (*compared)(const report::Diff& diff, const std::string& base, const std::string& changed,
                           bool colour) = nullptr;
-  // Needs every address symbolized on its own (rendered formats only).
-  bool per_address = false;
+  // What the rendered format reads of the model beyond its view's rows
+  // (model.h ModelNeeds): every address apart, the stacks in the address
+  // view too, the leaves' lines and objects' segments.
+  bool per_address = false, stacks = false, sources = false;
+  report::ModelNeeds needs() const { return {per_address, stacks, sources}; }
 };
 
 // Which command the format serves: report takes the exported and rendered
