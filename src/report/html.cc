@@ -266,13 +266,12 @@ std::string source_sections(const SymbolizedProfile& symbolized) {
     auto& f = functions[s.symbol.function + '\0' + s.symbol.object];
     format::saturating_add(f.total, s.count);
     f.object = s.symbol.object;
-    format::saturating_add(f.lines[{s.line.file, s.line.line}], s.count);  // the model's lines (sources)
+    // The model's lines: of the hottest functions' samples (ModelNeeds::sources).
+    format::saturating_add(f.lines[{s.line.file, s.line.line}], s.count);
   }
   std::vector<std::pair<std::string, FunctionLines*>> order;
-  for (auto& [key, f] : functions) order.emplace_back(key.substr(0, key.find('\0')), &f);
-  std::stable_sort(order.begin(), order.end(),
-                   [](const auto& a, const auto& b) { return a.second->total > b.second->total; });
-  if (order.size() > 10) order.resize(10);
+  for (const std::string& key : hottest_functions(symbolized, kSourceFunctions))
+    order.emplace_back(key.substr(0, key.find('\0')), &functions[key]);
   std::string out = "<div id=\"source-lines\">\n";
   std::map<std::string, std::vector<std::string>> sources;
   double n = static_cast<double>(std::max<uint64_t>(symbolized.total, 1));

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
+#include <set>
 
 #include "report/report.h"
 
@@ -133,11 +135,31 @@ void LeafPass::add(const format::Sample& sample) {
 }
 
 SymbolizedProfile LeafPass::take() {
+  if (options_.source_functions && !options_.lines) {
+    const std::vector<std::string> hottest = hottest_functions(out_, options_.source_functions);
+    const std::set<std::string> wanted(hottest.begin(), hottest.end());
+    for (SymbolizedSample& s : out_.samples)
+      if ((s.symbol.known || s.symbol.from_profile) && wanted.contains(s.symbol.function + '\0' + s.symbol.object))
+        s.line = frames_.symbolizer().source_line(s.mapping, s.symbol);
+  }
   if (options_.segments)
     for (const SymbolizedSample& s : out_.samples)
       if (s.mapping && s.symbol.file_address && !out_.segments.contains(s.mapping))
         out_.segments.emplace(s.mapping, frames_.symbolizer().segments(*s.mapping));
   return std::move(out_);
+}
+
+std::vector<std::string> hottest_functions(const SymbolizedProfile& symbolized, size_t n) {
+  std::map<std::string, uint64_t> totals;
+  for (const SymbolizedSample& s : symbolized.samples)
+    if (s.symbol.known || s.symbol.from_profile)
+      format::saturating_add(totals[s.symbol.function + '\0' + s.symbol.object], s.count);
+  std::vector<std::pair<std::string, uint64_t>> order(totals.begin(), totals.end());
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (order.size() > n) order.resize(n);
+  std::vector<std::string> out;
+  for (auto& [key, total] : order) out.push_back(std::move(key));
+  return out;
 }
 
 SymbolizedProfile symbolize_leaves(const format::Profile& profile, ElfFrameSymbolizer& frames,
@@ -210,7 +232,8 @@ Model build_model(const format::Profile& profile, Symbolizer& symbolizer, const 
 std::vector<Model> build_models(const std::vector<const format::Profile*>& profiles, Symbolizer& symbolizer,
                                 const ReportOptions& options, const ModelNeeds& needs) {
   const bool address = options.view == View::address;
-  const LeafOptions leaves{.lines = options.view == View::line || needs.sources,
+  const LeafOptions leaves{.lines = options.view == View::line,
+                           .source_functions = needs.sources ? kSourceFunctions : 0,
                            .per_address = address || needs.per_address,
                            .segments = needs.sources};
   const bool stacks = !address || needs.stacks;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -73,8 +74,15 @@ class ElfFrameSymbolizer final : public FrameSymbolizer {
   Symbol leaf_;
 };
 
+// The HTML page shows the source lines of this many of the hottest
+// functions (hottest_functions).
+inline constexpr size_t kSourceFunctions = 10;
+
 struct LeafOptions {
   bool lines = false;  // each entry's source line (a DWARF line lookup per address)
+  // Without lines: the source line of the entries of the N hottest
+  // functions alone (the HTML page's source sections); 0 none.
+  size_t source_functions = 0;
   // false: consecutive addresses with the same symbol (and line, with
   // lines) are one entry at the first one's address, enough for every view
   // but the address view and the HTML page's address chart.
@@ -97,6 +105,10 @@ class LeafPass {
   bool have_previous_ = false;
   uint64_t previous_address_ = 0;
 };
+// The n functions with the most samples among the entries a symbol names
+// (known or from the profile), most first, ties in name order; each as
+// its function, '\0', its object.
+std::vector<std::string> hottest_functions(const SymbolizedProfile& symbolized, size_t n);
 // The leaf pass over every sample (a copy sorted by address first when the
 // samples are not).
 SymbolizedProfile symbolize_leaves(const format::Profile& profile, ElfFrameSymbolizer& frames,
@@ -118,7 +130,7 @@ std::shared_ptr<const StackSet> stacks_for_report(const format::Profile& profile
 struct ModelNeeds {
   bool per_address = false;  // every address an entry of its own (the HTML page's address charts)
   bool stacks = false;       // the stacks even in the address view (folded, tree, the flame graph)
-  bool sources = false;      // each leaf's source line and each object's segments (the HTML page)
+  bool sources = false;      // the hottest functions' lines and the objects' segments (the HTML page)
 };
 
 struct Model {
