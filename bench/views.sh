@@ -6,7 +6,9 @@
 # own dwarf recording of the same workload. CPU time (user + sys) of each
 # command, BENCH_RUNS runs (default 5), the commands alternating within
 # each run; the table gives the median and each peer's ratio to profil's.
-# perf report runs once: it takes minutes on a dwarf recording.
+# perf report runs once: it takes minutes on a dwarf recording. The text
+# report is timed with --symbolize force too (every object read again, not
+# the file's names): the default must never cost more (issue 30).
 #
 # Workloads: cc1 (gcc -O2 -c of a generated 500-function C file: deep
 # compiler stacks, 4 kHz as the issue's 14k-sample profile) and node (a
@@ -74,7 +76,8 @@ cpu_of() {
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 names=("profil report (text)" "profil report --format tree" "profil report --format html"
-  "go tool pprof -top" "go tool pprof -tree" "perf report --children --stdio")
+  "go tool pprof -top" "go tool pprof -tree" "perf report --children --stdio"
+  "profil report --symbolize force (text)")
 command_for() {  # index workload
   local p=$work/$2.pb.gz
   case $1 in
@@ -84,9 +87,15 @@ command_for() {  # index workload
     3) echo "go tool pprof -top $p" ;;
     4) echo "go tool pprof -tree $p" ;;
     5) echo "perf report --children --stdio -i $work/$2.perf.data" ;;
+    6) echo "$profil report --symbolize force -o $work/out.txt $p" ;;
   esac
 }
 for w in "${workloads[@]}"; do
+  # Untimed, and first: it also makes the uncompressed copies of the debug
+  # files the report reads (libc6-dbg's, in the fresh HOME above). The first
+  # report of a HOME pays them, 40-50 ms of CPU on cc1, as much as the
+  # report itself, whatever its options: timed, whichever command ran first
+  # looked dearer (the default, in issue 30's "force is cheaper").
   samples=$("$profil" report --format csv "$work/$w.pb.gz" | awk -F, 'NR > 1 { s += $1 } END { print s }')
   printf '\n%s: %s samples in profil'"'"'s file at %s Hz; perf.data %s MB\n' "$w" "$samples" "$hz" \
     "$(($(stat -c %s "$work/$w.perf.data") / 1000000))"
