@@ -340,18 +340,14 @@ TEST_P(RunInvisible, ProgramAtItsDescriptorLimitGetsAllOfThemAndItsProfile) {
 // the limit cannot be raised for the dump (no CAP_SYS_RESOURCE) a program
 // that holds every descriptor to its end loses its final profile, and the
 // run says why ("too many open files"), never something else.
-// (perf-signal is the exception: its counter, one descriptor per thread,
-// is how its signals come; it is placed above the soft limit where the
-// hard one allows, else it is one of the program's: docs/run.md.)
+// (perf-signal's counter, one descriptor per thread, is placed above the
+// soft limit where the hard one allows; where it does not, the counter is
+// refused and the thread sampled by a CPU-time timer: issue 32, before
+// which it took one of the program's descriptors.)
 TEST_P(RunInvisible, ProgramAtItsHardDescriptorLimitGetsAllOfThem) {
   const std::vector<std::string> shell = {"/bin/sh", "-c", "ulimit -n 16; exec \"$0\" nofile", bin("run_invisible")};
-  const bool counter_per_thread = GetParam().clock == "perf-signal";
-  const Result without = plain(shell);
-  const Result with = expect_same(shell, 0, !counter_per_thread);
+  const Result with = expect_same(shell, 0);
   EXPECT_TRUE(fact(with.out, "opened")) << with.out;
-  if (counter_per_thread) {
-    EXPECT_EQ(fact(with.out, "opened").value_or(-1) + 1, fact(without.out, "opened").value_or(0)) << with.out;
-  }
   if (with.err.find("could not write") != std::string::npos) {
     EXPECT_NE(with.err.find("too many open files"), std::string::npos) << with.err;
   }
