@@ -254,6 +254,7 @@ PythonFrames* ProcessTable::python_of(Image& image) {
   if (image.python_looked_at == image.code.code().size()) return nullptr;
   image.python_looked_at = image.code.code().size();
   image.python = PythonFrames::open_if_python(image.pid, image.code.code());
+  if (image.python != nullptr) reads_interpreter_frames_.store(true, std::memory_order_relaxed);
   return image.python.get();
 }
 

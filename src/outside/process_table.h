@@ -13,6 +13,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -89,6 +90,10 @@ class ProcessTable {
   std::vector<pid_t> running() const;
 
   uint64_t samples() const { return samples_; }
+  // Some process's samples get interpreter frames (python_frames.h), read
+  // after the fact: the sooner each sample is read, the more often its
+  // frames are the ones it was taken in. Any thread may ask.
+  bool reads_interpreter_frames() const { return reads_interpreter_frames_.load(std::memory_order_relaxed); }
   uint64_t unknown_samples() const { return unknown_samples_; }  // of no process we know
   uint64_t lost() const { return lost_; }
 
@@ -111,6 +116,7 @@ class ProcessTable {
   // pthread_setname_np(3)). A profile names each of its threads so.
   std::unordered_map<pid_t, std::string> thread_names_;
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
+  std::atomic<bool> reads_interpreter_frames_{false};
   ThreadTimes threads_;  // the CPU time of ended threads beyond their samples
 };
 
