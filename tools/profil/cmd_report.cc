@@ -11,6 +11,7 @@
 #include "formats.h"
 #include "report/call_relations.h"
 #include "report/input.h"
+#include "report/interpreter_view.h"
 #include "report/missing_symbols.h"
 #include "report/model.h"
 #include "report/report.h"
@@ -29,6 +30,7 @@ struct ReportArgs {
   std::string output;
   std::string color = "auto";
   std::string symbolize = "auto";
+  std::string interpreter = "merged";
   bool folded_objects = false;
   bool threads = false;
   bool no_inlines = false;
@@ -73,6 +75,10 @@ int run_report(const ReportArgs& args) {
     return status;
   if (saturated) report::warn_saturated();
   const OutputFormat* format = find_format(FormatUse::report, args.format);
+  // An interpreted program's frames (report/interpreter_view.h): the views
+  // show the chosen stack; an exported file keeps them all.
+  if (format != nullptr && format->exported == nullptr)
+    report::apply_interpreter_view(&profile, *report::parse_interpreter_view(args.interpreter));
   if (format == nullptr) return fail("--format", "unknown format " + args.format);
   report::Symbolizer symbolizer;
   const bool to_file = writes_to_file(args.output);
@@ -148,6 +154,10 @@ RegisterCommand register_report(
       app.add_flag("--folded-objects", args->folded_objects,
                    "In --format folded, name each frame object`function (default: the function alone)");
       add_symbolize_option(app, &args->symbolize);
+      app.add_option("--interpreter", args->interpreter,
+                     "An interpreted program's stacks: its own functions in place of the interpreter's loop "
+                     "(merged, the default), its functions alone (python), or the native frames alone (native)")
+          ->check(CLI::IsMember({"merged", "python", "native"}));
       add_output_option(app, &args->output, "Write to FILE");
       add_color_option(app, &args->color);
       return [args] { return run_report(*args); };
