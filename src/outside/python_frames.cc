@@ -14,6 +14,14 @@ namespace {
 constexpr uint32_t kMaxPythonDepth = 256;
 }  // namespace
 
+PythonFrames::PythonFrames(const interp::PythonTarget& target)
+    : target_(target),
+      memory_(target.pid),
+      threads_(target_, memory_),
+      namer_(target_.layout, memory_, target_.code_type) {
+  names_.push_back(format::Frame{kMisfitFrame, kMisfitFrame, "", 0});  // kMisfitAddress
+}
+
 std::unique_ptr<PythonFrames> PythonFrames::open(pid_t pid, std::string* why) {
   auto target = interp::find_python(pid, why);
   if (!target) return nullptr;
@@ -86,13 +94,20 @@ void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
     }
     merged_frames_.push_back(address);
   }
-  // Frames no loop call took (the native stack was cut, or the chain moved
-  // on): outermost, in their order.
-  if (next < walk.count) fits = false;
-  for (; next < walk.count; ++next)
-    if (python[next] != 0) merged_frames_.push_back(python[next]);
-  if (!fits) ++misfits_;
-  frames->swap(merged_frames_);
+  if (next < walk.count) fits = false;  // frames no loop call took
+  if (fits) {
+    frames->swap(merged_frames_);
+    return;
+  }
+  // The stack read is not the one the sample was taken in (it moved on
+  // before the reader got to it): never merged, but said in every view, as
+  // a frame of its own just inside the innermost loop frame.
+  ++misfits_;
+  for (size_t i = 0; i < frames->size(); ++i)
+    if (in_eval_loop((*frames)[i])) {
+      frames->insert(frames->begin() + static_cast<std::ptrdiff_t>(i), kMisfitAddress);
+      break;
+    }
 }
 
 void PythonFrames::name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {

@@ -9,10 +9,13 @@
 // --interpreter` chooses what a view shows.
 //
 // Read after the fact, the Python stack may have moved on since the kernel
-// took the sample (up to one read round, 100 ms): a sample whose Python
-// frames do not fit its native stack (not as many evaluation-loop frames as
-// entry frames) is merged as far as it fits and counted (misfits()), never
-// silently.
+// took the sample (the reader reads every millisecond while a process has
+// Python frames): a sample whose Python frames do not fit its native stack
+// (not as many evaluation-loop frames as entry frames) is not merged; it
+// gets one frame, kMisfitFrame, just inside its innermost loop frame, so
+// that every view and file counts it (misfits() too). A stack that moved
+// within one call of the loop (another function of the same loop call)
+// fits and cannot be told: docs/python.md measures how often.
 //
 // NOT async-signal-safe, not thread-safe: the process table's, under the
 // sampler's lock.
@@ -34,6 +37,10 @@
 #include "outside/mappings.h"
 
 namespace profiling::outside {
+
+// The frame a sample gets whose Python stack did not fit (above).
+inline constexpr const char* kMisfitFrame = "[python: the stack moved before it was read]";
+inline constexpr uint64_t kMisfitAddress = format::kInterpreterFrameBase;
 
 class PythonFrames {
  public:
@@ -59,11 +66,7 @@ class PythonFrames {
   uint64_t misfits() const { return misfits_; }  // ...of which did not fit their native stack
 
  private:
-  explicit PythonFrames(const interp::PythonTarget& target)
-      : target_(target),
-        memory_(target.pid),
-        threads_(target_, memory_),
-        namer_(target_.layout, memory_, target_.code_type) {}
+  explicit PythonFrames(const interp::PythonTarget& target);
   bool in_eval_loop(uint64_t address) const {
     return address >= target_.eval_loop_start && address < target_.eval_loop_end;
   }

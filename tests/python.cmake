@@ -1,0 +1,21 @@
+# A Python program's own functions in profil's profiles (issue 31): every
+# CPython found here — Debian's python3.x and pyenv's builds — run under
+# profil run (tests/run_python.sh says what is checked). A machine without
+# pyenv tests Debian's alone.
+if(TARGET profil_cli)
+  file(GLOB PROFIL_TEST_PYTHONS /usr/bin/python3.[0-9] /usr/bin/python3.[0-9][0-9]
+       $ENV{HOME}/.pyenv/versions/*/bin/python[23].[0-9] $ENV{HOME}/.pyenv/versions/*/bin/python3.[0-9][0-9])
+  foreach(python ${PROFIL_TEST_PYTHONS})
+    get_filename_component(bin_dir ${python} DIRECTORY)
+    get_filename_component(version_dir ${bin_dir} DIRECTORY)
+    get_filename_component(name ${python} NAME)
+    if(bin_dir STREQUAL "/usr/bin")
+      set(label "debian_${name}")
+    else()
+      get_filename_component(label ${version_dir} NAME)
+      set(label "pyenv_${label}")
+    endif()
+    string(REPLACE "." "_" label "${label}")
+    add_test(NAME run_python_${label} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python})
+  endforeach()
+endif()

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# profil run names a Python program's own functions (issue 31): run
+# PYTHON on tests/python_progs/shares.py under profil run, then check
+# - the shares: three()'s part of three() + one() in the profile against
+#   the split measured by timing each alone, within 4 binomial standard
+#   deviations of the sampled count plus the error of reading the frames
+#   after the sample (ERROR_ALLOWED, an absolute share: docs/python.md);
+# - the merging: of the samples in keyed() (called back by sorted(), in C),
+#   at least 99 % read main -> c_path -> (a native frame) -> keyed, root
+#   first;
+# - the evaluation loop left without Python frames in at most 1 % of the
+#   samples of the merged view, those whose Python stack moved before it
+#   was read (after the fact: counted by a frame of their own) apart.
+# Usage: run_python.sh PROFIL PYTHON [profil run options...]
+set -euo pipefail
+profil=$1 python=$2
+shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/profil-python.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+error_allowed=${ERROR_ALLOWED:-0.05}
+
+"$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/shares.py" 2 > "$work/stdout" 2> "$work/stderr" || {
+  echo "profil run failed:"; cat "$work/stderr"; exit 1; }
+timed=$(awk '/^timed_three/ {print $2}' "$work/stdout")
+[ -n "$timed" ] || { echo "the program printed no timing:"; cat "$work/stdout" "$work/stderr"; exit 1; }
+profile=$(ls "$work"/out/*.pb.gz | head -1)
+
+# Python frames alone, folded (root first): three's and one's samples.
+"$profil" report --interpreter python --format folded "$profile" > "$work/python.folded"
+read -r n3 n1 < <(awk '{ n = $NF; $NF = ""; if ($0 ~ /(^|;)three(;| |$)/) a += n; else if ($0 ~ /(^|;)one(;| |$)/) b += n }
+                       END { print a + 0, b + 0 }' "$work/python.folded")
+n=$((n3 + n1))
+[ "$n" -ge 200 ] || { echo "only $n samples in three() and one()"; head -20 "$work/python.folded"; exit 1; }
+awk -v n3="$n3" -v n="$n" -v t="$timed" -v e="$error_allowed" 'BEGIN {
+  p = n3 / n; sd = sqrt(t * (1 - t) / n); d = p - t; if (d < 0) d = -d
+  printf "shares: three %.4f of %d samples, timed %.4f (allowed %.4f)\n", p, n, t, 4 * sd + e
+  exit (d <= 4 * sd + e) ? 0 : 1 }' || { echo "FAIL: the shares do not agree"; exit 1; }
+
+# Merged, with objects: keyed's samples read main -> c_path -> native -> keyed.
+"$profil" report --format folded --folded-objects "$profile" > "$work/merged.folded"
+awk '{ n = $NF; $NF = ""; sub(/ +$/, ""); k = split($0, f, ";"); keyed = 0
+       for (i = 1; i <= k; ++i) if (f[i] == "[python]`keyed") keyed = i
+       if (!keyed) next
+       all += n; main = 0; cpath = 0; native = 0
+       for (i = 1; i < keyed; ++i) {
+         if (f[i] == "[python]`main") main = i
+         else if (f[i] == "[python]`c_path" && main) cpath = i
+         else if (cpath && f[i] !~ /^\[python\]`/) native = 1
+       }
+       if (main && cpath && native) ok += n }
+     END { printf "merging: %d of %d samples in keyed() in the program'"'"'s order\n", ok, all
+           if (all < 20) { print "too few samples in keyed()"; exit 1 }
+           exit (ok >= 0.99 * all) ? 0 : 1 }' "$work/merged.folded" || {
+  echo "FAIL: keyed() out of order"; grep keyed "$work/merged.folded" | sort -k2 -nr | head -3; exit 1; }
+
+# The loop's native frame left without Python frames (but for the samples
+# whose Python stack moved before it was read: said by their own frame,
+# counted apart, at most MISFITS_ALLOWED of them).
+awk -v m="${MISFITS_ALLOWED:-0.10}" '{ n = $NF; total += n
+       if ($0 ~ /the stack moved before it was read/) misfit += n
+       else if ($0 ~ /(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)/) bare += n }
+     END { printf "eval loop without Python frames: %d of %d samples; stack moved before read: %d\n", bare, total, misfit
+           exit (bare <= 0.01 * total && misfit <= m * total) ? 0 : 1 }' "$work/merged.folded" || {
+  echo "FAIL: the evaluation loop without Python frames"; exit 1; }
+echo "ok: $python"
