@@ -85,7 +85,8 @@ constexpr const char* kFlameGraphScript = R"(
     .width(Math.max(el.clientWidth||960,320)).cellHeight(18).minFrameSize(0.5)
     .transitionDuration(still?0:400).sort(false).tooltip(tip).inverted(true)
     .getName(name)
-    .getLibtype(function(d){ return d.data.i?'inlined':''; })
+    // Inlined code aqua, an interpreted program's own functions green.
+    .getLibtype(function(d){ return d.data.i?'inlined':objects[d.data.o]==='[python]'?'jit':''; })
     .setLabelHandler(function(d){
       return name(d)+where(d)+': total '+total(d)+'; self '+selfShare(d);
     })
