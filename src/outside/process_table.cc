@@ -35,11 +35,7 @@ struct ProcessTable::Image {
   // Threads that ended in this image, and the CPU time their samples did
   // not take (thread_time.h).
   format::profraw::Unsampled ended_within_period{};
-  // Its CPython, when it runs one (python_frames.h): looked for again
-  // whenever its code mappings changed (a libpython is mapped before the
-  // interpreter starts) while none was found.
-  std::unique_ptr<PythonFrames> python;
-  size_t python_looked_at = SIZE_MAX;  // code.code().size() at the last look
+  PythonLookup python;  // its CPython, when it runs one
 };
 
 namespace {
@@ -180,7 +176,7 @@ void ProcessTable::settle_ended_threads() {
     Image* image = image_at(pid, exit_time);
     if (image == nullptr) return;
     // Its Python thread state is freed, and its tid may come back.
-    if (image->python != nullptr) image->python->forget_thread(static_cast<pid_t>(tid));
+    if (PythonFrames* python = image->python.found()) python->forget_thread(static_cast<pid_t>(tid));
     if (unsampled_ns == 0) return;
     format::profraw::Unsampled& u = image->ended_within_period;
     if (u.threads < std::size(u.tids)) u.tids[u.threads] = static_cast<int32_t>(tid);
@@ -250,12 +246,10 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
 }
 
 PythonFrames* ProcessTable::python_of(Image& image) {
-  if (image.python != nullptr || !options_.interpreter_frames) return image.python.get();
-  if (image.python_looked_at == image.code.code().size()) return nullptr;
-  image.python_looked_at = image.code.code().size();
-  image.python = PythonFrames::open_if_python(image.pid, image.code.code());
-  if (image.python != nullptr) reads_interpreter_frames_.store(true, std::memory_order_relaxed);
-  return image.python.get();
+  if (!options_.interpreter_frames) return nullptr;
+  PythonFrames* python = image.python.find(image.pid, image.code.code());
+  if (python != nullptr) reads_interpreter_frames_.store(true, std::memory_order_relaxed);
+  return python;
 }
 
 // The thread's latest name; one the records never named (a thread of a
@@ -299,7 +293,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
   }
   profile.stacks = std::move(image.stacks);
-  if (image.python != nullptr) image.python->name_frames(&profile.frames);
+  if (const PythonFrames* python = image.python.found()) python->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
   format::coalesce_samples(&profile.samples);
   d.ppid = image.ppid;

@@ -83,6 +83,25 @@ class PythonFrames {
   uint64_t merged_ = 0, misfits_ = 0;
 };
 
+// A process image's PythonFrames, looked for again whenever its code
+// mappings changed (a libpython is mapped before the interpreter starts)
+// while none was found.
+class PythonLookup {
+ public:
+  PythonFrames* find(pid_t pid, const std::vector<MappedCode>& code) {
+    if (frames_ == nullptr && looked_at_ != code.size()) {
+      looked_at_ = code.size();
+      frames_ = PythonFrames::open_if_python(pid, code);
+    }
+    return frames_.get();
+  }
+  PythonFrames* found() const { return frames_.get(); }
+
+ private:
+  std::unique_ptr<PythonFrames> frames_;
+  size_t looked_at_ = SIZE_MAX;
+};
+
 }  // namespace profiling::outside
 
 #endif  // PROFIL_OUTSIDE_PYTHON_FRAMES_H

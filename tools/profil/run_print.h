@@ -17,23 +17,9 @@
 #include "format/profraw.h"
 #include "run_convert.h"
 #include "run_diagnose.h"
+#include "run_wait_print.h"
 
 namespace profiling::cli {
-
-// "SIGTERM", or "signal 42" for one the C library has no name for.
-std::string signal_name(int signo);
-
-// "a (pid 1), b (pid 2)": the first 8, then "and N more".
-std::string list_processes(const std::vector<std::string>& processes);
-
-// While the run waits (run_reap.h).
-// The program has ended and these processes it left still run.
-void print_waiting_for(const std::string& program, pid_t pid, const std::vector<std::string>& left);
-// The wait ended because every process left is stopped.
-void print_left_stopped(const std::vector<std::string>& stopped);
-// A process stopped in a trace with profil run as its tracer was detached
-// (`passed`: the signal passed on, 0 for none).
-void print_released_tracee(const std::string& name, pid_t pid, int passed);
 
 // What the conversion could not write, one line each ("profil: <what>:
 // <why>"), then the symbolizer's warnings.
@@ -69,13 +55,11 @@ void print_nothing_written(const Conversion& c, const std::filesystem::path& dir
 // (profil attach), ran for a whole sampling period at hz.
 void print_nothing_sampled_outside(unsigned hz, const std::string& attached = "", pid_t pid = 0);
 
-// The run stopped waiting at a signal; `left_running` were not converted.
 // profil run --no-wait: the program has ended and the tool returns; what it
 // left running is sampled on from outside by a copy of the tool (outside),
 // or writes its dumps when it ends, for profil run --convert DIR (inside).
 void print_left_running(const std::string& program, pid_t pid, const std::vector<std::string>& left, bool outside,
                         const std::string& dir);
-void print_stopped_waiting(int signo, const std::vector<std::string>& left_running);
 
 }  // namespace profiling::cli
 
