@@ -15,6 +15,7 @@
 #include "report/missing_symbols.h"
 #include "report/model.h"
 #include "report/report.h"
+#include "report/runtime_hints.h"
 
 namespace profiling::cli {
 namespace {
@@ -109,6 +110,9 @@ int run_report(const ReportArgs& args) {
   if (model.symbolized.saturated && !saturated) report::warn_saturated();
   // Objects that are mostly unnamed: what would name them (missing_symbols.h).
   for (const std::string& hint : report::missing_symbol_hints(model.symbolized))
+    std::fprintf(stderr, "profil: hint: %s\n", hint.c_str());
+  // A runtime's code nothing names: what would (runtime_hints.h).
+  for (const std::string& hint : report::runtime_hints(model.symbolized))
     std::fprintf(stderr, "profil: hint: %s\n", hint.c_str());
   if (relations) {
     const auto found = report::call_relations(*model.stacks, *relation_pattern);

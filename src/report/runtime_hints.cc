@@ -1,0 +1,44 @@
+#include "report/runtime_hints.h"
+
+#include <fmt/format.h>
+
+#include <string_view>
+
+namespace profiling::report {
+namespace {
+
+std::string_view base_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
+
+// What would name a runtime's JIT code, by the program that ran it.
+std::string jit_remedy(std::string_view program) {
+  if (program.starts_with("node") || program.starts_with("nodejs"))
+    return "node writes a map of it with --perf-basic-prof (or NODE_OPTIONS=--perf-basic-prof), which profil reads";
+  if (program.starts_with("java"))
+    return "a JVM writes a map of it when asked (JDK 17: jcmd PID Compiler.perfmap, or "
+           "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit), which profil reads";
+  return "a map the runtime writes (/tmp/perf-PID.map, as perf reads) would name it";
+}
+
+}  // namespace
+
+std::vector<std::string> runtime_hints(const SymbolizedProfile& symbolized) {
+  if (symbolized.total == 0 || symbolized.profile == nullptr) return {};
+  uint64_t jit = 0, ruby = 0;
+  for (const SymbolizedSample& s : symbolized.samples) {
+    if (s.mapping == nullptr) continue;
+    if (s.mapping->path == "[anon]" && !s.symbol.known && !s.symbol.from_profile) jit += s.count;
+    if (base_name(s.mapping->path).starts_with("libruby")) ruby += s.count;
+  }
+  const auto share = [&](uint64_t n) { return 100.0 * static_cast<double>(n) / static_cast<double>(symbolized.total); };
+  std::vector<std::string> hints;
+  if (share(jit) >= 20)
+    hints.push_back(fmt::format("{:.0f}% of the samples are JIT code no map names ([anon]); {}", share(jit),
+                                jit_remedy(base_name(symbolized.profile->program))));
+  if (share(ruby) >= 20)
+    hints.push_back(fmt::format("{:.0f}% of the samples are in Ruby's interpreter (libruby), whose methods profil "
+                                "does not read yet: rbspy reads them",
+                                share(ruby)));
+  return hints;
+}
+
+}  // namespace profiling::report

@@ -1,0 +1,27 @@
+// A hint for a program whose samples are mostly in code of a language
+// runtime that profil cannot name (issue 31): JIT code in anonymous memory
+// ([anon]: node without --perf-basic-prof, a JVM), or the interpreter of a
+// language whose frames profil does not read yet (Ruby). One line saying
+// what would name them; CPython's frames profil reads itself
+// (docs/python.md).
+//
+// NOT async-signal-safe: host side.
+#ifndef PROFIL_REPORT_RUNTIME_HINTS_H
+#define PROFIL_REPORT_RUNTIME_HINTS_H
+
+#include <string>
+#include <vector>
+
+#include "report/model.h"
+
+namespace profiling::report {
+
+// A line for each runtime with at least a fifth of the samples:
+//   "42% of the samples are JIT code no map names ([anon]); node writes
+//    one with --perf-basic-prof (NODE_OPTIONS=--perf-basic-prof), which
+//    profil reads"
+std::vector<std::string> runtime_hints(const SymbolizedProfile& symbolized);
+
+}  // namespace profiling::report
+
+#endif  // PROFIL_REPORT_RUNTIME_HINTS_H
