@@ -103,7 +103,7 @@ profil_safe_access_fault:
  * the landing pad below passes the table and the weight, still in their
  * argument registers, to profil_histogram_fault, which returns to
  * deliver()'s caller. Nothing is returned: the fast path has no limit to
- * report (its bins saturate). weight is at most 1000001 (thread_clocks.h),
+ * report (its bins saturate). weight is at most 1000001 (timer_sample_weight, sampler/cpu_timer_engine.h),
  * so a 16-bit bin plus weight never wraps 32 bits.
  *
  * void profil_safe_count_u16(uint16_t *bin [rdi], uint32_t weight [esi], void *table [rdx])
