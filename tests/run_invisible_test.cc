@@ -341,9 +341,9 @@ TEST_P(RunInvisible, ProgramAtItsDescriptorLimitGetsAllOfThemAndItsProfile) {
 // that holds every descriptor to its end loses its final profile, and the
 // run says why ("too many open files"), never something else.
 // (perf-signal's counter, one descriptor per thread, is placed above the
-// soft limit where the hard one allows; where it does not, the counter is
-// refused and the thread sampled by a CPU-time timer: issue 32, before
-// which it took one of the program's descriptors.)
+// soft limit where the hard one allows; where it does not, under a limit
+// this small the counter is refused and the thread sampled by a CPU-time
+// timer: issue 32, before which it took one of the program's descriptors.)
 TEST_P(RunInvisible, ProgramAtItsHardDescriptorLimitGetsAllOfThem) {
   const std::vector<std::string> shell = {"/bin/sh", "-c", "ulimit -n 16; exec \"$0\" nofile", bin("run_invisible")};
   const Result with = expect_same(shell, 0);

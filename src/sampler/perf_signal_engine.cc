@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -81,16 +82,25 @@ int open_perf_counter(pid_t tid, uint64_t period_ns) {
   attr.exclude_hv = 1;
   int fd = static_cast<int>(perf_event_open(&attr, tid));
   if (fd < 0) return -errno;
-  // Out of the program's range where the limits allow (base/file_limit.h);
-  // where they do not, the counter would take one of the program's numbers
-  // (issue 32: a child of a program that lowered RLIMIT_NOFILE to 4 found
-  // fd 3 taken and its open() failed): refused, so the thread falls to the
-  // engine's fallback (CPU-time timers take no descriptor).
+  // Out of the program's range where the limits allow (base/file_limit.h).
+  // Where they do not (the hard limit is the soft one and may not be
+  // raised), the counter would take one of the program's numbers: under a
+  // limit of a few hundred, where a program may well use them all, it is
+  // refused (issue 32: a child of a program that lowered RLIMIT_NOFILE to
+  // 4 found fd 3 taken and its open() failed), and the thread falls to the
+  // engine's fallback (CPU-time timers take no descriptor); under a larger
+  // one it goes to the top of the range, as the ring's drain triggers do,
+  // where only a program that opens every number meets it.
   fd = base::move_above_file_limit(fd);
   if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY &&
                       static_cast<rlim_t>(fd) < files.rlim_cur) {
+    constexpr rlim_t kSmallLimit = 512;
+    const int top = files.rlim_cur > kSmallLimit ? ::fcntl(fd, F_DUPFD_CLOEXEC, static_cast<int>(
+                                                               std::min<rlim_t>(files.rlim_cur, 65536) - 64))
+                                                 : -1;
     ::close(fd);
-    return -EMFILE;
+    if (top < 0) return -EMFILE;
+    fd = top;
   }
   // Owner before O_ASYNC, so no overflow can signal anyone else.
   f_owner_ex owner{F_OWNER_TID, tid};
