@@ -14,6 +14,38 @@ bool ProcessMemory::read(uint64_t address, void* out, size_t size) {
   return ::process_vm_readv(pid_, &local, 1, &remote, 1, 0) == static_cast<ssize_t>(size);
 }
 
+const uint8_t* PageCachedMemory::page(uint64_t page_address) {
+  for (size_t i = 0; i < used_; ++i)
+    if (addresses_[i] == page_address) return pages_[i];
+  // Full: the oldest page goes (a walk reads outward, rarely back).
+  const bool fresh = used_ < kPages;
+  const size_t slot = fresh ? used_ : next_++ % kPages;
+  if (!below_.read(page_address, pages_[slot], kPage)) {
+    if (!fresh) addresses_[slot] = 1;  // no page starts there
+    return nullptr;
+  }
+  if (fresh) ++used_;
+  addresses_[slot] = page_address;
+  return pages_[slot];
+}
+
+bool PageCachedMemory::read(uint64_t address, void* out, size_t size) {
+  auto* bytes = static_cast<uint8_t*>(out);
+  while (size > 0) {
+    const uint64_t base = address & ~uint64_t{kPage - 1};
+    const uint8_t* p = page(base);
+    // A page that cannot be read whole (the end of a mapping): the bytes
+    // asked for, straight from below.
+    if (p == nullptr) return below_.read(address, bytes, size);
+    const size_t offset = address - base, n = size < kPage - offset ? size : kPage - offset;
+    std::memcpy(bytes, p + offset, n);
+    bytes += n;
+    address += n;
+    size -= n;
+  }
+  return true;
+}
+
 bool LocalMemory::read(uint64_t address, void* out, size_t size) {
   if (address == 0) return false;
   std::memcpy(out, reinterpret_cast<const void*>(address), size);

@@ -18,7 +18,7 @@ PythonFrames::PythonFrames(const interp::PythonTarget& target)
     : target_(target),
       memory_(target.pid),
       threads_(target_, memory_),
-      namer_(target_.layout, memory_, target_.code_type) {
+      namer_(target_.layout, cached_, target_.code_type) {
   names_.push_back(format::Frame{kMisfitFrame, kMisfitFrame, "", 0});  // kMisfitAddress
 }
 
@@ -66,11 +66,13 @@ void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
   const uint64_t state = threads_.thread_state(tid);
   if (state == 0) return;
   raw_.resize(kMaxPythonDepth);
-  const interp::WalkResult walk = walk_python_frames(target_.layout, memory_, state, raw_.data(), kMaxPythonDepth);
+  cached_.forget();  // the memory moved on since the last sample
+  const interp::WalkResult walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
   if (walk.count == 0) return;
   // Name each frame now: an address reused later by another code object
   // gets another id (python_code.h's rule), so this sample keeps its names.
-  std::vector<uint64_t> python(walk.count);
+  std::vector<uint64_t>& python = python_;
+  python.resize(walk.count);
   for (uint32_t i = 0; i < walk.count; ++i) {
     const uint32_t id = namer_.identify(raw_[i].code);
     python[i] = id == interp::PythonCodeNamer::kNoCode

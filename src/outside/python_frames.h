@@ -74,11 +74,13 @@ class PythonFrames {
 
   interp::PythonTarget target_;
   interp::ProcessMemory memory_;
+  interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
   interp::PythonThreads threads_;
   interp::PythonCodeNamer namer_;
   std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
   std::vector<format::Frame> names_;                         // by address - kInterpreterFrameBase
   std::vector<interp::RawFrame> raw_;
+  std::vector<uint64_t> python_;  // a sample's Python frames' addresses
   std::vector<uint64_t> merged_frames_;
   uint64_t merged_ = 0, misfits_ = 0;
 };
