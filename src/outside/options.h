@@ -32,6 +32,10 @@ struct SamplerOptions {
   // enters the program, as with the perf clock (the inside's watcher is a
   // thread in it).
   bool wall = false;
+  // A CPython process's samples get its Python frames (python_frames.h);
+  // false (--no-interpreter): the native stacks alone, nothing read of
+  // the interpreter's memory.
+  bool interpreter_frames = true;
 
   // One period of the clock in ns (1 ms for a rate of 0, which the
   // commands never ask for).

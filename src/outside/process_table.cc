@@ -246,7 +246,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
 }
 
 PythonFrames* ProcessTable::python_of(Image& image) {
-  if (!options_.interpreter_frames) return nullptr;
+  if (!options_.sampling.interpreter_frames) return nullptr;
   PythonFrames* python = image.python.find(image.pid, image.code.code());
   if (python != nullptr) reads_interpreter_frames_.store(true, std::memory_order_relaxed);
   return python;

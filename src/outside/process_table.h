@@ -50,8 +50,6 @@ class ProcessTable {
     // Realtime minus monotonic at start: perf's timestamps (CLOCK_MONOTONIC)
     // to the Unix epoch.
     int64_t realtime_offset_ns = 0;
-    // A CPython process's samples get its Python frames (python_frames.h).
-    bool interpreter_frames = true;
   };
   explicit ProcessTable(Options options);
   ~ProcessTable();

@@ -36,6 +36,7 @@ struct AttachOptions {
   unsigned hz = 500;
   bool verbose = false;
   bool symbolize = true;
+  bool interpreter_frames = true;
 };
 
 std::string comm_of(pid_t pid) {
@@ -51,6 +52,7 @@ int attach_command(const AttachOptions& options) {
   if (!is_outside_clock(options.clock))
     return fail("--clock", "'" + options.clock + "' is not one of perf, wall (a running process is sampled from outside)");
   run.wall = options.clock == "wall";
+  run.interpreter_frames = options.interpreter_frames;
   if (!options.duration.empty()) {
     const auto d = parse_duration(options.duration);
     if (!d) return fail("--duration", "'" + options.duration + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
@@ -132,6 +134,8 @@ const RegisterCommand kAttachCommand(
       app.add_flag("-v,--verbose", options->verbose, "One line per process");
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
                             "Leave function names out of the pprof files");
+      app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
+                            "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
       return [options]() { return attach_command(*options); };
     },
     15);

@@ -63,6 +63,7 @@ struct RunOptions {
   unsigned hz = 0;
   std::string clock;
   int stacks = -1;  // -1: $PROFIL_STACKS, else on; --no-stacks: 0
+  bool interpreter_frames = true;
   bool convert_only = false;
   bool symbolize = true;
   bool verbose = false;
@@ -134,6 +135,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   o.hz = options.hz;
   o.stacks = options.stacks != 0;
   o.wall = options.clock == "wall";
+  o.interpreter_frames = options.interpreter_frames;
   o.dir = dir;
   o.convert = convert;
   if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
@@ -355,6 +357,8 @@ const RegisterCommand kRunCommand(
       app.add_option("--clock", options->clock, std::string("Sampling clock: ") + base::kClockNameList + " (default: $PROFIL_CLOCK, else auto)");
       app.add_flag_callback("--no-stacks", [options] { options->stacks = 0; },
                             "Sample the PC alone, without call stacks (default: $PROFIL_STACKS, else stacks on)");
+      app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
+                            "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
       app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");
       app.add_flag("--gmon", options->gmon,
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");

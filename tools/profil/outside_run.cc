@@ -35,7 +35,7 @@ std::optional<double> parse_duration(const std::string& text) {
 }
 
 OutsideRun::OutsideRun(const OutsideRunOptions& options)
-    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall}) {}
+    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames}) {}
 
 OutsideRun::~OutsideRun() { clock_.stop(); }
 

@@ -43,6 +43,7 @@ struct OutsideRunOptions {
   unsigned hz = 500;
   bool stacks = true;
   bool wall = false;  // the wall clock (outside::SamplerOptions::wall)
+  bool interpreter_frames = true;  // outside::SamplerOptions::interpreter_frames
   double duration_s = 0;  // 0: until finish()
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Issue 31: what the Python frames cost. On tests/python_progs/shares.py
+# (CPython 3.12 from pyenv where it is, else the system's python3):
+# - profil's own CPU per sample from outside, with the Python frames and
+#   without them (--no-interpreter), at 1 and 4 kHz: the CPU of profil run
+#   (the program's and profil's) less the plain run's, per sample written;
+# - the program's CPU under profil run, with and without the frames, and
+#   under perf record -g of the same program started with -X perf (3.12+:
+#   the perf map names the Python functions), as x the plain run.
+# Runs alternate plain, profil, profil --no-interpreter, perf, ...;
+# medians of BENCH_REPS.
+set -uo pipefail
+build=${1:-build}
+profil=${PROFIL_TOOL:-$build/bin/profil}
+reps=${BENCH_REPS:-5}
+rates=${BENCH_RATES:-1000 4000}
+here=$(cd "$(dirname "$0")" && pwd)
+python=${BENCH_PYTHON:-$(ls "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | head -1)}
+[ -n "$python" ] || python=$(command -v python3)
+out=$(mktemp -d "${TMPDIR:-/tmp}/profil-python-bench.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+work=("$python" "$here/../tests/python_progs/shares.py" 1.5)
+perf_ok=$(command -v perf >/dev/null && "$python" -X perf -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null && echo 1)
+
+cpu_of() {  # user+sys of the command and its children, in seconds
+  local TIMEFORMAT='%U %S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+samples_of() {  # samples in the profiles of a directory
+  "$profil" report --format json "$1"/*.pb.gz 2>/dev/null | sed -n 's/.*"summary":{"samples":\([0-9]*\).*/\1/p' | head -1
+}
+
+echo "python frames: $python, $reps runs each, alternating"
+printf '%5s %8s %12s %12s %14s %14s %10s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o" "perf -X perf"
+for hz in $rates; do
+  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"; : > "$out/r"
+  for ((k = 0; k < reps; k++)); do
+    plain=$(cpu_of "${work[@]}")
+    with=$(cpu_of "$profil" run --hz "$hz" -o "$out/with" -- "${work[@]}")
+    without=$(cpu_of "$profil" run --hz "$hz" --no-interpreter -o "$out/without" -- "${work[@]}")
+    sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
+    echo "$plain" >> "$out/p"
+    echo "$with / $plain" | bc -l >> "$out/w"
+    echo "$without / $plain" | bc -l >> "$out/n"
+    [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($with - $plain) * 1000000 / $sw" | bc -l >> "$out/uw"
+    [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($without - $plain) * 1000000 / $sn" | bc -l >> "$out/un"
+    if [ -n "$perf_ok" ]; then
+      rec=$(cpu_of perf record -q -F "$hz" -g -o "$out/perf.data" -- "$python" -X perf "${work[@]:1}")
+      echo "$rec / $plain" | bc -l >> "$out/r"
+    fi
+    rm -rf "$out/with" "$out/without" "$out/perf.data"
+  done
+  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f %10s\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")" \
+    "$( [ -s "$out/r" ] && printf '%.2fx' "$(median < "$out/r")")"
+done
