@@ -27,6 +27,11 @@ expect() {
 expect 125 run --no-such-option /bin/true
 expect 125 run --hz 0 /bin/true
 expect 125 run
+# A duration too long to count in nanoseconds is a usage error naming the
+# limit (issue 32: from about 9.2e9 s on, sampling stopped after 0.15 s).
+expect 125 run --duration 1e10 /bin/true
+expect 1 attach --duration 2562048h 1
+grep -q "1e9 s" "$tmp/err" || { echo "FAIL: the duration's limit is not named:"; cat "$tmp/err"; failures=$((failures + 1)); }
 expect 2 report --no-such-option x.pb.gz
 expect 2 report
 expect 2 report --format nonsense x.pb.gz

@@ -54,14 +54,13 @@ int attach_command(const AttachOptions& options) {
   run.wall = options.clock == "wall";
   run.interpreter_frames = options.interpreter_frames;
   if (!options.duration.empty()) {
-    const auto d = parse_duration(options.duration);
-    if (!d) return fail("--duration", "'" + options.duration + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
-    run.duration_s = *d;
+    if (const std::string problem = duration_problem(options.duration); !problem.empty())
+      return fail("--duration", problem);
+    run.duration_s = *parse_duration(options.duration);
   }
   if (!options.every.empty()) {
-    const auto e = parse_duration(options.every);
-    if (!e) return fail("--every", "'" + options.every + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
-    run.every_s = *e;
+    if (const std::string problem = duration_problem(options.every); !problem.empty()) return fail("--every", problem);
+    run.every_s = *parse_duration(options.every);
   }
   std::error_code ec;
   fs::create_directories(options.output_dir, ec);

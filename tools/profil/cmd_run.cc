@@ -243,7 +243,7 @@ int run_command(RunOptions options) {
   }
   for (const auto& [flag, value] : {std::pair{"--duration", options.duration}, std::pair{"--every", options.every}}) {
     if (value.empty()) continue;
-    if (!parse_duration(value)) return usage_error(flag, "'" + value + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)");
+    if (const std::string problem = duration_problem(value); !problem.empty()) return usage_error(flag, problem);
   }
   if (!options.duration.empty() && options.inside)
     return usage_error("--duration", "needs the outside source (sampling from inside ends with the process)");

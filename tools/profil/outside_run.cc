@@ -27,11 +27,26 @@ std::optional<double> parse_duration(const std::string& text) {
   const double value = std::strtod(text.c_str(), &end);
   if (end == text.c_str() || !std::isfinite(value) || value <= 0) return std::nullopt;
   const std::string unit(end);
-  if (unit.empty() || unit == "s") return value;
-  if (unit == "ms") return value / 1000;
-  if (unit == "m") return value * 60;
-  if (unit == "h") return value * 3600;
-  return std::nullopt;
+  double seconds;
+  if (unit.empty() || unit == "s") seconds = value;
+  else if (unit == "ms") seconds = value / 1000;
+  else if (unit == "m") seconds = value * 60;
+  else if (unit == "h") seconds = value * 3600;
+  else return std::nullopt;
+  if (seconds > kMaxDurationSeconds) return std::nullopt;
+  return seconds;
+}
+
+std::string duration_problem(const std::string& text) {
+  if (parse_duration(text)) return "";
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  const std::string unit(end);
+  const bool known_unit = unit.empty() || unit == "s" || unit == "ms" || unit == "m" || unit == "h";
+  // A positive number of a known unit that parse_duration refused: too long.
+  if (end != text.c_str() && known_unit && value > 0)
+    return "'" + text + "' is longer than the longest duration profil takes (1e9 s, 31 years)";
+  return "'" + text + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)";
 }
 
 OutsideRun::OutsideRun(const OutsideRunOptions& options)

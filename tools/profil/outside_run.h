@@ -36,8 +36,14 @@ inline bool is_outside_clock(const std::string& clock) { return clock == "auto" 
 // (outside::Sampler::threads_unreadable), one line when there are any.
 void print_unreadable_threads(size_t threads);
 
-// "90", "90s", "1.5m", "500ms", "2h": seconds; nullopt when not a duration.
+// "90", "90s", "1.5m", "500ms", "2h": seconds; nullopt when not a duration
+// profil takes (duration_problem says why).
 std::optional<double> parse_duration(const std::string& text);
+// The longest: 10^9 s (31 years). From about 9.2e9 s on, its nanoseconds
+// overflow the clocks' 64 bits, and sampling stopped after 0.15 s (issue 32).
+inline constexpr double kMaxDurationSeconds = 1e9;
+// Why text is not a duration profil takes, for a usage error; "" when it is.
+std::string duration_problem(const std::string& text);
 
 struct OutsideRunOptions {
   unsigned hz = 500;
