@@ -82,6 +82,7 @@ class PerfSource final : public Source {
   SamplerOptions options_;  // its ring_pages halved where the kernel refuses more
   std::vector<int> cpus_;
   bool user_only_ = false;
+  int last_open_error_ = 0;  // open_on's errno when perf_event_open refused
   perf::RecordFormat format_;
   std::vector<Ring> rings_;
   std::vector<int> fds_;  // every event, the rings' owners included

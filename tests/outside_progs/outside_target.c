@@ -13,6 +13,9 @@
  *                           0.5 ms of CPU in spin_work, then print the CPU
  *                           the kernel accounted to them and to itself:
  *                           "pid P children S self S"
+ *   pool SECONDS            print "ready", then for SECONDS a thread pool
+ *                           that grows and shrinks all the time: 1 to 64
+ *                           threads at once, each living a few microseconds
  * Built dynamic (outside_target) and static (outside_target_static). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -89,6 +92,12 @@ static void state(const char* when) {
          sa.sa_handler == SIG_DFL ? "default" : "changed", process_cpu());
 }
 
+static void* pool_work(void* arg) {
+  volatile double x = 0;
+  for (int i = 0; i < 5000; ++i) x = x * 1.0000001 + 1;
+  return arg;
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "spin";
   const double seconds = argc > 2 ? atof(argv[2]) : 1.0;
@@ -101,6 +110,19 @@ int main(int argc, char** argv) {
       char self[4096] = {0};
       if (readlink("/proc/self/exe", self, sizeof self - 1) > 0) execl(self, argv[0], "spin", argv[2], (char*)NULL);
       return 1;
+    }
+    return 0;
+  }
+  if (strcmp(mode, "pool") == 0) {
+    printf("ready\n");
+    fflush(stdout);
+    const double end = now() + seconds;
+    unsigned seed = 1;
+    while (now() < end) {
+      pthread_t threads[64];
+      const int n = 1 + (int)(rand_r(&seed) % 64);
+      for (int i = 0; i < n; ++i) pthread_create(&threads[i], NULL, pool_work, NULL);
+      for (int i = 0; i < n; ++i) pthread_join(threads[i], NULL);
     }
     return 0;
   }
