@@ -99,12 +99,13 @@ endif()
 # process stopped under a trace, messages that say what happened, errnos
 # by name. tests/run_progs/run_status.c, each mode plainly first.
 add_executable(run_status ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_status.c)
+add_executable(run_without_perf ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_without_perf.c)
 if(TARGET profil_cli)
   profil_add_gtest(run_status_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_status_test.cc)
   if(TARGET run_status_test)
     target_include_directories(run_status_test PRIVATE ${PROJECT_SOURCE_DIR}/tools/profil)
-    add_dependencies(run_status_test profil_cli libprofil run_status)
+    add_dependencies(run_status_test profil_cli libprofil run_status run_without_perf run_invisible)
   endif()
 endif()
 

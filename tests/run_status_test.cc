@@ -103,6 +103,22 @@ TEST(RunStatus, ProgramKilledBySignalEndsProfilBySignal) {
   }
 }
 
+// Where the kernel refuses perf events (here a seccomp filter around
+// profil, as paranoid 3 or a container's profile would), the default
+// source moves inside and says so in one line naming the refusal, never in
+// silence (issue 32); the run still profiles its program.
+TEST(RunStatus, RefusedPerfEventsMoveTheDefaultInsideAndSayWhy) {
+  TempDir dir;
+  const Result r = run({bin("run_without_perf"), bin("profil"), "run", "-o", (dir.path() / "out").string(), "--",
+                        bin("run_invisible"), "burn", "0.3"},
+                       dir.path(), {"PROFIL_SOURCE=auto"});
+  const Result plain = run({bin("run_invisible"), "burn", "0.3"}, dir.path());
+  EXPECT_EQ(r.status, plain.status) << r.err;
+  EXPECT_NE(r.err.find("profil: sampling from inside"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("EACCES"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("from outside)"), std::string::npos) << r.err;
+}
+
 // An output directory that cannot be made: the errno by name (before: "Not
 // a directory", the text alone).
 TEST(RunStatus, OutputDirectoryErrorNamesTheErrno) {

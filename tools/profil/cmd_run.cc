@@ -114,16 +114,17 @@ bool is_static_program(const std::string& path) {
 
 // May this user open the outside source's events on a child of its own
 // (kernel.perf_event_paranoid, capabilities, a seccomp filter around
-// profil)? Asked with the event itself, on profil's own process.
-bool perf_events_allowed() {
+// profil)? Asked with the event itself, on profil's own process: 0, or
+// the errno it was refused with.
+int perf_events_refusal() {
   perf::EventSpec spec;
   spec.period_ns = 1'000'000;
   spec.inherit = true;
   spec.disabled = true;
   const long fd = perf::open_event(spec.attr(), 0, -1);
-  if (fd < 0) return false;
+  if (fd < 0) return static_cast<int>(-fd);
   ::close(static_cast<int>(fd));
-  return true;
+  return 0;
 }
 
 // profil run --outside (and a static program, or --duration/--every):
@@ -254,8 +255,13 @@ int run_command(RunOptions options) {
   if (!options.inside && !options.outside) {
     if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
     else if (!options.duration.empty()) why_outside = "--duration needs it";
-    else if (is_outside_clock(options.clock) && perf_events_allowed())
-      why_outside = "the default where the kernel allows perf events";
+    else if (is_outside_clock(options.clock)) {
+      if (const int refused = perf_events_refusal(); refused == 0)
+        why_outside = "the default where the kernel allows perf events";
+      else
+        // Said, never silent (issue 32): the default source is refused here.
+        print_sampling_inside_instead(refused);
+    }
   }
   if (options.outside || !why_outside.empty()) {
     if (!is_outside_clock(options.clock))
