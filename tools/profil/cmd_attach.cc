@@ -85,7 +85,7 @@ int attach_command(const AttachOptions& options) {
   sampling.start();
   std::fprintf(stderr, "profil: attached to %s (pid %d) at %u Hz from outside%s%s; ^C stops\n", name.c_str(),
                static_cast<int>(pid), options.hz, run.wall ? ", wall clock" : "",
-               run.duration_s > 0 ? (" for " + options.duration).c_str() : "");
+               run.duration_s > 0 ? (" for " + duration_shown(options.duration)).c_str() : "");
 
   // The process's end is seen through a pidfd (Linux 5.3), else by polling.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
@@ -94,7 +94,7 @@ int attach_command(const AttachOptions& options) {
     timespec tick{0, 100'000'000};
     const int signo = ::sigtimedwait(&stop_signals, nullptr, &tick);
     if (signo > 0) why_stopped = signo == SIGINT ? "^C" : signal_name(signo);
-    else if (sampling.duration_over()) why_stopped = "the duration (" + options.duration + ")";
+    else if (sampling.duration_over()) why_stopped = "the duration (" + duration_shown(options.duration) + ")";
     else if (::kill(pid, 0) != 0 && errno == ESRCH) why_stopped = "the process's exit";
     else if (pidfd >= 0) {
       fd_set ready;

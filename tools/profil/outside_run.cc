@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -35,6 +36,11 @@ std::optional<double> parse_duration(const std::string& text) {
   else return std::nullopt;
   if (seconds > kMaxDurationSeconds) return std::nullopt;
   return seconds;
+}
+
+std::string duration_shown(const std::string& text) {
+  const bool bare = !text.empty() && (std::isdigit(static_cast<unsigned char>(text.back())) || text.back() == '.');
+  return bare ? text + " s" : text;
 }
 
 std::string duration_problem(const std::string& text) {

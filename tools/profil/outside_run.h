@@ -44,6 +44,9 @@ std::optional<double> parse_duration(const std::string& text);
 inline constexpr double kMaxDurationSeconds = 1e9;
 // Why text is not a duration profil takes, for a usage error; "" when it is.
 std::string duration_problem(const std::string& text);
+// A duration as given, with its unit: "3" reads "3 s" (a bare number is
+// seconds), "1.5m" stays.
+std::string duration_shown(const std::string& text);
 
 struct OutsideRunOptions {
   unsigned hz = 500;
