@@ -11,6 +11,10 @@
 
 namespace profiling::outside {
 
+// The smallest ring the perf source halves its rings down to (64 KiB:
+// four 16 KiB stack copies), where the kernel lets a user lock no more.
+inline constexpr unsigned kMinRingPages = 16;
+
 struct SamplerOptions {
   uint32_t hz = 500;
   // The stack each sample carries (up to 65528: a record's size is 16

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -42,6 +43,25 @@ std::string describe_refusal(long error, pid_t pid) {
     case EOPNOTSUPP: return "this kernel has no software task-clock perf events (" + std::string(std::strerror(static_cast<int>(error))) + ")";
     default: return "perf_event_open on pid " + std::to_string(pid) + ": " + std::strerror(static_cast<int>(error));
   }
+}
+
+// "EPERM (Operation not permitted)".
+std::string errno_name(int error) {
+  const char* name = ::strerrorname_np(error);
+  return std::string(name ? name : "errno " + std::to_string(error)) + " (" + std::strerror(error) + ")";
+}
+
+// What the kernel lets a user without CAP_IPC_LOCK lock in perf rings
+// (perf_mmap: perf_event_mlock_kb per CPU, summed over the CPUs, then the
+// RLIMIT_MEMLOCK), with the values here.
+std::string lock_allowance() {
+  rlimit memlock{};
+  std::string limit = "?";
+  if (::getrlimit(RLIMIT_MEMLOCK, &memlock) == 0)
+    limit = memlock.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(memlock.rlim_cur / 1024) + " KiB";
+  return "a user without CAP_IPC_LOCK may lock kernel.perf_event_mlock_kb (" +
+         read_setting("/proc/sys/kernel/perf_event_mlock_kb") + " KiB) per CPU in perf rings, and beyond it ulimit -l (" +
+         limit + ")";
 }
 
 }  // namespace
@@ -99,22 +119,38 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
         return "PERF_EVENT_IOC_SET_OUTPUT: " + std::string(std::strerror(errno));
       continue;
     }
-    size_t bytes = (1 + options_.ring_pages) * 4096ull;
+    const size_t bytes = (1 + options_.ring_pages) * 4096ull;
     void* map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
-    while (map == MAP_FAILED && (errno == EPERM || errno == ENOMEM) && options_.ring_pages > 16) {
+    if (map == MAP_FAILED && (errno == EPERM || errno == ENOMEM) && options_.ring_pages > kMinRingPages) {
+      // The kernel's allowance is the user's, summed over every CPU's
+      // ring: halving only the ring refused left the first CPU's at 1 MiB
+      // and the second refused at 64 KiB where two of 512 KiB fit (issue
+      // 32). So every event is opened again with half the ring (its
+      // wakeup is a quarter of it), as the user_only retry above does.
+      close_rings();
       options_.ring_pages /= 2;
-      bytes = (1 + options_.ring_pages) * 4096ull;
-      map = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, static_cast<int>(fd), 0);
+      return open_on(tid, before_exec);
     }
     if (map == MAP_FAILED) {
       const int error = errno;
-      return "cannot map a " + std::to_string(bytes / 1024) + " KiB perf ring (" + std::strerror(error) +
-             "): kernel.perf_event_mlock_kb is " + read_setting("/proc/sys/kernel/perf_event_mlock_kb") +
-             " KiB per CPU for a user without CAP_IPC_LOCK";
+      return "cannot map a perf ring of even " + std::to_string(options_.ring_pages * 4) + " KiB per CPU (" +
+             errno_name(error) + "): " + lock_allowance() +
+             "; raise either (sysctl kernel.perf_event_mlock_kb=" + std::to_string(SamplerOptions{}.ring_pages * 4 + 4) +
+             ", ulimit -l unlimited), or run profil as root";
     }
     rings_.push_back({cpus_[i], static_cast<int>(fd), map, bytes, perf::RingReader(map, bytes)});
   }
   feed_.table.set_kernel_sampled(!user_only_);  // before the reader starts: no lock needed
+  if (options_.ring_pages < ring_pages_said_) {
+    // The ladder's second step, said once (issue 32): outside still, with
+    // smaller rings.
+    std::fprintf(stderr,
+                 "profil: perf rings of %u KiB per CPU, not %u KiB: %s; a smaller ring is full sooner when profil's "
+                 "reader runs late (then \"ring buffer full\" counts what was lost): raise either for the whole "
+                 "ring\n",
+                 options_.ring_pages * 4, ring_pages_said_ * 4, lock_allowance().c_str());
+    ring_pages_said_ = options_.ring_pages;
+  }
   return "";
 }
 

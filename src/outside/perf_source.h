@@ -80,6 +80,7 @@ class PerfSource final : public Source {
 
   Feed feed_;
   SamplerOptions options_;  // its ring_pages halved where the kernel refuses more
+  unsigned ring_pages_said_ = options_.ring_pages;  // the size the last line about smaller rings named
   std::vector<int> cpus_;
   bool user_only_ = false;
   int last_open_error_ = 0;  // open_on's errno when perf_event_open refused

@@ -38,8 +38,8 @@
 #include "run_launch.h"
 #include "run_print.h"
 #include "run_reap.h"
+#include "source_ladder.h"
 #include "outside/image.h"
-#include "perf/event.h"
 #include "inside_snapshots.h"
 #include "outside_run.h"
 
@@ -110,21 +110,6 @@ bool is_static_program(const std::string& path) {
   std::string why;
   const auto image = outside::ElfImage::open(path, &why);
   return image != nullptr && !image->has_interpreter();
-}
-
-// May this user open the outside source's events on a child of its own
-// (kernel.perf_event_paranoid, capabilities, a seccomp filter around
-// profil)? Asked with the event itself, on profil's own process: 0, or
-// the errno it was refused with.
-int perf_events_refusal() {
-  perf::EventSpec spec;
-  spec.period_ns = 1'000'000;
-  spec.inherit = true;
-  spec.disabled = true;
-  const long fd = perf::open_event(spec.attr(), 0, -1);
-  if (fd < 0) return static_cast<int>(-fd);
-  ::close(static_cast<int>(fd));
-  return 0;
 }
 
 // profil run --outside (and a static program, or --duration/--every):
@@ -256,10 +241,11 @@ int run_command(RunOptions options) {
     if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
     else if (!options.duration.empty()) why_outside = "--duration needs it";
     else if (is_outside_clock(options.clock)) {
-      if (const int refused = perf_events_refusal(); refused == 0)
+      if (const OutsideRefusal refused = outside_refusal(options.hz, options.stacks != 0); !refused.refused())
         why_outside = "the default where the kernel allows perf events";
       else
-        // Said, never silent (issue 32): the default source is refused here.
+        // Said, never silent (issue 32): the default source is refused
+        // here (its events, or their rings), and the inside works.
         print_sampling_inside_instead(refused);
     }
   }

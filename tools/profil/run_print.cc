@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -248,17 +247,6 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
 }
 
 }  // namespace
-
-void print_sampling_inside_instead(int error) {
-  std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
-  std::string paranoid;
-  std::getline(in, paranoid);
-  std::fprintf(stderr,
-               "profil: sampling from inside (the preloaded libprofil.so): the kernel refused the perf events that "
-               "sampling from outside needs (%s; kernel.perf_event_paranoid is %s: CAP_PERFMON, root, or a "
-               "seccomp filter around profil decide); --inside asks for it without this line\n",
-               errno_text(error).c_str(), paranoid.empty() ? "?" : paranoid.c_str());
-}
 
 void print_losses(const Conversion& c) {
   for (const Loss& loss : c.losses) fail(loss.what, loss.why);

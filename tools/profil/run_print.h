@@ -55,10 +55,6 @@ void print_nothing_written(const Conversion& c, const std::filesystem::path& dir
 // (profil attach), ran for a whole sampling period at hz.
 void print_nothing_sampled_outside(unsigned hz, const std::string& attached = "", pid_t pid = 0);
 
-// The default source (outside) refused: perf_event_open failed with error
-// on profil's own process, and the run samples from inside instead.
-void print_sampling_inside_instead(int error);
-
 // profil run --no-wait: the program has ended and the tool returns; what it
 // left running is sampled on from outside by a copy of the tool (outside),
 // or writes its dumps when it ends, for profil run --convert DIR (inside).
