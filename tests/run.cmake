@@ -109,6 +109,17 @@ if(TARGET profil_cli)
   endif()
 endif()
 
+# The ladder of sources and the lines of refused writes (issue 32): as
+# nobody with ulimit -l 0 and kernel.perf_event_mlock_kb set and restored,
+# on small tmpfs disks; root only (each test skips, saying why, without).
+if(TARGET profil_cli)
+  profil_add_gtest(run_ladder_test SERIAL
+    SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_ladder_test.cc)
+  if(TARGET run_ladder_test)
+    add_dependencies(run_ladder_test profil_cli libprofil run_invisible)
+  endif()
+endif()
+
 # The tests of the preload's own behaviour ask for the inside source in
 # every profil run they start (run_support.h, PROFIL_TEST_SOURCE; an
 # explicit --outside still wins).

@@ -71,9 +71,11 @@ std::string read_file(const std::string& path, size_t limit) {
   return bytes;
 }
 
-bool try_write_file_atomically(const std::string& path, std::string_view bytes, std::string* problem) {
+bool try_write_file_atomically(const std::string& path, std::string_view bytes, std::string* problem,
+                               int* error_out) {
   auto failed = [&](int error) {
     *problem = std::strerror(error);
+    if (error_out != nullptr) *error_out = error;
     return false;
   };
   if (path.empty()) return failed(ENOENT);

@@ -36,8 +36,10 @@ std::string size_text(size_t bytes);
 // Writes bytes to "<path>.tmp.<pid>" and renames it to path, the one
 // place every tool writes an output file (issue 21: report/export.cc had a
 // second copy). On failure an existing path is left untouched, and false
-// comes back with *problem (strerror, without the path).
-bool try_write_file_atomically(const std::string& path, std::string_view bytes, std::string* problem);
+// comes back with *problem (strerror, without the path) and, when given,
+// *error (the errno: a caller that says "disk full" needs ENOSPC).
+bool try_write_file_atomically(const std::string& path, std::string_view bytes, std::string* problem,
+                               int* error = nullptr);
 
 // The same, throwing FormatError("<path>: <strerror>").
 void write_file_atomically(const std::string& path, std::string_view bytes);

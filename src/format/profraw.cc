@@ -198,7 +198,8 @@ std::vector<profraw::LedgerRecord> read_ledger(std::string_view bytes) {
     if (std::memcmp(record.magic, profraw::kLedgerMagic, sizeof record.magic) != 0) continue;
     if (record.kind != static_cast<uint32_t>(profraw::LedgerKind::start) &&
         record.kind != static_cast<uint32_t>(profraw::LedgerKind::end) &&
-        record.kind != static_cast<uint32_t>(profraw::LedgerKind::not_entered))
+        record.kind != static_cast<uint32_t>(profraw::LedgerKind::not_entered) &&
+        record.kind != static_cast<uint32_t>(profraw::LedgerKind::unwritten))
       continue;
     if (record.kind == static_cast<uint32_t>(profraw::LedgerKind::end) &&
         !profraw::is_end_reason(record.end_reason))

@@ -191,6 +191,10 @@ enum class LedgerKind : uint32_t {
   // The process is about to exec a program the preload cannot enter
   // (end_reason: NotEntered; name: the program's file name).
   not_entered = 3,
+  // The image's final dump could not be written (end_reason: the dump's
+  // EndReason; signal: the errno): a refused write, not a kill or a raw
+  // exit_group (issue 32).
+  unwritten = 4,
 };
 
 // Why an exec'd program will not be profiled from inside (issue 20).

@@ -212,7 +212,16 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
   // A checkpoint that cannot be written says nothing: the final dump will
   // try again and say why once (a program that dropped its privileges
   // would otherwise print the line at every checkpoint).
-  if (!ok && kind != DumpKind::checkpoint) report_write_error(errno);
+  if (!ok && kind != DumpKind::checkpoint) {
+    const int error = errno;
+    report_write_error(error);
+    // And to profil run, which would otherwise count a process that left
+    // nothing as killed or ended by a raw exit_group (issue 32). The
+    // ledger is a file already there: it takes a record where a full disk
+    // refuses a new file.
+    if (g_in_ledger) record_in_ledger(format::profraw::LedgerKind::unwritten, reason, error);
+    errno = error;
+  }
   end_dump(kind);
   return ok;
 }

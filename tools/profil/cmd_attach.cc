@@ -108,10 +108,11 @@ int attach_command(const AttachOptions& options) {
   const Conversion c = sampling.finish();
   std::fprintf(stderr, "profil: stopped sampling %s (pid %d) at %s\n", name.c_str(), static_cast<int>(pid),
                why_stopped.c_str());
+  print_losses(c);  // a profile that could not be written (a full disk) says so first
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
   if (c.files.empty()) {
-    print_nothing_sampled_outside(options.hz, name, pid);
+    print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;
   }
   return c.losses.empty() ? 0 : 1;

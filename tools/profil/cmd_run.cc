@@ -154,7 +154,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
     print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
     print_unreadable_threads(sampling.threads_unreadable());
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
-    if (c.files.empty()) print_nothing_sampled_outside(options.hz);
+    if (c.files.empty()) print_nothing_sampled_outside(c, options.hz);
   } else {
     // The program ran, unprofiled: its status stays its own.
     fail("no profile", "the program ran unprofiled: " + refused);
@@ -310,9 +310,12 @@ int run_command(RunOptions options) {
     c.warnings.insert(c.warnings.end(), cut.warnings.begin(), cut.warnings.end());
   }
   print_losses(c);
+  const std::map<int64_t, int> refused = refused_dumps(files.records);
   for (ProcessSummary& p : c.processes) {
     auto it = outcome.reaped.find(static_cast<pid_t>(p.pid));
     if (it != outcome.reaped.end()) p.reaped_status = it->second.status;
+    // Its final dump refused: its last checkpoint is what it left.
+    if (auto why = refused.find(p.pid); why != refused.end()) p.write_error = why->second;
   }
   // Still alive: the run stopped waiting for it (a signal to the tool, or
   // it was left stopped); it writes its dump when it ends.
@@ -324,7 +327,7 @@ int run_command(RunOptions options) {
   const std::map<int64_t, std::string> placeholders = remove_placeholders(files, alive);
   fs::remove(files.ledger, ec);
   const RunDiagnosis diagnosis =
-      diagnose_run(c, outcome, program.path, unfinished, files.records, placeholders, alive);
+      diagnose_run(c, outcome, program.path, unfinished, files.records, placeholders, alive, dir.string());
 
   print_conversion(c, dir, options.verbose, options.clock, diagnosis.unwritten());
   if (options.no_wait && !outcome.left_running.empty())

@@ -4,6 +4,7 @@
 #ifndef PROFIL_TOOLS_ERRNO_TEXT_H
 #define PROFIL_TOOLS_ERRNO_TEXT_H
 
+#include <cerrno>
 #include <cstring>
 #include <string>
 #include <system_error>
@@ -26,6 +27,18 @@ inline std::string error_text(const std::error_code& ec) {
   if (ec.category() == std::generic_category() || ec.category() == std::system_category())
     return errno_text(ec.value());
   return ec.message();
+}
+
+// Why a file could not be written into dir, as a user can act on it: the
+// errno by name, and what it means there for the errors of a full or
+// read-only disk (issue 32: a full disk was told as "no whole sampling
+// period").
+inline std::string write_refusal(int error, const std::string& dir) {
+  std::string text = errno_text(error);
+  if (error == ENOSPC) text += ": the file system of " + dir + " is full";
+  else if (error == EDQUOT) text += ": the disk quota of " + dir + " is used up";
+  else if (error == EROFS) text += ": " + dir + " is on a read-only file system";
+  return text;
 }
 
 }  // namespace profiling::cli

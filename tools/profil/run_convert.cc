@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <stdexcept>
 
 #include "batch_heap.h"
+#include "errno_text.h"
 #include "format/file_io.h"
 #include "report/export.h"
 #include "report/input.h"
@@ -19,6 +21,27 @@ namespace profiling::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A file of the run that could not be written, with its errno (a loss
+// that says "disk full" needs ENOSPC, not a text).
+struct WriteRefused : std::runtime_error {
+  WriteRefused(const std::string& why, int error) : std::runtime_error(why), error(error) {}
+  int error;
+};
+
+// Written to a temporary name and renamed (format/file_io.h): a failed
+// write leaves no half file, and throws WriteRefused.
+void write_output(const fs::path& path, std::string_view bytes) {
+  std::string problem;
+  int error = 0;
+  if (!format::try_write_file_atomically(path.string(), bytes, &problem, &error))
+    throw WriteRefused("could not be written: " + write_refusal(error, path.parent_path().string()), error);
+}
+
+int refused_error(const std::exception& e) {
+  const auto* refused = dynamic_cast<const WriteRefused*>(&e);
+  return refused ? refused->error : 0;
+}
 
 class Converter {
  public:
@@ -40,7 +63,7 @@ class Converter {
   }
 
   void write_pprof(const fs::path& path, const format::Profile& profile) {
-    format::write_file_atomically(path.string(), report::export_pprof(profile, symbolize_ ? &symbolizer_ : nullptr));
+    write_output(path, report::export_pprof(profile, symbolize_ ? &symbolizer_ : nullptr));
   }
 
   // gmon.out for gprof, of a profile whose program is mapped first (its
@@ -52,7 +75,7 @@ class Converter {
     const std::optional<std::string> bytes =
         report::gmon_of_program(profile, profile.mappings.front(), hz, symbolizer_, nullptr, &problem);
     if (!bytes) return false;
-    format::write_file_atomically(path.string(), *bytes);
+    write_output(path, *bytes);
     return true;
   }
 
@@ -121,11 +144,13 @@ struct ProfileSinks::State {
 
   // A profile whose files could not be written: said of its dump, which
   // is kept, or of the file a profile made in memory was to be.
-  void lose_files(const std::string& raw_path, const std::string& stem, const std::string& why) {
+  void lose_files(const std::string& raw_path, const std::string& stem, const std::exception& e) {
+    const std::string why = e.what();
+    const int error = refused_error(e);
     if (raw_path.empty())
-      c.losses.push_back({(options.dir / (stem + ".pb.gz")).string(), why});
+      c.losses.push_back({(options.dir / (stem + ".pb.gz")).string(), why, error});
     else
-      c.losses.push_back({raw_path, why + "; the dump is kept"});
+      c.losses.push_back({raw_path, why + "; the dump is kept", error});
   }
 
   // A JIT's perf-PID.map copied into the output directory (a report read
@@ -197,7 +222,7 @@ void ProfileSinks::add(ProcessProfile profile) {
     else
       s.write_own(p, profile.raw_path, profile.stem, data.profile);
   } catch (const std::exception& e) {
-    s.lose_files(profile.raw_path, profile.stem, e.what());
+    s.lose_files(profile.raw_path, profile.stem, e);
   }
 }
 
@@ -218,7 +243,7 @@ Conversion ProfileSinks::finish() {
     try {
       s.write_own(p, small.raw_path, small.stem, small.profile);
     } catch (const std::exception& e) {
-      s.lose_files(small.raw_path, small.stem, e.what());
+      s.lose_files(small.raw_path, small.stem, e);
     }
   }
   if (!shared.empty()) {
@@ -240,7 +265,8 @@ Conversion ProfileSinks::finish() {
       s.c.losses.push_back({path.string(), std::string(e.what()) + (from_dumps ? "; the dumps of " +
                                                                           std::to_string(shared.size()) +
                                                                           " processes are kept"
-                                                                    : "")});
+                                                                    : ""),
+                          refused_error(e)});
     }
   }
   s.small.clear();

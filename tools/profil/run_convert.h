@@ -53,6 +53,9 @@ struct ProcessSummary {
   // Its wait status, when profil run waited for it itself (the program, an
   // orphan); -1 when its parent did.
   int reaped_status = -1;
+  // The errno its final dump was refused with (the ledger's record), 0
+  // when none was.
+  int write_error = 0;
   // Samples whose stack the unwinder could not follow to the outermost
   // frame (shown under [truncated]), of those with a stack.
   uint64_t cut_stacks = 0, with_stacks = 0;
@@ -73,6 +76,7 @@ struct ProcessSummary {
 // "Errors").
 struct Loss {
   std::string what, why;
+  int error = 0;  // the errno of a file that could not be written, else 0
 };
 
 // What the conversion of a run found and wrote.

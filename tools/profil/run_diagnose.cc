@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <set>
 
+#include "errno_text.h"
 #include "run_dumps.h"
 #include "run_print.h"
 
@@ -75,6 +76,28 @@ std::string why_not_preloaded(const std::string& path, int depth) {
   return why;
 }
 
+std::map<int64_t, int> refused_dumps(const std::vector<format::profraw::LedgerRecord>& records) {
+  std::map<int64_t, int> refused;
+  for (const format::profraw::LedgerRecord& record : records)
+    if (record.kind == static_cast<uint32_t>(format::profraw::LedgerKind::unwritten))
+      refused[record.pid] = static_cast<int>(record.signal);
+  return refused;
+}
+
+namespace {
+
+// A process that could not append to the ledger either says nothing to
+// profil run; the directory may still: full, or read-only now.
+int directory_refusal(const std::string& dir) {
+  struct statvfs info{};
+  if (::statvfs(dir.c_str(), &info) != 0) return 0;
+  if (info.f_flag & ST_RDONLY) return EROFS;
+  if (info.f_bavail == 0 || info.f_favail == 0) return ENOSPC;
+  return 0;
+}
+
+}  // namespace
+
 std::vector<std::string> RunDiagnosis::unwritten() const {
   std::vector<std::string> all = killed;
   all.insert(all.end(), unrecorded.begin(), unrecorded.end());
@@ -91,8 +114,26 @@ RunDiagnosis diagnose_run(const Conversion& c, const RunOutcome& outcome, const 
                           const std::map<int64_t, std::string>& unfinished,
                           const std::vector<format::profraw::LedgerRecord>& records,
                           const std::map<int64_t, std::string>& placeholders,
-                          const std::function<bool(int64_t)>& alive) {
+                          const std::function<bool(int64_t)>& alive, const std::string& dir) {
   RunDiagnosis d;
+  const std::map<int64_t, int> refused = refused_dumps(records);
+  const int dir_refusal = directory_refusal(dir);
+  // The line of a process whose profile could not be written: the
+  // runtime's record says why, else the directory.
+  auto refusal_note = [&](const std::string& label, int64_t pid) -> bool {
+    auto it = refused.find(pid);
+    if (it != refused.end()) {
+      d.notes.push_back({label, "its profile could not be written into " + dir + ": " + write_refusal(it->second, dir),
+                         true});
+      return true;
+    }
+    if (dir_refusal == 0) return false;
+    d.notes.push_back({label,
+                       "wrote no profile, and " + dir + " refuses new files now (" + write_refusal(dir_refusal, dir) +
+                           "): its own line above says whether that is why",
+                       true});
+    return true;
+  };
   // How the processes profil run waited for itself ended (the others'
   // parents took their statuses).
   auto reaped_of = [&outcome](int64_t pid) -> const Reaped* {
@@ -123,7 +164,9 @@ RunDiagnosis diagnose_run(const Conversion& c, const RunOutcome& outcome, const 
     if (!WIFSIGNALED(reaped.status) || dumped_at_end(pid) || unfinished.count(pid)) continue;
     said.insert(pid);
     const int signo = WTERMSIG(reaped.status);
-    if (pid != outcome.pid) {
+    if (refused.count(pid)) {
+      refusal_note((pid == outcome.pid ? name : reaped.name) + " (pid " + std::to_string(pid) + ")", pid);
+    } else if (pid != outcome.pid) {
       d.killed.push_back(reaped.name + " (pid " + std::to_string(pid) + ", " + signal_name(signo) + ")");
     } else if (why.empty() && signo == SIGKILL) {  // else said below
       d.notes.push_back({main_label,
@@ -160,7 +203,9 @@ RunDiagnosis diagnose_run(const Conversion& c, const RunOutcome& outcome, const 
     if (pid == outcome.pid || dumped_at_end(pid) || unfinished.count(pid) || said.count(pid)) continue;
     const std::string label = program_name + " (pid " + std::to_string(pid) + ")";
     const Reaped* r = reaped_of(pid);
-    if (dump_failed.count(pid))
+    if (refusal_note(label, pid)) {
+      // said: its dump was refused, by its record or by the directory
+    } else if (dump_failed.count(pid))
       d.notes.push_back({label,
                          "its profile could not be written: it created its dump's file and could not write into it "
                          "(its own line above says why)",
@@ -178,11 +223,15 @@ RunDiagnosis diagnose_run(const Conversion& c, const RunOutcome& outcome, const 
   }
   if (main_silent && !why.empty()) {
     d.notes.push_back({main_label, "no profile: " + why, false});
+  } else if (main_silent && !WIFSIGNALED(outcome.status) && refusal_note(main_label, outcome.pid)) {
+    // said: its dump was refused
   } else if (main_silent && !WIFSIGNALED(outcome.status)) {
     d.notes.push_back({main_label,
                        "wrote no profile: it could not be written (its own line above says why), or the program "
                        "ended with a raw exit_group system call before its first checkpoint",
                        true});
+  } else if (!dumped_at_end(outcome.pid) && !WIFSIGNALED(outcome.status) && refused.count(outcome.pid)) {
+    refusal_note(main_label, outcome.pid);
   } else if (!dumped_at_end(outcome.pid) && !WIFSIGNALED(outcome.status)) {
     d.notes.push_back({main_label,
                        "exec'd a program that wrote no profile (a statically linked or set-user-ID program cannot "

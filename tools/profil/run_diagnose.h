@@ -45,12 +45,19 @@ struct RunDiagnosis {
 // dumps left unfinished by pid (run_dumps.h, remove_unfinished_dumps);
 // `records`, the run's ledger; `placeholders`, the processes that left an
 // empty placeholder (remove_placeholders); `alive`, whether a process the
-// run stopped waiting for still runs.
+// run stopped waiting for still runs; `dir`, the run directory. A process
+// whose dump was refused (its ledger record, or else a directory that is
+// full or read-only now) is said as such, a loss: never as killed or
+// ended by a raw exit_group (issue 32).
 RunDiagnosis diagnose_run(const Conversion& c, const RunOutcome& outcome, const std::string& program_path,
                           const std::map<int64_t, std::string>& unfinished,
                           const std::vector<format::profraw::LedgerRecord>& records,
                           const std::map<int64_t, std::string>& placeholders,
-                          const std::function<bool(int64_t)>& alive);
+                          const std::function<bool(int64_t)>& alive, const std::string& dir);
+
+// The processes whose final dump could not be written, by pid: the errno
+// of each one's last unwritten ledger record (format/profraw.h).
+std::map<int64_t, int> refused_dumps(const std::vector<format::profraw::LedgerRecord>& records);
 
 }  // namespace profiling::cli
 

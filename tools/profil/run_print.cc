@@ -49,6 +49,9 @@ std::string ending(const ProcessSummary& p) {
       // waited for itself; a dump that could not be written says so on the
       // process's own stderr (the runtime's line, above ours).
       const int status = p.reaped_status;
+      if (p.write_error != 0)
+        return ", its final dump could not be written (" + errno_text(p.write_error) +
+               "): sampled up to its last checkpoint";
       if (status != -1 && WIFSIGNALED(status))
         return ", killed by " + signal_name(WTERMSIG(status)) + ": sampled up to its last checkpoint";
       if (status != -1)
@@ -173,7 +176,7 @@ void print_process(const ProcessSummary& p, const std::string& more = "") {
                static_cast<unsigned long long>(p.samples), seconds(p.cpu_seconds()).c_str(), p.clock.c_str(), p.hz,
                p.outside ? " from outside" : "", p.dropped ? (", " + std::to_string(p.dropped) + " dropped").c_str() : "",
                own_clause(p.own_samples).c_str(), ending(p).c_str(),
-               join(p.files).c_str(), more.c_str());
+               p.files.empty() ? "nothing written (see above)" : join(p.files).c_str(), more.c_str());
 }
 
 // The processes of the run that left nothing, beyond their start (the
@@ -336,7 +339,17 @@ void say_nothing_written(const std::string& why) {
 
 }  // namespace
 
-void print_nothing_sampled_outside(unsigned hz, const std::string& attached, pid_t pid) {
+void print_nothing_sampled_outside(const Conversion& c, unsigned hz, const std::string& attached, pid_t pid) {
+  if (!c.losses.empty()) {
+    // Sampled, and the files refused (issue 32: a full disk was said as
+    // "ran for no whole sampling period").
+    const Loss& first = c.losses.front();
+    say_nothing_written(c.losses.size() == 1 ? first.what + " " + first.why
+                                             : std::to_string(c.losses.size()) +
+                                                   " profiles could not be written; the first, " + first.what +
+                                                   ", " + first.why);
+    return;
+  }
   char cpu[48];
   std::snprintf(cpu, sizeof cpu, "(%.3g ms of CPU)", 1000.0 / hz);
   if (attached.empty())

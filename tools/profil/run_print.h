@@ -52,8 +52,9 @@ void print_nothing_written(const Conversion& c, const std::filesystem::path& dir
 
 // The same from outside, where every process is sampled from its start
 // (outside_run.h): no process of the run, or the process `attached` to
-// (profil attach), ran for a whole sampling period at hz.
-void print_nothing_sampled_outside(unsigned hz, const std::string& attached = "", pid_t pid = 0);
+// (profil attach), ran for a whole sampling period at hz; or the files of
+// what was sampled could not be written (c's losses: a full disk).
+void print_nothing_sampled_outside(const Conversion& c, unsigned hz, const std::string& attached = "", pid_t pid = 0);
 
 // profil run --no-wait: the program has ended and the tool returns; what it
 // left running is sampled on from outside by a copy of the tool (outside),
