@@ -194,7 +194,7 @@ std::string joined(const std::vector<std::string>& names) {
 
 // Issue 32: "no profile was written: no process of the run ran for a whole
 // sampling period" was said of a full disk.
-TEST(RunMessages, FullDiskFromOutsideSaysDiskFullAndLeavesNoHalfFile) {
+TEST(RunRefusedWrites, FullDiskFromOutsideSaysDiskFullAndLeavesNoHalfFile) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (a tmpfs mount for a full disk)";
   TempDir dir;
   const fs::path out = dir.path() / "full";
@@ -216,7 +216,7 @@ TEST(RunMessages, FullDiskFromOutsideSaysDiskFullAndLeavesNoHalfFile) {
 // says why (4 KiB left: the ledger's page), or, where even the ledger was
 // refused, the directory does; never "killed by a signal, or a raw
 // exit_group".
-TEST(RunMessages, FullDiskFromInsideSaysTheWriteWasRefused) {
+TEST(RunRefusedWrites, FullDiskFromInsideSaysTheWriteWasRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root (a tmpfs mount for a full disk)";
   for (const unsigned free_kib : {4u, 0u}) {
     SCOPED_TRACE(std::to_string(free_kib) + " KiB free");
@@ -244,7 +244,7 @@ TEST(RunMessages, FullDiskFromInsideSaysTheWriteWasRefused) {
 
 // A directory that refuses the dump (here the program made it read-only
 // for its own user): the write refused and why, from the ledger's record.
-TEST(RunMessages, RefusedWriteFromInsideIsNotAKill) {
+TEST(RunRefusedWrites, RefusedWriteFromInsideIsNotAKill) {
   TempDir dir;
   if (const std::string why = nobody_unavailable(dir.path()); !why.empty()) GTEST_SKIP() << why;
   const fs::path out = dir.path() / "own";
