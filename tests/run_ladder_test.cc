@@ -142,6 +142,17 @@ TEST(RunLadder, AttachSaysWhyTheRingsAreRefusedAndWhatToChange) {
     ::_exit(126);
   }
   ASSERT_GT(target, 0);
+  // Attached once it is nobody's run_invisible: before its exec it is
+  // still root's, and the refusal would be perf_event_open's (seen beside
+  // the full suite's load).
+  const std::string exe = "/proc/" + std::to_string(target) + "/exe";
+  bool ready = false;
+  for (int i = 0; i < 3000 && !ready; ++i) {
+    std::error_code ec;
+    ready = fs::read_symlink(exe, ec) == fs::canonical(bin("run_invisible"));
+    if (!ready) ::usleep(10'000);
+  }
+  ASSERT_TRUE(ready) << "the target never exec'd " << bin("run_invisible");
   const Result r = run(as_nobody({bin("profil"), "attach", "-o", out.string(), "--duration", "1", std::to_string(target)}),
                        dir.path());
   ::kill(target, SIGKILL);

@@ -510,12 +510,15 @@ TEST(Ledger, ReadsWholeRecordsAndSkipsTheRest) {
     std::memset(r.name, 'x', sizeof r.name);  // no NUL: the reader ends it
     return std::string(reinterpret_cast<const char*>(&r), sizeof r);
   };
-  // Kind 3 (not_entered, issue 20) with a reason of NotEntered.
-  std::string bytes = record(1, 5, 0) + record(2, 5, 1) + record(4, 6, 1) + record(2, 7, 9) + record(1, 0, 0) +
-                      std::string(128, 'z') + record(2, 8, 4) + record(3, 10, 1) + record(3, 11, 9);
+  // Kind 3 (not_entered, issue 20) with a reason of NotEntered; kind 4
+  // (unwritten, issue 32) is read, kind 5 is none.
+  std::string bytes = record(1, 5, 0) + record(2, 5, 1) + record(5, 6, 1) + record(2, 7, 9) + record(1, 0, 0) +
+                      std::string(128, 'z') + record(2, 8, 4) + record(3, 10, 1) + record(3, 11, 9) + record(4, 12, 1);
   bytes += record(1, 9, 0).substr(0, 100);
   const std::vector<profraw::LedgerRecord> records = read_ledger(bytes);
-  ASSERT_EQ(records.size(), 4u);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[4].kind, 4u);
+  EXPECT_EQ(records[4].pid, 12);
   EXPECT_EQ(records[3].kind, 3u);
   EXPECT_EQ(records[3].pid, 10);
   EXPECT_EQ(records[0].pid, 5);
