@@ -9,6 +9,8 @@ demo_packages=(
   libelf-dev libdw-dev libdebuginfod-dev zlib1g-dev libiberty-dev
   libprotobuf-dev protobuf-compiler golang-github-google-pprof-dev
   libcli11-dev libfmt-dev libre2-dev
+  # issue 31: the BPF program that reads Python frames at the sample
+  clang libbpf-dev bpftool
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 packages=(

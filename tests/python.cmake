@@ -16,6 +16,10 @@ if(TARGET profil_cli)
       set(label "pyenv_${label}")
     endif()
     string(REPLACE "." "_" label "${label}")
+    # Both outside ways: at the sample (the BPF program; as root here and
+    # in CI) and after the fact (--no-bpf).
     add_test(NAME run_python_${label} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python})
+    add_test(NAME run_python_late_${label}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --no-bpf)
   endforeach()
 endif()

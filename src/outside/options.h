@@ -40,6 +40,10 @@ struct SamplerOptions {
   // false (--no-interpreter): the native stacks alone, nothing read of
   // the interpreter's memory.
   bool interpreter_frames = true;
+  // Those frames read at the sample by a BPF program on the sampling event
+  // where the kernel allows it (python_bpf.h); false (--no-bpf): after the
+  // fact always, by profil's reader.
+  bool interpreter_frames_at_sample = true;
 
   // One period of the clock in ns (1 ms for a rate of 0, which the
   // commands never ask for).

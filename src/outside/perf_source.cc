@@ -113,6 +113,7 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
     }
     fds_.push_back(static_cast<int>(fd));
     format_ = perf::RecordFormat::of(attr);
+    attach_python_reads(static_cast<int>(fd));
     if (i < rings_.size()) {
       // Another thread's event on this CPU writes into the CPU's ring.
       if (::ioctl(static_cast<int>(fd), PERF_EVENT_IOC_SET_OUTPUT, rings_[i].fd) != 0)
@@ -152,6 +153,14 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
     ring_pages_said_ = options_.ring_pages;
   }
   return "";
+}
+
+void PerfSource::attach_python_reads(int fd) {
+  PythonStackReads* at_sample = feed_.table.python_reads().at_sample;
+  if (at_sample == nullptr || at_sample->attach(fd, &python_reads_refused_)) return;
+  // Refused on this event: the frames are read after the fact, for every
+  // event alike (a sample without its record would be read so anyway).
+  feed_.table.set_python_reads(nullptr);
 }
 
 std::string PerfSource::open_before_exec(pid_t pid) { return open_on(pid, true); }
@@ -247,12 +256,12 @@ void PerfSource::reader_loop() {
   if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});
   while (!reader_.stopping()) {
     // Woken at a quarter ring; at least every 100 ms for the snapshots'
-    // sake and for rings that fill slowly; every millisecond while some
-    // samples get interpreter frames, which are read when their sample is
-    // (python_frames.h: read 100 ms late, a 3 : 1 pair of Python functions
-    // alternating every 2 ms had a third of one's C callees under the
-    // other; read within 1 ms, a twentieth).
-    const int ready = ::poll(polls.data(), polls.size(), feed_.table.reads_interpreter_frames() ? 1 : 100);
+    // sake and for rings that fill slowly; sooner while some samples get
+    // interpreter frames (ProcessTable::interpreter_poll_ms; read 100 ms
+    // late after the fact, a 3 : 1 pair of Python functions alternating
+    // every 2 ms had a third of one's C callees under the other; read
+    // within 1 ms, a twentieth).
+    const int ready = ::poll(polls.data(), polls.size(), feed_.table.interpreter_poll_ms());
     read_round();
     // A ring whose process tree has ended polls as hung up at once, every
     // time (perf_poll): then the wake pipe alone, for 10 ms, so that the
@@ -333,6 +342,9 @@ void PerfSource::read_round() {
       default: break;
     }
   }
+  // The Python frames the BPF program read at the samples up to the heads
+  // (each written before its sample: python_bpf.h).
+  if (PythonStackReads* at_sample = table.python_reads().at_sample) at_sample->drain();
   for (size_t i = 0; i < rings_.size(); ++i) {
     Ring& ring = rings_[i];
     uint64_t tail = ring.reader.tail();

@@ -63,6 +63,8 @@ class PerfSource final : public Source {
   // open.
   bool samples_kernel() const { return !user_only_; }
   uint64_t throttled() const { return throttled_.load(); }
+  // Why the kernel refused the BPF program on an event ("" if it did not).
+  const std::string& python_reads_refused() const { return python_reads_refused_; }
   unsigned rings() const { return static_cast<unsigned>(rings_.size()); }
 
  private:
@@ -74,6 +76,7 @@ class PerfSource final : public Source {
     perf::RingReader reader;
   };
   std::string open_on(pid_t tid, bool before_exec);
+  void attach_python_reads(int fd);
   void read_round();
   void reader_loop();
   void close_rings();
@@ -89,6 +92,7 @@ class PerfSource final : public Source {
   std::vector<int> fds_;  // every event, the rings' owners included
   std::vector<uint8_t> scratch_;
   std::atomic<uint64_t> throttled_{0};
+  std::string python_reads_refused_;
   bool stopped_ = false;
   SourceThread reader_;
 };

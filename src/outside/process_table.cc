@@ -241,15 +241,16 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
   // Callers are call sites: a return address less one (format/profile.h).
   for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
-  if (PythonFrames* python = python_of(*image)) python->merge(tid, &leaf, &callers);
+  if (PythonFrames* python = python_of(*image)) {
+    python->merge(tid, s.who.time, &leaf, &callers);
+    interpreter_poll_ms_.store(python->read_late() ? 1 : 10, std::memory_order_relaxed);
+  }
   tally(leaf, image->stacks.intern(callers, stack.truncated));
 }
 
 PythonFrames* ProcessTable::python_of(Image& image) {
   if (!options_.sampling.interpreter_frames) return nullptr;
-  PythonFrames* python = image.python.find(image.pid, image.code.code());
-  if (python != nullptr) reads_interpreter_frames_.store(true, std::memory_order_relaxed);
-  return python;
+  return image.python.find(image.pid, image.code.code(), &python_);
 }
 
 // The thread's latest name; one the records never named (a thread of a

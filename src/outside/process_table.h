@@ -88,11 +88,20 @@ class ProcessTable {
   std::vector<pid_t> running() const;
 
   uint64_t samples() const { return samples_; }
-  // Some process's samples get interpreter frames (python_frames.h), read
-  // after the fact: the sooner each sample is read, the more often its
-  // frames are the ones it was taken in. Any thread may ask.
-  bool reads_interpreter_frames() const { return reads_interpreter_frames_.load(std::memory_order_relaxed); }
+  // How often the rings should be read (ms) for the interpreter frames'
+  // sake (python_frames.h): every millisecond while the last sample given
+  // them had them read after the fact (the sooner, the more often they
+  // are the ones the sample was taken in); every 10 while they are read at
+  // the sample (its code objects are named from the live process: the
+  // last samples of one that ends are read after its exit); else 100. Any
+  // thread may ask.
+  int interpreter_poll_ms() const { return interpreter_poll_ms_.load(std::memory_order_relaxed); }
   uint64_t unknown_samples() const { return unknown_samples_; }  // of no process we know
+  // Python frames read at the sample by this BPF program (python_bpf.h),
+  // owned by the perf source; set before the reader starts.
+  void set_python_reads(PythonStackReads* at_sample) { python_.at_sample = at_sample; }
+  // How the samples got their Python frames, so far.
+  const PythonReads& python_reads() const { return python_; }
   uint64_t lost() const { return lost_; }
 
  private:
@@ -114,7 +123,8 @@ class ProcessTable {
   // pthread_setname_np(3)). A profile names each of its threads so.
   std::unordered_map<pid_t, std::string> thread_names_;
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
-  std::atomic<bool> reads_interpreter_frames_{false};
+  std::atomic<int> interpreter_poll_ms_{100};
+  PythonReads python_;
   ThreadTimes threads_;  // the CPU time of ended threads beyond their samples
 };
 

@@ -14,36 +14,45 @@ namespace {
 constexpr uint32_t kMaxPythonDepth = 256;
 }  // namespace
 
-PythonFrames::PythonFrames(const interp::PythonTarget& target)
+PythonFrames::PythonFrames(const interp::PythonTarget& target, PythonReads* reads)
     : target_(target),
+      reads_(*reads),
+      at_sample_(reads->at_sample),
       memory_(target.pid),
       threads_(target_, memory_),
       namer_(target_.layout, cached_, target_.code_type) {
-  names_.push_back(format::Frame{kMisfitFrame, kMisfitFrame, "", 0});  // kMisfitAddress
+  names_.push_back(format::Frame{kMisfitFrame, kMisfitFrame, "", 0});        // kMisfitAddress
+  names_.push_back(format::Frame{kUnnamedFrame, kUnnamedFrame, "", 0});      // kUnnamedAddress
+  if (at_sample_ != nullptr && !at_sample_->add_process(target_.pid, target_.layout)) at_sample_ = nullptr;
 }
 
-std::unique_ptr<PythonFrames> PythonFrames::open(pid_t pid, std::string* why) {
+PythonFrames::~PythonFrames() {
+  if (at_sample_ != nullptr) at_sample_->forget_process(target_.pid);
+}
+
+std::unique_ptr<PythonFrames> PythonFrames::open(pid_t pid, std::string* why, PythonReads* reads) {
   auto target = interp::find_python(pid, why);
   if (!target) return nullptr;
   if (target->eval_loop_start == 0) {
     *why = target->image + ": no symbol of its evaluation loop (_PyEval_EvalFrameDefault, PyEval_EvalFrameEx)";
     return nullptr;
   }
-  return std::unique_ptr<PythonFrames>(new PythonFrames(*target));
+  return std::unique_ptr<PythonFrames>(new PythonFrames(*target, reads));
 }
 
-std::unique_ptr<PythonFrames> PythonFrames::open_if_python(pid_t pid, const std::vector<MappedCode>& code) {
+std::unique_ptr<PythonFrames> PythonFrames::open_if_python(pid_t pid, const std::vector<MappedCode>& code,
+                                                           PythonReads* reads) {
   const bool maps_python = std::any_of(code.begin(), code.end(), [](const MappedCode& m) {
     const std::string_view base = std::string_view(m.path).substr(m.path.rfind('/') + 1);
     return base.starts_with("python") || base.starts_with("libpython");
   });
   std::string why;
-  return maps_python ? open(pid, &why) : nullptr;
+  return maps_python ? open(pid, &why, reads) : nullptr;
 }
 
-void PythonFrames::merge(pid_t tid, uint64_t* leaf, std::vector<uint64_t>* callers) {
+void PythonFrames::merge(pid_t tid, uint64_t time, uint64_t* leaf, std::vector<uint64_t>* callers) {
   callers->insert(callers->begin(), *leaf);
-  merge(tid, callers);
+  merge(tid, time, callers);
   *leaf = callers->front();
   callers->erase(callers->begin());
 }
@@ -57,17 +66,32 @@ uint64_t PythonFrames::address_of(uint32_t code, int line) {
   return it->second;
 }
 
-void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
+void PythonFrames::merge(pid_t tid, uint64_t time, std::vector<uint64_t>* frames) {
   bool has_eval_loop = false;
   for (const uint64_t address : *frames) has_eval_loop = has_eval_loop || in_eval_loop(address);
+  interp::WalkResult walk;
+  // The walk the BPF program made as the sample was taken (taken even for
+  // a sample that has no use for it, so that a later sample does not).
+  const bool at_sample = at_sample_ != nullptr && at_sample_->take(tid, time, &raw_, &walk);
   // A thread outside the loop (a native thread, the interpreter starting
   // or ending) has no Python frames to place.
   if (!has_eval_loop) return;
-  const uint64_t state = threads_.thread_state(tid);
-  if (state == 0) return;
-  raw_.resize(kMaxPythonDepth);
   cached_.forget();  // the memory moved on since the last sample
-  const interp::WalkResult walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
+  read_late_ = !at_sample;
+  if (at_sample) {
+    ++reads_.read_at_sample;
+  } else {
+    const uint64_t state = threads_.thread_state(tid);
+    if (state == 0) return;
+    // The program reads this thread's later samples itself, and those of
+    // every thread the interpreter has now (the lookup read them all).
+    if (at_sample_ != nullptr)
+      for (const auto& [thread, thread_state] : threads_.all())
+        if (thread != 0) at_sample_->add_thread(thread, thread_state);
+    raw_.resize(kMaxPythonDepth);
+    walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
+    ++reads_.read_late;
+  }
   if (walk.count == 0) return;
   // Name each frame now: an address reused later by another code object
   // gets another id (python_code.h's rule), so this sample keeps its names.
@@ -76,10 +100,10 @@ void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
   for (uint32_t i = 0; i < walk.count; ++i) {
     const uint32_t id = namer_.identify(raw_[i].code);
     python[i] = id == interp::PythonCodeNamer::kNoCode
-                    ? 0
+                    ? kUnnamedAddress
                     : address_of(id, namer_.line(namer_.code(id), raw_[i].instruction));
   }
-  ++merged_;
+  ++reads_.merged;
   merged_frames_.clear();
   uint32_t next = 0;  // the innermost Python frame not placed yet
   bool fits = walk.status == interp::WalkStatus::kComplete;
@@ -91,8 +115,7 @@ void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
       while (next < walk.count && !(raw_[next].flags & interp::kEntryFrame)) ++next;
       if (next < walk.count) ++next;  // the entry frame itself
       if (first == next) fits = false;  // a loop call without frames left
-      for (uint32_t i = first; i < next; ++i)
-        if (python[i] != 0) merged_frames_.push_back(python[i]);
+      for (uint32_t i = first; i < next; ++i) merged_frames_.push_back(python[i]);
     }
     merged_frames_.push_back(address);
   }
@@ -104,7 +127,7 @@ void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
   // The stack read is not the one the sample was taken in (it moved on
   // before the reader got to it): never merged, but said in every view, as
   // a frame of its own just inside the innermost loop frame.
-  ++misfits_;
+  ++reads_.misfits;
   for (size_t i = 0; i < frames->size(); ++i)
     if (in_eval_loop((*frames)[i])) {
       frames->insert(frames->begin() + static_cast<std::ptrdiff_t>(i), kMisfitAddress);

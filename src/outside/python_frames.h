@@ -8,12 +8,17 @@
 // the profile's frames. The native frames stay: `profil report
 // --interpreter` chooses what a view shows.
 //
+// Read at the sample where the kernel allows BPF (python_bpf.h: a program
+// on the sampling event walks the chain as the sample is taken, and
+// merge() is given that walk); otherwise, and for a thread's first sample
+// (its thread state is found then), after the fact.
+//
 // Read after the fact, the Python stack may have moved on since the kernel
 // took the sample (the reader reads every millisecond while a process has
 // Python frames): a sample whose Python frames do not fit its native stack
 // (not as many evaluation-loop frames as entry frames) is not merged; it
 // gets one frame, kMisfitFrame, just inside its innermost loop frame, so
-// that every view and file counts it (misfits() too). A stack that moved
+// that every view and file counts it (PythonReads::misfits too). A stack that moved
 // within one call of the loop (another function of the same loop call)
 // fits and cannot be told: docs/python.md measures how often.
 //
@@ -35,44 +40,73 @@
 #include "interp/python_process.h"
 #include "interp/readers.h"
 #include "outside/mappings.h"
+#include "outside/python_bpf.h"
 
 namespace profiling::outside {
 
 // The frame a sample gets whose Python stack did not fit (above).
 inline constexpr const char* kMisfitFrame = "[python: the stack moved before it was read]";
 inline constexpr uint64_t kMisfitAddress = format::kInterpreterFrameBase;
+// A Python frame whose code object could not be read when it was named:
+// read at the sample, named after (the BPF way), the process may have
+// freed it or ended by then (its last samples, read after its exit).
+inline constexpr const char* kUnnamedFrame = "[python: code object gone before it was named]";
+inline constexpr uint64_t kUnnamedAddress = format::kInterpreterFrameBase + 1;
+
+// How a tree's samples got their Python frames (said in the run's summary),
+// and the BPF program that reads them at the sample, where one loaded.
+struct PythonReads {
+  PythonStackReads* at_sample = nullptr;  // nullptr: after the fact only
+  uint64_t merged = 0;        // samples given Python frames
+  uint64_t misfits = 0;       // ...and samples whose frames did not fit their native stack
+  uint64_t read_at_sample = 0;  // walks the BPF program made as the sample was taken
+  uint64_t read_late = 0;       // walks read after the fact
+};
 
 class PythonFrames {
  public:
   // The CPython of pid, or nullptr with *why (interp::find_python's line).
-  static std::unique_ptr<PythonFrames> open(pid_t pid, std::string* why);
+  // reads: how frames are read, and the counts of the reads; it outlives
+  // the PythonFrames.
+  static std::unique_ptr<PythonFrames> open(pid_t pid, std::string* why, PythonReads* reads);
   // The same for a process whose code maps a python program or libpython;
   // nullptr at once for any other (find_python reads /proc and ELF files).
-  static std::unique_ptr<PythonFrames> open_if_python(pid_t pid, const std::vector<MappedCode>& code);
+  static std::unique_ptr<PythonFrames> open_if_python(pid_t pid, const std::vector<MappedCode>& code,
+                                                      PythonReads* reads);
+  ~PythonFrames();
 
   // frames: one sample's stack, innermost first (the leaf, then the
-  // callers); the Python frames of thread tid are put into it.
-  void merge(pid_t tid, std::vector<uint64_t>* frames);
+  // callers), taken at time (ns, CLOCK_MONOTONIC); the Python frames of
+  // thread tid are put into it.
+  void merge(pid_t tid, uint64_t time, std::vector<uint64_t>* frames);
   // The same for a sample's leaf and callers as the process table keeps them.
-  void merge(pid_t tid, uint64_t* leaf, std::vector<uint64_t>* callers);
+  void merge(pid_t tid, uint64_t time, uint64_t* leaf, std::vector<uint64_t>* callers);
   // A thread ended: its state is freed, its tid may come back as another.
-  void forget_thread(pid_t tid) { threads_.forget(tid); }
+  void forget_thread(pid_t tid) {
+    threads_.forget(tid);
+    if (at_sample_ != nullptr) at_sample_->forget_thread(tid);
+  }
 
   // The names of the addresses merge() made, for a profile's frames.
   void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const;
   const interp::PythonTarget& target() const { return target_; }
+  // The last sample's frames were read after the fact (the reader should
+  // read within a millisecond of each sample: the next are read so too,
+  // until the BPF program has the thread).
+  bool read_late() const { return read_late_; }
 
-  uint64_t merged() const { return merged_; }    // samples given Python frames
-  uint64_t misfits() const { return misfits_; }  // ...of which did not fit their native stack
 
  private:
-  explicit PythonFrames(const interp::PythonTarget& target);
+  PythonFrames(const interp::PythonTarget& target, PythonReads* reads);
   bool in_eval_loop(uint64_t address) const {
     return address >= target_.eval_loop_start && address < target_.eval_loop_end;
   }
   uint64_t address_of(uint32_t code, int line);
 
   interp::PythonTarget target_;
+  PythonReads& reads_;
+  PythonStackReads* at_sample_;  // reads_.at_sample, or nullptr where the program cannot walk this layout
+  bool read_late_ = true;
   interp::ProcessMemory memory_;
   interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
   interp::PythonThreads threads_;
@@ -82,7 +116,6 @@ class PythonFrames {
   std::vector<interp::RawFrame> raw_;
   std::vector<uint64_t> python_;  // a sample's Python frames' addresses
   std::vector<uint64_t> merged_frames_;
-  uint64_t merged_ = 0, misfits_ = 0;
 };
 
 // A process image's PythonFrames, looked for again whenever its code
@@ -90,10 +123,10 @@ class PythonFrames {
 // while none was found.
 class PythonLookup {
  public:
-  PythonFrames* find(pid_t pid, const std::vector<MappedCode>& code) {
+  PythonFrames* find(pid_t pid, const std::vector<MappedCode>& code, PythonReads* reads) {
     if (frames_ == nullptr && looked_at_ != code.size()) {
       looked_at_ = code.size();
-      frames_ = PythonFrames::open_if_python(pid, code);
+      frames_ = PythonFrames::open_if_python(pid, code, reads);
     }
     return frames_.get();
   }

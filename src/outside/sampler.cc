@@ -22,6 +22,10 @@ int64_t realtime_offset_ns() {
 Sampler::Sampler(SamplerOptions options)
     : options_(options),
       table_(std::make_unique<ProcessTable>(ProcessTable::Options{.sampling = options_, .realtime_offset_ns = realtime_offset_ns()})) {
+  if (options_.interpreter_frames && options_.interpreter_frames_at_sample) {
+    python_at_sample_ = PythonStackReads::open(options_.period_ns(), &python_at_sample_refused_);
+    table_->set_python_reads(python_at_sample_.get());
+  }
   auto perf = std::make_unique<PerfSource>(feed(), options_);
   perf_ = perf.get();
   sources_.push_back(std::move(perf));
@@ -104,5 +108,14 @@ size_t Sampler::threads_unreadable() const { return poller_ != nullptr ? poller_
 bool Sampler::samples_kernel() const { return perf_->samples_kernel(); }
 uint64_t Sampler::throttled() const { return perf_->throttled(); }
 unsigned Sampler::rings() const { return perf_->rings(); }
+
+PythonReads Sampler::python_reads() const {
+  std::lock_guard<std::mutex> hold(lock_);
+  return table_->python_reads();
+}
+
+std::string Sampler::python_reads_refused() const {
+  return !perf_->python_reads_refused().empty() ? perf_->python_reads_refused() : python_at_sample_refused_;
+}
 
 }  // namespace profiling::outside

@@ -82,10 +82,17 @@ class Sampler {
   uint64_t lost() const;
   uint64_t throttled() const;
   unsigned rings() const;
+  // How the samples got their Python frames so far, and why none was read
+  // at the sample where the BPF program was asked for and refused ("").
+  PythonReads python_reads() const;
+  std::string python_reads_refused() const;
 
  private:
   SamplerOptions options_;
   mutable std::mutex lock_;  // the table's
+  // Before the table: the table's images use it until they are freed.
+  std::unique_ptr<PythonStackReads> python_at_sample_;
+  std::string python_at_sample_refused_;
   std::unique_ptr<ProcessTable> table_;
   std::vector<std::unique_ptr<Source>> sources_;  // in the order they start
   PerfSource* perf_ = nullptr;     // sources_[0]

@@ -37,6 +37,7 @@ struct AttachOptions {
   bool verbose = false;
   bool symbolize = true;
   bool interpreter_frames = true;
+  bool interpreter_frames_at_sample = true;
 };
 
 std::string comm_of(pid_t pid) {
@@ -53,6 +54,7 @@ int attach_command(const AttachOptions& options) {
     return fail("--clock", "'" + options.clock + "' is not one of perf, wall (a running process is sampled from outside)");
   run.wall = options.clock == "wall";
   run.interpreter_frames = options.interpreter_frames;
+  run.interpreter_frames_at_sample = options.interpreter_frames_at_sample;
   if (!options.duration.empty()) {
     if (const std::string problem = duration_problem(options.duration); !problem.empty())
       return fail("--duration", problem);
@@ -111,6 +113,7 @@ int attach_command(const AttachOptions& options) {
   print_losses(c);  // a profile that could not be written (a full disk) says so first
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
+  sampling.print_python_reads();
   if (c.files.empty()) {
     print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;
@@ -136,6 +139,8 @@ const RegisterCommand kAttachCommand(
                             "Leave function names out of the pprof files");
       app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
                             "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
+      app.add_flag_callback("--no-bpf", [options] { options->interpreter_frames_at_sample = false; },
+                            "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
       return [options]() { return attach_command(*options); };
     },
     15);

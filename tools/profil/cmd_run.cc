@@ -64,6 +64,7 @@ struct RunOptions {
   std::string clock;
   int stacks = -1;  // -1: $PROFIL_STACKS, else on; --no-stacks: 0
   bool interpreter_frames = true;
+  bool interpreter_frames_at_sample = true;
   bool convert_only = false;
   bool symbolize = true;
   bool verbose = false;
@@ -122,6 +123,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   o.stacks = options.stacks != 0;
   o.wall = options.clock == "wall";
   o.interpreter_frames = options.interpreter_frames;
+  o.interpreter_frames_at_sample = options.interpreter_frames_at_sample;
   o.dir = dir;
   o.convert = convert;
   if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
@@ -153,6 +155,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
     print_losses(c);
     print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
     print_unreadable_threads(sampling.threads_unreadable());
+    sampling.print_python_reads();
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
     if (c.files.empty()) print_nothing_sampled_outside(c, options.hz);
   } else {
@@ -354,6 +357,8 @@ const RegisterCommand kRunCommand(
                             "Sample the PC alone, without call stacks (default: $PROFIL_STACKS, else stacks on)");
       app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
                             "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
+      app.add_flag_callback("--no-bpf", [options] { options->interpreter_frames_at_sample = false; },
+                            "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
       app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");
       app.add_flag("--gmon", options->gmon,
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");

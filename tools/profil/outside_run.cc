@@ -56,7 +56,23 @@ std::string duration_problem(const std::string& text) {
 }
 
 OutsideRun::OutsideRun(const OutsideRunOptions& options)
-    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames}) {}
+    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames, .interpreter_frames_at_sample = options.interpreter_frames_at_sample}) {}
+
+void OutsideRun::print_python_reads() const {
+  const outside::PythonReads reads = sampler_.python_reads();
+  if (reads.merged == 0 && reads.misfits == 0) return;
+  const uint64_t samples = reads.read_at_sample + reads.read_late;
+  std::string how;
+  if (reads.read_at_sample != 0)
+    how = std::to_string(reads.read_at_sample) + " read at the sample (BPF), " + std::to_string(reads.read_late) +
+          " after the fact (a thread's first)";
+  else if (const std::string refused = sampler_.python_reads_refused(); !refused.empty())
+    how = "read after the fact: BPF refused (" + refused + ")";
+  else
+    how = options_.interpreter_frames_at_sample ? "read after the fact" : "read after the fact (--no-bpf)";
+  std::fprintf(stderr, "profil: Python frames in %llu samples, %s; %llu did not fit their native stack\n",
+               static_cast<unsigned long long>(samples), how.c_str(), static_cast<unsigned long long>(reads.misfits));
+}
 
 OutsideRun::~OutsideRun() { clock_.stop(); }
 

@@ -53,6 +53,7 @@ struct OutsideRunOptions {
   bool stacks = true;
   bool wall = false;  // the wall clock (outside::SamplerOptions::wall)
   bool interpreter_frames = true;  // outside::SamplerOptions::interpreter_frames
+  bool interpreter_frames_at_sample = true;  // ...interpreter_frames_at_sample (--no-bpf: false)
   double duration_s = 0;  // 0: until finish()
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;
@@ -85,6 +86,10 @@ class OutsideRun {
   uint64_t samples() const { return sampler_.samples(); }
   bool samples_kernel() const { return sampler_.samples_kernel(); }
   size_t threads_unreadable() const { return sampler_.threads_unreadable(); }
+  // One line on how the samples got their Python frames, when any did:
+  // read at the sample (BPF) or after the fact, and how many did not fit
+  // their native stack (outside/python_frames.h).
+  void print_python_reads() const;
 
  private:
   void start_clock();

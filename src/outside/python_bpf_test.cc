@@ -1,0 +1,166 @@
+// The BPF program's walk (python_bpf.h), on frame chains this test lays
+// out in its own memory with a layout of its own: the program runs at each
+// sample of a task-clock event on this thread and must give the chain's
+// frames, innermost first, with the entry marks of the frame model. Needs
+// root (or CAP_BPF and CAP_PERFMON): skipped, saying why, elsewhere.
+#include "outside/python_bpf.h"
+
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "perf/event.h"
+
+namespace profiling::outside {
+namespace {
+
+// A frame as the test lays it out: the fields a layout points at.
+struct FakeFrame {
+  uint64_t back = 0;
+  uint64_t code = 0;
+  uint64_t instruction = 0;
+  int8_t owner = 0;
+  uint8_t is_entry = 0;
+  uint8_t pad[6] = {};
+};
+
+struct FakeThreadState {
+  uint64_t unused = 0;
+  uint64_t frame = 0;  // the innermost frame
+};
+
+interp::PythonLayout fake_layout(interp::PythonFrameModel model) {
+  interp::PythonLayout l;
+  l.model = model;
+  l.tstate_frame = offsetof(FakeThreadState, frame);
+  l.frame_back = offsetof(FakeFrame, back);
+  l.frame_code = offsetof(FakeFrame, code);
+  l.frame_instruction = offsetof(FakeFrame, instruction);
+  l.frame_size = sizeof(FakeFrame);
+  if (model == interp::PythonFrameModel::kInterpFrame312) {
+    l.frame_owner = offsetof(FakeFrame, owner);
+    l.owner_cstack = 3;
+  }
+  if (model == interp::PythonFrameModel::kInterpFrame311) l.frame_is_entry = offsetof(FakeFrame, is_entry);
+  return l;
+}
+
+double thread_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
+
+// Runs on this thread's CPU time until the program wrote `wanted` records
+// (at most 5 s of this thread's CPU: a machine however busy gives that).
+void burn_until_records(PythonStackReads& reads, uint64_t wanted) {
+  const double until = thread_cpu_seconds() + 5;
+  volatile uint64_t sink = 0;
+  while (reads.counters().records < wanted && thread_cpu_seconds() < until)
+    for (int i = 0; i < 100000; ++i) sink = sink + static_cast<uint64_t>(i);
+}
+
+class PythonBpf : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    reads_ = PythonStackReads::open(100'000, &why);
+    if (reads_ == nullptr) GTEST_SKIP() << "the kernel refuses the BPF program here: " << why;
+    perf::EventSpec spec;
+    spec.period_ns = 100'000;
+    perf_event_attr attr = spec.attr();
+    event_ = static_cast<int>(perf::open_event(attr, 0, -1));
+    ASSERT_GE(event_, 0) << std::strerror(static_cast<int>(-event_));
+    ASSERT_TRUE(reads_->attach(event_, &why)) << why;
+  }
+  void TearDown() override {
+    if (event_ >= 0) ::close(event_);
+  }
+
+  // The walk of this thread's chain from state, as the program read it.
+  std::vector<interp::RawFrame> walk(const interp::PythonLayout& layout, const FakeThreadState& state,
+                                     interp::WalkResult* result) {
+    const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
+    EXPECT_TRUE(reads_->add_process(::getpid(), layout));
+    reads_->add_thread(tid, reinterpret_cast<uint64_t>(&state));
+    burn_until_records(*reads_, 5);
+    reads_->drain();
+    std::vector<interp::RawFrame> frames;
+    EXPECT_TRUE(reads_->take_oldest(tid, &frames, result)) << "no record in 5 s of CPU";
+    reads_->forget_process(::getpid());
+    reads_->forget_thread(tid);
+    return frames;
+  }
+
+  std::unique_ptr<PythonStackReads> reads_;
+  int event_ = -1;
+};
+
+TEST_F(PythonBpf, ShimFramesOwnedByTheCStackMarkTheFrameInsideThemAsAnEntry) {
+  // 3.12+: inner(A) -> B -> shim -> C -> shim: A, B ran in one loop call
+  // (B its entry), C in another.
+  FakeFrame outer_shim{.owner = 3}, c{}, inner_shim{.owner = 3}, b{}, a{};
+  c = {.back = reinterpret_cast<uint64_t>(&outer_shim), .code = 0xC0DE0C, .instruction = 0x1C};
+  inner_shim.back = reinterpret_cast<uint64_t>(&c);
+  b = {.back = reinterpret_cast<uint64_t>(&inner_shim), .code = 0xC0DE0B, .instruction = 0x1B};
+  a = {.back = reinterpret_cast<uint64_t>(&b), .code = 0xC0DE0A, .instruction = 0x1A};
+  FakeThreadState state{.frame = reinterpret_cast<uint64_t>(&a)};
+  interp::WalkResult result;
+  const auto frames = walk(fake_layout(interp::PythonFrameModel::kInterpFrame312), state, &result);
+  ASSERT_EQ(result.status, interp::WalkStatus::kComplete);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0].code, 0xC0DE0Au);
+  EXPECT_EQ(frames[0].instruction, 0x1Au);
+  EXPECT_EQ(frames[0].flags, 0u);
+  EXPECT_EQ(frames[1].code, 0xC0DE0Bu);
+  EXPECT_EQ(frames[1].flags, interp::kEntryFrame);
+  EXPECT_EQ(frames[2].code, 0xC0DE0Cu);
+  EXPECT_EQ(frames[2].flags, interp::kEntryFrame);
+}
+
+TEST_F(PythonBpf, FrameObjectsAreEachAnEntryWithASignedIntInstruction) {
+  // ≤3.10: f_lasti is an int (-1 before the first instruction).
+  FakeFrame outer{}, inner{};
+  outer = {.code = 0x0A7E4, .instruction = 0xFFFFFFFFu};
+  inner = {.back = reinterpret_cast<uint64_t>(&outer), .code = 0x1A7E4, .instruction = 42};
+  FakeThreadState state{.frame = reinterpret_cast<uint64_t>(&inner)};
+  interp::WalkResult result;
+  const auto frames = walk(fake_layout(interp::PythonFrameModel::kFrameObject), state, &result);
+  ASSERT_EQ(result.status, interp::WalkStatus::kComplete);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].code, 0x1A7E4u);
+  EXPECT_EQ(frames[0].instruction, 42u);
+  EXPECT_EQ(frames[1].instruction, static_cast<uint64_t>(-1));
+  EXPECT_EQ(frames[0].flags & frames[1].flags, interp::kEntryFrame);
+}
+
+TEST_F(PythonBpf, ALoopedChainEndsAtTheStepBound) {
+  // A chain read mid-change may loop: the walk stops, says so, keeps what
+  // it read (the record's frames, up to the bound).
+  FakeFrame a{}, b{};
+  a = {.back = reinterpret_cast<uint64_t>(&b), .code = 0xA};
+  b = {.back = reinterpret_cast<uint64_t>(&a), .code = 0xB};
+  FakeThreadState state{.frame = reinterpret_cast<uint64_t>(&a)};
+  interp::WalkResult result;
+  const auto frames = walk(fake_layout(interp::PythonFrameModel::kInterpFrame311), state, &result);
+  EXPECT_NE(result.status, interp::WalkStatus::kComplete);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(frames[0].code, 0xAu);
+  EXPECT_EQ(frames[1].code, 0xBu);
+}
+
+TEST_F(PythonBpf, AnUnreadableFrameIsAReadError) {
+  FakeThreadState state{.frame = 0x10};  // the first page: never mapped
+  interp::WalkResult result;
+  const auto frames = walk(fake_layout(interp::PythonFrameModel::kInterpFrame311), state, &result);
+  EXPECT_EQ(result.status, interp::WalkStatus::kReadError);
+  EXPECT_TRUE(frames.empty());
+}
+
+}  // namespace
+}  // namespace profiling::outside
