@@ -21,5 +21,9 @@ if(TARGET profil_cli)
     add_test(NAME run_python_${label} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python})
     add_test(NAME run_python_late_${label}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --no-bpf)
+    # A stack that moves every few microseconds: read at the sample, it fits.
+    add_test(NAME run_python_moving_${label}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_moving.sh $<TARGET_FILE:profil_cli> ${python})
+    set_tests_properties(run_python_moving_${label} PROPERTIES SKIP_RETURN_CODE 77)
   endforeach()
 endif()

@@ -18,7 +18,7 @@
 // Python frames): a sample whose Python frames do not fit its native stack
 // (not as many evaluation-loop frames as entry frames) is not merged; it
 // gets one frame, kMisfitFrame, just inside its innermost loop frame, so
-// that every view and file counts it (PythonReads::misfits too). A stack that moved
+// that every view and file counts it (PythonReads::misfits_* too). A stack that moved
 // within one call of the loop (another function of the same loop call)
 // fits and cannot be told: docs/python.md measures how often.
 //
@@ -52,15 +52,20 @@ inline constexpr uint64_t kMisfitAddress = format::kInterpreterFrameBase;
 // freed it or ended by then (its last samples, read after its exit).
 inline constexpr const char* kUnnamedFrame = "[python: code object gone before it was named]";
 inline constexpr uint64_t kUnnamedAddress = format::kInterpreterFrameBase + 1;
+// The innermost call of the evaluation loop of a sample read at the sample,
+// before it linked its frame or after it unlinked it (python_frames.cc).
+inline constexpr const char* kEnteringFrame = "[python: a call being entered or left]";
+inline constexpr uint64_t kEnteringAddress = format::kInterpreterFrameBase + 2;
 
 // How a tree's samples got their Python frames (said in the run's summary),
 // and the BPF program that reads them at the sample, where one loaded.
 struct PythonReads {
   PythonStackReads* at_sample = nullptr;  // nullptr: after the fact only
-  uint64_t merged = 0;        // samples given Python frames
-  uint64_t misfits = 0;       // ...and samples whose frames did not fit their native stack
-  uint64_t read_at_sample = 0;  // walks the BPF program made as the sample was taken
-  uint64_t read_late = 0;       // walks read after the fact
+  uint64_t merged = 0;            // samples given Python frames
+  uint64_t read_at_sample = 0;    // walks the BPF program made as the sample was taken
+  uint64_t read_late = 0;         // walks read after the fact
+  uint64_t misfits_at_sample = 0;  // ...of each, those that did not fit their native stack
+  uint64_t misfits_late = 0;
 };
 
 class PythonFrames {
@@ -76,11 +81,12 @@ class PythonFrames {
   ~PythonFrames();
 
   // frames: one sample's stack, innermost first (the leaf, then the
-  // callers), taken at time (ns, CLOCK_MONOTONIC); the Python frames of
-  // thread tid are put into it.
-  void merge(pid_t tid, uint64_t time, std::vector<uint64_t>* frames);
+  // callers), taken at time (ns, CLOCK_MONOTONIC), cut before its outermost
+  // frame when native_truncated; the Python frames of thread tid are put
+  // into it.
+  void merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames);
   // The same for a sample's leaf and callers as the process table keeps them.
-  void merge(pid_t tid, uint64_t time, uint64_t* leaf, std::vector<uint64_t>* callers);
+  void merge(pid_t tid, uint64_t time, bool native_truncated, uint64_t* leaf, std::vector<uint64_t>* callers);
   // A thread ended: its state is freed, its tid may come back as another.
   void forget_thread(pid_t tid) {
     threads_.forget(tid);

@@ -59,19 +59,24 @@ OutsideRun::OutsideRun(const OutsideRunOptions& options)
     : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames, .interpreter_frames_at_sample = options.interpreter_frames_at_sample}) {}
 
 void OutsideRun::print_python_reads() const {
-  const outside::PythonReads reads = sampler_.python_reads();
-  if (reads.merged == 0 && reads.misfits == 0) return;
-  const uint64_t samples = reads.read_at_sample + reads.read_late;
+  const outside::PythonReads r = sampler_.python_reads();
+  const uint64_t samples = r.read_at_sample + r.read_late;
+  if (samples == 0) return;
+  const auto misfits = [](uint64_t n) { return std::to_string(n) + " did not fit"; };
   std::string how;
-  if (reads.read_at_sample != 0)
-    how = std::to_string(reads.read_at_sample) + " read at the sample (BPF), " + std::to_string(reads.read_late) +
-          " after the fact (a thread's first)";
+  if (r.read_at_sample != 0)
+    how = std::to_string(r.read_at_sample) + " read at the sample by BPF (" + misfits(r.misfits_at_sample) + "), " +
+          std::to_string(r.read_late) + " after the fact, a thread's first (" + misfits(r.misfits_late) + ")";
   else if (const std::string refused = sampler_.python_reads_refused(); !refused.empty())
-    how = "read after the fact: BPF refused (" + refused + ")";
+    how = "read after the fact, BPF refused: " + refused + " (" + misfits(r.misfits_late) + ")";
   else
-    how = options_.interpreter_frames_at_sample ? "read after the fact" : "read after the fact (--no-bpf)";
-  std::fprintf(stderr, "profil: Python frames in %llu samples, %s; %llu did not fit their native stack\n",
-               static_cast<unsigned long long>(samples), how.c_str(), static_cast<unsigned long long>(reads.misfits));
+    how = std::string(options_.interpreter_frames_at_sample ? "read after the fact" : "read after the fact (--no-bpf)") +
+          " (" + misfits(r.misfits_late) + ")";
+  // "did not fit": the frames read are not those of the sample's native
+  // stack; the sample has the frame "[python: the stack moved before it
+  // was read]" (outside/python_frames.h).
+  std::fprintf(stderr, "profil: Python frames in %llu samples: %s\n", static_cast<unsigned long long>(samples),
+               how.c_str());
 }
 
 OutsideRun::~OutsideRun() { clock_.stop(); }
