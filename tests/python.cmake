@@ -25,5 +25,10 @@ if(TARGET profil_cli)
     add_test(NAME run_python_moving_${label}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_moving.sh $<TARGET_FILE:profil_cli> ${python})
     set_tests_properties(run_python_moving_${label} PROPERTIES SKIP_RETURN_CODE 77)
+    # 3.12+: CPython's own perf trampoline (-X perf) names the same samples.
+    if(name MATCHES "^python3\\.(1[2-9]|[2-9][0-9])$")
+      add_test(NAME run_python_xperf_${label}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_xperf.sh $<TARGET_FILE:profil_cli> ${python})
+    endif()
   endforeach()
 endif()
