@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Issue 31: what the Python frames cost. On tests/python_progs/shares.py
 # (CPython 3.12 from pyenv where it is, else the system's python3):
-# - profil's own CPU per sample from outside, with the Python frames and
-#   without them (--no-interpreter), at 1 and 4 kHz: the CPU of profil run
-#   (the program's and profil's) less the plain run's, per sample written;
+# - profil's own CPU per sample from outside, with the Python frames read
+#   at the sample (the BPF program, where allowed), read after the fact
+#   (--no-bpf), and without them (--no-interpreter), at 1 and 4 kHz: the
+#   CPU of profil run (the program's, the BPF program's in it, and
+#   profil's) less the plain run's, per sample written;
 # - the program's CPU under profil run, with and without the frames, and
 #   under perf record -g of the same program started with -X perf (3.12+:
 #   the perf map names the Python functions), as x the plain run.
-# Runs alternate plain, profil, profil --no-interpreter, perf, ...;
+# Runs alternate plain, profil, profil --no-bpf, profil --no-interpreter,
+# perf, ...;
 # medians of BENCH_REPS.
 set -uo pipefail
 build=${1:-build}
@@ -32,26 +35,29 @@ samples_of() {  # samples in the profiles of a directory
 }
 
 echo "python frames: $python, $reps runs each, alternating"
-printf '%5s %8s %12s %12s %14s %14s %10s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o" "perf -X perf"
+printf '%5s %8s %12s %12s %12s %10s %10s %10s %10s\n' hz plain "at sample" "late" "without" "us at smp" "us late" "us w/o" "perf -X"
 for hz in $rates; do
-  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"; : > "$out/r"
+  : > "$out/p"; : > "$out/w"; : > "$out/l"; : > "$out/n"; : > "$out/uw"; : > "$out/ul"; : > "$out/un"; : > "$out/r"
   for ((k = 0; k < reps; k++)); do
     plain=$(cpu_of "${work[@]}")
     with=$(cpu_of "$profil" run --hz "$hz" -o "$out/with" -- "${work[@]}")
+    late=$(cpu_of "$profil" run --hz "$hz" --no-bpf -o "$out/late" -- "${work[@]}")
     without=$(cpu_of "$profil" run --hz "$hz" --no-interpreter -o "$out/without" -- "${work[@]}")
-    sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
+    sw=$(samples_of "$out/with"); sl=$(samples_of "$out/late"); sn=$(samples_of "$out/without")
     echo "$plain" >> "$out/p"
     echo "$with / $plain" | bc -l >> "$out/w"
+    echo "$late / $plain" | bc -l >> "$out/l"
     echo "$without / $plain" | bc -l >> "$out/n"
+    [ -n "$sl" ] && [ "$sl" -gt 0 ] && echo "($late - $plain) * 1000000 / $sl" | bc -l >> "$out/ul"
     [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($with - $plain) * 1000000 / $sw" | bc -l >> "$out/uw"
     [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($without - $plain) * 1000000 / $sn" | bc -l >> "$out/un"
     if [ -n "$perf_ok" ]; then
       rec=$(cpu_of perf record -q -F "$hz" -g -o "$out/perf.data" -- "$python" -X perf "${work[@]:1}")
       echo "$rec / $plain" | bc -l >> "$out/r"
     fi
-    rm -rf "$out/with" "$out/without" "$out/perf.data"
+    rm -rf "$out/with" "$out/late" "$out/without" "$out/perf.data"
   done
-  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f %10s\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
-    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")" \
+  printf '%5s %7.2fs %11.2fx %11.2fx %11.2fx %10.1f %10.1f %10.1f %10s\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+    "$(median < "$out/l")" "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/ul")" "$(median < "$out/un")" \
     "$( [ -s "$out/r" ] && printf '%.2fx' "$(median < "$out/r")")"
 done

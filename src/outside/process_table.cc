@@ -243,7 +243,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
   if (PythonFrames* python = python_of(*image)) {
     python->merge(tid, s.who.time, stack.truncated, &leaf, &callers);
-    interpreter_poll_ms_.store(python->read_late() ? 1 : 10, std::memory_order_relaxed);
+    interpreter_poll_ms_.store(python->read_late() ? 1 : 20, std::memory_order_relaxed);
   }
   tally(leaf, image->stacks.intern(callers, stack.truncated));
 }

@@ -91,7 +91,7 @@ class ProcessTable {
   // How often the rings should be read (ms) for the interpreter frames'
   // sake (python_frames.h): every millisecond while the last sample given
   // them had them read after the fact (the sooner, the more often they
-  // are the ones the sample was taken in); every 10 while they are read at
+  // are the ones the sample was taken in); every 20 while they are read at
   // the sample (its code objects are named from the live process: the
   // last samples of one that ends are read after its exit); else 100. Any
   // thread may ask.

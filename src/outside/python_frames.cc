@@ -12,6 +12,8 @@ namespace {
 // frames (the walk says kTruncated and the native stack's outer eval-loop
 // frames then have none: counted as a misfit).
 constexpr uint32_t kMaxPythonDepth = 256;
+// How long a code object's identity, once read, names the samples after it.
+constexpr uint64_t kRecentNs = 100'000'000;
 }  // namespace
 
 PythonFrames::PythonFrames(const interp::PythonTarget& target, PythonReads* reads)
@@ -99,8 +101,18 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
   // gets another id (python_code.h's rule), so this sample keeps its names.
   std::vector<uint64_t>& python = python_;
   python.resize(walk.count);
+  // Samples within kRecentNs of each other share one identify() per code
+  // object (python_code.h allows a batch: a code object freed and its
+  // address reused by another within it keeps the first's name); the hot
+  // frames repeat, so most samples read no code object.
+  if (time < recent_since_ || time - recent_since_ > kRecentNs) {
+    recent_.clear();
+    recent_since_ = time;
+  }
   for (uint32_t i = 0; i < walk.count; ++i) {
-    const uint32_t id = namer_.identify(raw_[i].code);
+    const auto [known, added] = recent_.try_emplace(raw_[i].code, interp::PythonCodeNamer::kNoCode);
+    if (added) known->second = namer_.identify(raw_[i].code);
+    const uint32_t id = known->second;
     python[i] = id == interp::PythonCodeNamer::kNoCode
                     ? kUnnamedAddress
                     : address_of(id, namer_.line(namer_.code(id), raw_[i].instruction));

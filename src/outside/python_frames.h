@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "format/profile.h"
@@ -120,6 +121,10 @@ class PythonFrames {
   std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
   std::vector<format::Frame> names_;                         // by address - kInterpreterFrameBase
   std::vector<interp::RawFrame> raw_;
+  // Code object address -> its id, for the samples of the last few
+  // milliseconds (python_frames.cc: kRecentNs).
+  std::unordered_map<uint64_t, uint32_t> recent_;
+  uint64_t recent_since_ = 0;
   std::vector<uint64_t> python_;  // a sample's Python frames' addresses
   std::vector<uint64_t> merged_frames_;
 };
