@@ -163,3 +163,11 @@ if(TARGET profil_pprof AND TARGET profil_cli)
     add_dependencies(run_observations_test profil_cli libprofil run_threads)
   endif()
 endif()
+
+# Kernel frames from outside (issue 33): tests/run_kernel_frames.sh.
+add_executable(run_syscalls ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_syscalls.c)
+if(TARGET profil_cli)
+  add_test(NAME run_kernel_frames
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_kernel_frames.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_syscalls>)
+  set_tests_properties(run_kernel_frames PROPERTIES SKIP_RETURN_CODE 77)
+endif()

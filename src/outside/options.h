@@ -44,6 +44,10 @@ struct SamplerOptions {
   // where the kernel allows it (python_bpf.h); false (--no-bpf): after the
   // fact always, by profil's reader.
   bool interpreter_frames_at_sample = true;
+  // Where kernel time is sampled and the kernel gives kernel call chains,
+  // each such sample's kernel functions under its user stack (issue 33,
+  // kernel_symbols.h); false (--no-kernel): one "[kernel]" frame.
+  bool kernel_frames = true;
 
   // One period of the clock in ns (1 ms for a rate of 0, which the
   // commands never ask for).

@@ -80,6 +80,7 @@ perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool
   spec.enable_on_exec = before_exec;
   spec.track_tasks = true;
   spec.user_only = user_only;
+  spec.kernel_callchain = !user_only && options.stacks && options.kernel_frames;
   spec.wakeup_bytes = static_cast<uint32_t>(options.ring_pages * 4096 / 4);
   return spec;
 }

@@ -2,11 +2,12 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_set>
 
 #include "format/profile.h"
 #include "outside/proc_process.h"
 #include "perf/event.h"
-#include "unwind/unwinder.h"
+#include "outside/sample_stack.h"
 
 namespace profiling::outside {
 
@@ -36,6 +37,7 @@ struct ProcessTable::Image {
   // not take (thread_time.h).
   format::profraw::Unsampled ended_within_period{};
   PythonLookup python;  // its CPython, when it runs one
+  std::unordered_set<uint64_t> kernel_addresses;  // of its kernel frames since the last take
 };
 
 namespace {
@@ -210,42 +212,13 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
     tally(kernel ? format::kKernelAddress : s.ip, format::StackTable::kNoCallers);
     return;
   }
-  uint64_t pcs[unwind::kDefaultMaxDepth * 4];
-  const uint32_t max_depth = std::min<uint32_t>(options_.sampling.max_depth, sizeof pcs / sizeof pcs[0]);
-  unwind::Stack stack;
-  if (s.reg_count >= 3) {
-    const unwind::StackWindow window(s.regs[perf::kUnwindRegisterSp], s.stack, s.stack_copied, &image->code);
-    unwind::Registers regs;
-    regs.pc = s.regs[perf::kUnwindRegisterIp];
-    regs.sp = s.regs[perf::kUnwindRegisterSp];
-    regs.fp = s.regs[perf::kUnwindRegisterBp];
-    stack = unwind::unwind(image->code.table(), window, regs, pcs, max_depth);
-  } else {
-    // No user registers (a kernel thread's sample, or none asked for).
-    pcs[0] = s.ip;
-    stack.depth = 1;
-    stack.truncated = true;
-  }
-  uint64_t leaf;
-  std::vector<uint64_t> callers;
-  uint32_t from = 0;
-  if (kernel) {
-    leaf = format::kKernelAddress;  // the user PC below it is where the system call returns to
-  } else if (stack.depth == 0) {
-    leaf = s.ip;
-    stack.truncated = true;
-    from = 0;
-  } else {
-    leaf = pcs[0];
-    from = 1;
-  }
-  // Callers are call sites: a return address less one (format/profile.h).
-  for (uint32_t k = from; k < stack.depth; ++k) callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
+  SampleStack stack = unwind_sample(s, kernel, image->code, options_.sampling.max_depth);
+  image->kernel_addresses.insert(stack.kernel_frames.begin(), stack.kernel_frames.end());
   if (PythonFrames* python = python_of(*image)) {
-    python->merge(tid, s.who.time, stack.truncated, &leaf, &callers);
+    python->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
     interpreter_poll_ms_.store(python->read_late() ? 1 : 20, std::memory_order_relaxed);
   }
-  tally(leaf, image->stacks.intern(callers, stack.truncated));
+  tally(stack.leaf, image->stacks.intern(stack.callers, stack.truncated));
 }
 
 PythonFrames* ProcessTable::python_of(Image& image) {
@@ -296,6 +269,11 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   profile.stacks = std::move(image.stacks);
   if (const PythonFrames* python = image.python.found()) python->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
+  if (!image.kernel_addresses.empty()) {
+    if (!kernel_symbols_) kernel_symbols_ = std::make_unique<KernelSymbols>(KernelSymbols::read());
+    for (const uint64_t address : image.kernel_addresses) profile.frames[address] = {kernel_symbols_->frame_of(address)};
+    image.kernel_addresses.clear();
+  }
   format::coalesce_samples(&profile.samples);
   d.ppid = image.ppid;
   d.hz = options_.sampling.hz;

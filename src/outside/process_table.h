@@ -24,6 +24,7 @@
 #include "format/profraw.h"
 #include "outside/mappings.h"
 #include "outside/options.h"
+#include "outside/kernel_symbols.h"
 #include "outside/python_frames.h"
 #include "outside/thread_time.h"
 #include "perf/records.h"
@@ -125,6 +126,7 @@ class ProcessTable {
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
   std::atomic<int> interpreter_poll_ms_{100};
   PythonReads python_;
+  std::unique_ptr<KernelSymbols> kernel_symbols_;  // read at the first profile with kernel frames
   ThreadTimes threads_;  // the CPU time of ended threads beyond their samples
 };
 

@@ -24,6 +24,10 @@ perf_event_attr EventSpec::attr() const {
     a.sample_stack_user = stack_bytes;
   }
   if (a.sample_type & PERF_SAMPLE_READ) a.read_format = read_format;
+  if (kernel_callchain) {
+    a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+    a.exclude_callchain_user = 1;
+  }
   a.sample_id_all = 1;  // LOST, MMAP2, COMM, FORK and EXIT name their thread
   a.exclude_kernel = user_only;
   a.exclude_hv = 1;

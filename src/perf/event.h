@@ -52,6 +52,10 @@ struct EventSpec {
   // still carry the user registers and stack (PERF_SAMPLE_REGS_USER): the
   // system call's caller.
   bool user_only = true;
+  // PERF_SAMPLE_CALLCHAIN of the kernel's part only (exclude_callchain_user:
+  // the user stack is unwound from the copy): where the kernel lets kernel
+  // time be sampled, its functions under the user stack (issue 33).
+  bool kernel_callchain = false;
   // Wake a reader polling the ring once this many bytes are pending; 0
   // never wakes one (the ring is drained on the reader's own schedule).
   uint32_t wakeup_bytes = 0;

@@ -120,7 +120,10 @@ bool parse_sample(const RecordFormat& f, const Record& r, Sample* out) {
   }
   if (t & PERF_SAMPLE_CALLCHAIN) {
     uint64_t nr;
-    if (!c.u64(&nr) || nr > c.left() / 8 || !c.skip(8 * nr)) return false;
+    if (!c.u64(&nr) || nr > c.left() / 8) return false;
+    out->callchain = reinterpret_cast<const uint64_t*>(c.here());
+    out->callchain_count = nr;
+    c.skip(8 * nr);
   }
   if (t & PERF_SAMPLE_REGS_USER) {
     if (!c.u64(&out->regs_abi)) return false;

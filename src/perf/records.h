@@ -58,6 +58,10 @@ struct Sample {
   const uint8_t* stack = nullptr;
   uint64_t stack_size = 0;
   uint64_t stack_copied = 0;
+  // PERF_SAMPLE_CALLCHAIN: callchain_count entries in the record, context
+  // markers (PERF_CONTEXT_KERNEL, ...) among them.
+  const uint64_t* callchain = nullptr;
+  uint64_t callchain_count = 0;
 };
 
 // PERF_RECORD_MMAP2 (and PERF_RECORD_MMAP, which lacks the file's identity).

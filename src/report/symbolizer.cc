@@ -102,6 +102,9 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";
   if (!mapping && format::is_interpreter_frame(address)) symbol.object = format::kPythonObject;
   if (!mapping && address == format::kKernelAddress) symbol.object = format::kKernelFrame;
+  // A kernel function sampled from outside (issue 33): named by the
+  // profile's frames from /proc/kallsyms.
+  if (!mapping && address >= 0xffff'8000'0000'0000) symbol.object = "[kernel.kallsyms]";
   if (!mapping) return symbol;
   note_named_from_profile(*mapping);
   return symbol;

@@ -38,6 +38,7 @@ struct AttachOptions {
   bool symbolize = true;
   bool interpreter_frames = true;
   bool interpreter_frames_at_sample = true;
+  bool kernel_frames = true;
 };
 
 std::string comm_of(pid_t pid) {
@@ -55,6 +56,7 @@ int attach_command(const AttachOptions& options) {
   run.wall = options.clock == "wall";
   run.interpreter_frames = options.interpreter_frames;
   run.interpreter_frames_at_sample = options.interpreter_frames_at_sample;
+  run.kernel_frames = options.kernel_frames;
   if (!options.duration.empty()) {
     if (const std::string problem = duration_problem(options.duration); !problem.empty())
       return fail("--duration", problem);
@@ -141,6 +143,8 @@ const RegisterCommand kAttachCommand(
                             "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
       app.add_flag_callback("--no-bpf", [options] { options->interpreter_frames_at_sample = false; },
                             "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
+      app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
+                            "Leave the kernel's functions out: kernel time as one [kernel] frame under the user stack");
       return [options]() { return attach_command(*options); };
     },
     15);

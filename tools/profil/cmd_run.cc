@@ -65,6 +65,7 @@ struct RunOptions {
   int stacks = -1;  // -1: $PROFIL_STACKS, else on; --no-stacks: 0
   bool interpreter_frames = true;
   bool interpreter_frames_at_sample = true;
+  bool kernel_frames = true;
   bool convert_only = false;
   bool symbolize = true;
   bool verbose = false;
@@ -124,6 +125,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   o.wall = options.clock == "wall";
   o.interpreter_frames = options.interpreter_frames;
   o.interpreter_frames_at_sample = options.interpreter_frames_at_sample;
+  o.kernel_frames = options.kernel_frames;
   o.dir = dir;
   o.convert = convert;
   if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
@@ -359,6 +361,8 @@ const RegisterCommand kRunCommand(
                             "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
       app.add_flag_callback("--no-bpf", [options] { options->interpreter_frames_at_sample = false; },
                             "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
+      app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
+                            "Leave the kernel's functions out: kernel time as one [kernel] frame under the user stack");
       app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");
       app.add_flag("--gmon", options->gmon,
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");

@@ -56,7 +56,7 @@ std::string duration_problem(const std::string& text) {
 }
 
 OutsideRun::OutsideRun(const OutsideRunOptions& options)
-    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames, .interpreter_frames_at_sample = options.interpreter_frames_at_sample}) {}
+    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames, .interpreter_frames_at_sample = options.interpreter_frames_at_sample, .kernel_frames = options.kernel_frames}) {}
 
 void OutsideRun::print_python_reads() const {
   const outside::PythonReads r = sampler_.python_reads();

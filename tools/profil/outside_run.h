@@ -54,6 +54,7 @@ struct OutsideRunOptions {
   bool wall = false;  // the wall clock (outside::SamplerOptions::wall)
   bool interpreter_frames = true;  // outside::SamplerOptions::interpreter_frames
   bool interpreter_frames_at_sample = true;  // ...interpreter_frames_at_sample (--no-bpf: false)
+  bool kernel_frames = true;                 // outside::SamplerOptions::kernel_frames (--no-kernel: false)
   double duration_s = 0;  // 0: until finish()
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;

@@ -1,0 +1,76 @@
+#include "outside/sample_stack.h"
+
+#include <linux/perf_event.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/profile.h"
+#include "outside/kernel_symbols.h"
+#include "perf/event.h"
+#include "unwind/unwinder.h"
+
+namespace profiling::outside {
+namespace {
+
+// The sample's kernel call chain, innermost first (PERF_SAMPLE_CALLCHAIN
+// of the kernel part only: perf/event.h).
+std::vector<uint64_t> kernel_chain(const perf::Sample& s) {
+  std::vector<uint64_t> frames;
+  for (uint64_t i = 0; i < s.callchain_count; ++i) {
+    uint64_t address;
+    std::memcpy(&address, s.callchain + i, sizeof address);
+    // Context markers (PERF_CONTEXT_KERNEL...) sit at the top of the range.
+    if (address >= static_cast<uint64_t>(PERF_CONTEXT_MAX)) continue;
+    if (is_kernel_address(address)) frames.push_back(address);
+  }
+  return frames;
+}
+
+}  // namespace
+
+SampleStack unwind_sample(const perf::Sample& s, bool kernel, CodeMap& code, uint32_t max_depth) {
+  SampleStack out;
+  uint64_t pcs[unwind::kDefaultMaxDepth * 4];
+  max_depth = std::min<uint32_t>(max_depth, sizeof pcs / sizeof pcs[0]);
+  unwind::Stack stack;
+  if (s.reg_count >= 3) {
+    const unwind::StackWindow window(s.regs[perf::kUnwindRegisterSp], s.stack, s.stack_copied, &code);
+    unwind::Registers regs;
+    regs.pc = s.regs[perf::kUnwindRegisterIp];
+    regs.sp = s.regs[perf::kUnwindRegisterSp];
+    regs.fp = s.regs[perf::kUnwindRegisterBp];
+    stack = unwind::unwind(code.table(), window, regs, pcs, max_depth);
+  } else {
+    // No user registers (a kernel thread's sample, or none asked for).
+    pcs[0] = s.ip;
+    stack.depth = 1;
+    stack.truncated = true;
+  }
+  uint32_t from = 0;
+  const std::vector<uint64_t> chain = kernel ? kernel_chain(s) : std::vector<uint64_t>{};
+  if (!chain.empty()) {
+    // The kernel's functions, innermost first, then the user stack that
+    // made the system call (its PC is where the call returns to).
+    out.leaf = chain[0];
+    out.kernel_frames.push_back(out.leaf);
+    for (size_t k = 1; k < chain.size(); ++k) {
+      out.callers.push_back(chain[k] - 1);  // a return address less one
+      out.kernel_frames.push_back(out.callers.back());
+    }
+  } else if (kernel) {
+    out.leaf = format::kKernelAddress;  // the user PC below it is where the system call returns to
+  } else if (stack.depth == 0) {
+    out.leaf = s.ip;
+    stack.truncated = true;
+  } else {
+    out.leaf = pcs[0];
+    from = 1;
+  }
+  // Callers are call sites: a return address less one (format/profile.h).
+  for (uint32_t k = from; k < stack.depth; ++k) out.callers.push_back(pcs[k] > 0 ? pcs[k] - 1 : 0);
+  out.truncated = stack.truncated;
+  return out;
+}
+
+}  // namespace profiling::outside

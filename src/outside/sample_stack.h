@@ -1,0 +1,35 @@
+// One sample's stack as the process table keeps it: its leaf and its
+// callers (call sites, innermost first), unwound from the registers and the
+// stack copy the kernel wrote (unwind/), with the kernel's call chain under
+// it where the sample has one (issue 33).
+//
+// NOT async-signal-safe: host side, the reader thread's (the process
+// table's, under the sampler's lock).
+#ifndef PROFIL_OUTSIDE_SAMPLE_STACK_H
+#define PROFIL_OUTSIDE_SAMPLE_STACK_H
+
+#include <cstdint>
+#include <vector>
+
+#include "outside/mappings.h"
+#include "perf/records.h"
+
+namespace profiling::outside {
+
+struct SampleStack {
+  uint64_t leaf = 0;
+  std::vector<uint64_t> callers;
+  bool truncated = false;  // the unwind stopped before the stack's root
+  // The kernel addresses among leaf and callers, for naming them
+  // (kernel_symbols.h).
+  std::vector<uint64_t> kernel_frames;
+};
+
+// kernel: the sample was taken in the kernel (its user registers are the
+// system call's caller's). Without a kernel call chain such a sample's
+// leaf is format::kKernelAddress ("[kernel]").
+SampleStack unwind_sample(const perf::Sample& s, bool kernel, CodeMap& code, uint32_t max_depth);
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_SAMPLE_STACK_H
