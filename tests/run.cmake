@@ -171,3 +171,8 @@ if(TARGET profil_cli)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_kernel_frames.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_syscalls>)
   set_tests_properties(run_kernel_frames PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+if(TARGET profil_cli)
+  add_test(NAME run_attach_all
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_attach_all.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_syscalls>)
+  set_tests_properties(run_attach_all PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+endif()

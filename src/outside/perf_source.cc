@@ -96,7 +96,13 @@ PerfSource::PerfSource(Feed feed, const SamplerOptions& options) : feed_(feed), 
 PerfSource::~PerfSource() { stop(); }
 
 std::string PerfSource::open_on(pid_t tid, bool before_exec) {
-  const perf::EventSpec spec = event_spec(options_, before_exec, user_only_);
+  perf::EventSpec spec = event_spec(options_, before_exec, user_only_);
+  if (whole_machine_) {
+    // A CPU's event counts every task on it: nothing to inherit (the
+    // kernel refuses inherit on a CPU-wide event).
+    spec.inherit = false;
+    spec.inherit_stat = false;
+  }
   for (size_t i = 0; i < cpus_.size(); ++i) {
     perf_event_attr attr = spec.attr();
     // Timestamps on CLOCK_MONOTONIC: comparable with ours.
@@ -206,6 +212,15 @@ std::string PerfSource::attach(pid_t pid) {
   // Every thread ended before its events opened: so did the process.
   if (rings_.empty()) return "no process " + std::to_string(pid);
   return "";
+}
+
+std::string PerfSource::attach_all() {
+  whole_machine_ = true;
+  std::string why = open_on(-1, false);
+  if (why.find("perf events on pid -1") != std::string::npos || last_open_error_ == EACCES || last_open_error_ == EPERM)
+    why = "the kernel refuses whole-machine perf events (" + std::string(std::strerror(last_open_error_)) +
+          "): they need root or CAP_PERFMON (or kernel.perf_event_paranoid at most 0)";
+  return why;
 }
 
 void PerfSource::start() {

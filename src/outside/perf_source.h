@@ -45,6 +45,9 @@ class PerfSource final : public Source {
   // One event per thread and CPU, the threads listed until no new one
   // appears.
   std::string attach(pid_t pid) override;
+  // One event per CPU for every task (pid -1), each the owner of its CPU's
+  // ring: root or CAP_PERFMON (perf record -a's).
+  std::string attach_all() override;
   void start() override;
   void pause() override;
   // The events disabled before the last read: nothing is written after it.
@@ -94,6 +97,7 @@ class PerfSource final : public Source {
   std::atomic<uint64_t> throttled_{0};
   std::string python_reads_refused_;
   bool stopped_ = false;
+  bool whole_machine_ = false;  // attach_all: per-CPU events, nothing inherited
   SourceThread reader_;
 };
 

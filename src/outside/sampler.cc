@@ -1,6 +1,7 @@
 #include "outside/sampler.h"
 
 #include <ctime>
+#include <filesystem>
 
 #include "outside/perf_source.h"
 #include "outside/wall_poller.h"
@@ -51,6 +52,22 @@ std::string Sampler::attach(pid_t pid) {
     if (std::string why = source->attach(pid); !why.empty()) return why;
   std::lock_guard<std::mutex> hold(lock_);
   table_->add_running(pid, monotonic_ns());
+  return "";
+}
+
+std::string Sampler::attach_all() {
+  for (auto& source : sources_)
+    if (std::string why = source->attach_all(); !why.empty()) return why;
+  std::error_code ec;
+  std::vector<pid_t> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
+      pids.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  std::lock_guard<std::mutex> hold(lock_);
+  const uint64_t now = monotonic_ns();
+  for (const pid_t pid : pids) table_->add_running(pid, now);
   return "";
 }
 

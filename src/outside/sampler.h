@@ -45,6 +45,10 @@ class Sampler {
   // pid runs: events on each of its threads (listed until no new one
   // appears), its mappings read from /proc. "" or why not.
   std::string attach(pid_t pid);
+  // Every process of the machine (profil attach --all): per-CPU events,
+  // every running process's mappings read from /proc, those started later
+  // followed by their records. "" or why not.
+  std::string attach_all();
 
   // The sources' threads (the rings' reader, the wall clock's poller).
   void start();

@@ -45,6 +45,9 @@ class Source {
   // nothing to refuse.
   virtual std::string open_before_exec(pid_t) { return ""; }
   virtual std::string attach(pid_t) { return ""; }
+  // Every process of the machine, those started from now on too (issue 33,
+  // profil attach --all): "" or why not. A source that cannot refuses.
+  virtual std::string attach_all() { return "this source cannot sample the whole machine"; }
 
   // Its thread starts feeding the table.
   virtual void start() = 0;

@@ -39,6 +39,7 @@ struct AttachOptions {
   bool interpreter_frames = true;
   bool interpreter_frames_at_sample = true;
   bool kernel_frames = true;
+  bool all = false;  // --all: every process of the machine, no PID
 };
 
 std::string comm_of(pid_t pid) {
@@ -74,8 +75,10 @@ int attach_command(const AttachOptions& options) {
   if (::access(run.dir.c_str(), W_OK) != 0) return fail(run.dir.string(), errno_text(errno));
   run.convert.symbolize = options.symbolize;
 
+  if (options.all == (options.pid != 0))
+    return fail("attach", options.all ? "--all takes no PID" : "a PID, or --all for every process of the machine");
   const auto pid = static_cast<pid_t>(options.pid);
-  const std::string name = comm_of(pid);
+  const std::string name = options.all ? "every process" : comm_of(pid);
   // ^C and TERM end the sampling, not profil: blocked and waited for.
   sigset_t stop_signals;
   sigemptyset(&stop_signals);
@@ -85,21 +88,26 @@ int attach_command(const AttachOptions& options) {
   ::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   OutsideRun sampling(run);
-  if (const std::string why = sampling.attach(pid); !why.empty()) return fail("attach " + std::to_string(pid), why);
+  const std::string who = options.all ? "every process" : name + " (pid " + std::to_string(pid) + ")";
+  if (options.all) {
+    if (const std::string why = sampling.attach_all(); !why.empty()) return fail("attach --all", why);
+  } else if (const std::string why = sampling.attach(pid); !why.empty()) {
+    return fail("attach " + std::to_string(pid), why);
+  }
   sampling.start();
-  std::fprintf(stderr, "profil: attached to %s (pid %d) at %u Hz from outside%s%s; ^C stops\n", name.c_str(),
-               static_cast<int>(pid), options.hz, run.wall ? ", wall clock" : "",
+  std::fprintf(stderr, "profil: attached to %s at %u Hz from outside%s%s; ^C stops\n", who.c_str(), options.hz,
+               run.wall ? ", wall clock" : "",
                run.duration_s > 0 ? (" for " + duration_shown(options.duration)).c_str() : "");
 
   // The process's end is seen through a pidfd (Linux 5.3), else by polling.
-  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  const int pidfd = options.all ? -1 : static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   std::string why_stopped;
   while (why_stopped.empty()) {
     timespec tick{0, 100'000'000};
     const int signo = ::sigtimedwait(&stop_signals, nullptr, &tick);
     if (signo > 0) why_stopped = signo == SIGINT ? "^C" : signal_name(signo);
     else if (sampling.duration_over()) why_stopped = "the duration (" + duration_shown(options.duration) + ")";
-    else if (::kill(pid, 0) != 0 && errno == ESRCH) why_stopped = "the process's exit";
+    else if (!options.all && ::kill(pid, 0) != 0 && errno == ESRCH) why_stopped = "the process's exit";
     else if (pidfd >= 0) {
       fd_set ready;
       FD_ZERO(&ready);
@@ -110,8 +118,7 @@ int attach_command(const AttachOptions& options) {
   }
   if (pidfd >= 0) ::close(pidfd);
   const Conversion c = sampling.finish();
-  std::fprintf(stderr, "profil: stopped sampling %s (pid %d) at %s\n", name.c_str(), static_cast<int>(pid),
-               why_stopped.c_str());
+  std::fprintf(stderr, "profil: stopped sampling %s at %s\n", who.c_str(), why_stopped.c_str());
   print_losses(c);  // a profile that could not be written (a full disk) says so first
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
@@ -127,7 +134,10 @@ const RegisterCommand kAttachCommand(
     "attach", "Profile a running process from outside (perf events); write pprof files",
     [](CLI::App& app) -> std::function<int()> {
       auto options = std::make_shared<AttachOptions>();
-      app.add_option("pid", options->pid, "The process to sample")->required()->check(CLI::PositiveNumber);
+      app.add_option("pid", options->pid, "The process to sample")->check(CLI::PositiveNumber);
+      app.add_flag("--all", options->all,
+                   "Every process of the machine, those started while sampling too (per-CPU events: root or "
+                   "CAP_PERFMON); one profile per process, `profil report --by process` over them");
       app.add_option("--duration", options->duration, "Sample for this long (90, 90s, 500ms, 1.5m), then detach");
       app.add_option("--every", options->every,
                      "Write a snapshot every interval: <prog>.<pid>.s<n>.pb.gz, each holding only its interval");

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -83,6 +84,7 @@ OutsideRun::~OutsideRun() { clock_.stop(); }
 
 std::string OutsideRun::open_before_exec(pid_t pid) { return sampler_.open_before_exec(pid); }
 std::string OutsideRun::attach(pid_t pid) { return sampler_.attach(pid); }
+std::string OutsideRun::attach_all() { return sampler_.attach_all(); }
 
 void OutsideRun::start() {
   started_ = std::chrono::steady_clock::now();
@@ -111,7 +113,12 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
     const std::pair<int64_t, int> key{image.data.profile.pid, image.generation};
     auto [it, added] = stems_.try_emplace(key);
     if (added) {
-      it->second = image.name + "." + std::to_string(image.data.profile.pid);
+      // A name is a file name's start: a kernel thread's "kworker/0:0"
+      // (attach --all) keeps no slash (issue 33), nor a leading dot.
+      std::string name = image.name;
+      std::replace(name.begin(), name.end(), '/', '_');
+      if (name.empty() || name[0] == '.') name.insert(0, "_");
+      it->second = name + "." + std::to_string(image.data.profile.pid);
       if (!used_stems_.insert(it->second).second) {
         it->second += "." + std::to_string(image.generation);
         used_stems_.insert(it->second);

@@ -69,6 +69,7 @@ class OutsideRun {
   // outside::Sampler's, then the clock starts. "" or why not.
   std::string open_before_exec(pid_t pid);
   std::string attach(pid_t pid);
+  std::string attach_all();
   void start();
 
   // Has --duration ended the sampling?

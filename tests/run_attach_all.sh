@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# profil attach --all (issue 33): every process of the machine, one profile
+# each. A program running before the attach and one started after its
+# "attached" line each get a profile of their own with their functions
+# (read_loop of run_syscalls), and report --by process names both pids.
+# Usage: run_attach_all.sh PROFIL PROGRAM (tests/run_progs/run_syscalls.c)
+set -euo pipefail
+profil=$1 program=$2
+[ "$(id -u)" = 0 ] || { echo "skipped: whole-machine events need root or CAP_PERFMON"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/profil-all.XXXXXX")
+before=""; after=""
+trap 'kill $before $after 2>/dev/null; rm -rf "$work"' EXIT
+
+"$program" 30 & before=$!
+# The window ends when the program started after the attach has used a
+# second of CPU and ended (its own clock, not ours), or at 60 s.
+"$profil" attach --all --duration 60s -o "$work/out" 2> "$work/stderr" & attach=$!
+grep -m1 "attached to every process" < <(tail -f "$work/stderr" 2>/dev/null) > /dev/null
+"$program" 1 & after=$!
+wait "$after"; after=""
+kill -INT "$attach"; status=0; wait "$attach" || status=$?
+[ "$status" = 0 ] || { echo "profil attach --all exited $status:"; cat "$work/stderr"; exit 1; }
+cat "$work/stderr"
+ls "$work/out"
+for f in "$work"/out/run_syscalls.*.pb.gz; do
+  "$profil" report --format folded "$f" | grep -q read_loop || { echo "FAIL: $f has no read_loop"; exit 1; }
+done
+n=$(ls "$work"/out/run_syscalls.*.pb.gz | wc -l)
+[ "$n" -ge 2 ] || { echo "FAIL: $n profiles of run_syscalls, 2 expected (one before the attach, one after)"; exit 1; }
+"$profil" report --by process "$work"/out/run_syscalls.*.pb.gz 2> /dev/null > "$work/by_process"
+grep -q " $before  *run_syscalls" "$work/by_process" || { echo "FAIL: --by process lacks $before:"; cat "$work/by_process"; exit 1; }
+echo ok
