@@ -9,11 +9,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <thread>
 
 namespace profiling::outside {
 namespace {
@@ -98,6 +100,9 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
   const perf::EventSpec spec = event_spec(options_, before_exec, user_only_);
   for (size_t i = 0; i < cpus_.size(); ++i) {
     perf_event_attr attr = spec.attr();
+    // Attached: enabled all at once by the reader (start), which reads from
+    // the first sample on.
+    if (!before_exec) attr.disabled = 1;
     // Timestamps on CLOCK_MONOTONIC: comparable with ours.
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
@@ -158,11 +163,38 @@ std::string PerfSource::open_before_exec(pid_t pid) { return open_on(pid, true);
 
 std::string PerfSource::attach(pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return "no process " + std::to_string(pid);
+  // Opened from a thread that runs before the program's (issue 32: among
+  // 1,000 busy threads the tool's own thread took 19 s to open 2,000
+  // events, while the first ones' samples filled the rings unread).
+  std::string why;
+  std::thread opener([&] {
+    priority_ = raise_thread_priority();
+    why = open_on_threads(pid);
+  });
+  opener.join();
+  return why;
+}
+
+std::string PerfSource::open_on_threads(pid_t pid) {
   // One event per thread and CPU: profil's own soft descriptor limit goes
-  // up to the hard one (its own process only: nothing the target inherits).
-  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
+  // up to the hard one (its own process only: nothing the target inherits),
+  // and the hard one up to what the threads need where profil may
+  // (CAP_SYS_RESOURCE, up to fs.nr_open).
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    const rlim_t need = threads_of(pid).size() * cpus_.size() + 64;
+    if (need > limit.rlim_max) {
+      const rlim_t hard = limit.rlim_max;
+      const std::string nr_open = read_setting("/proc/sys/fs/nr_open");
+      limit.rlim_max = std::min<rlim_t>(need, std::strtoull(nr_open.c_str(), nullptr, 10));
+      limit.rlim_cur = limit.rlim_max;
+      if (limit.rlim_max <= hard || ::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+        descriptor_limit_ = std::to_string(hard) + ", the hard limit: raising it needs CAP_SYS_RESOURCE, up to fs.nr_open (" +
+                            nr_open + ")";
+    }
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+      limit.rlim_cur = limit.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
   }
   std::set<pid_t> opened;
   // Threads created while the events are being opened carry the events of
@@ -175,6 +207,7 @@ std::string PerfSource::attach(pid_t pid) {
     for (pid_t tid : tids) {
       if (opened.count(tid)) continue;
       last_open_error_ = 0;
+      const size_t fds_before = fds_.size();
       std::string why = open_on(tid, false);
       if (!why.empty()) {
         // A thread that ended since the list was read (issue 32: "no
@@ -186,6 +219,16 @@ std::string PerfSource::attach(pid_t pid) {
           opened.insert(tid);
           continue;
         }
+        // Out of descriptors once the rings are mapped: this thread is left
+        // unsampled (its events on some CPUs closed: none rather than a
+        // share of its time), counted and said (notes()).
+        if ((last_open_error_ == EMFILE || last_open_error_ == ENFILE) && fds_before >= cpus_.size()) {
+          for (size_t k = fds_before; k < fds_.size(); ++k) ::close(fds_[k]);
+          fds_.resize(fds_before);
+          ++threads_without_events_;
+          opened.insert(tid);
+          continue;
+        }
         return why;
       }
       opened.insert(tid);
@@ -193,8 +236,10 @@ std::string PerfSource::attach(pid_t pid) {
     }
     if (!added) break;
   }
+  threads_seen_ = opened.size();
   // Every thread ended before its events opened: so did the process.
   if (rings_.empty()) return "no process " + std::to_string(pid);
+  enable_at_start_ = true;
   return "";
 }
 
@@ -224,11 +269,42 @@ void PerfSource::abandon() {
 void PerfSource::stop() {
   if (stopped_) return;
   stopped_ = true;
-  reader_.stop();
+  if (reader_.running()) {
+    // At the reader's priority: disabling and closing 2,000 events from a
+    // thread among the program's 1,000 took longer than the sampling.
+    close_in_reader_.store(true);
+    reader_.stop();
+  } else {
+    disable_read_close();
+  }
+}
+
+void PerfSource::disable_read_close() {
   // Sampling ends before the last read: nothing is written after it.
   for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   read_round();
   close_rings();
+}
+
+std::vector<std::string> PerfSource::notes() const {
+  std::vector<std::string> lines;
+  if (const uint64_t times = throttled_.load(); times != 0)
+    lines.push_back("the kernel throttled the sampling " + std::to_string(times) + " time" + (times == 1 ? "" : "s") +
+                    ", taking fewer samples than the rate asks (kernel.perf_event_max_sample_rate is " +
+                    read_setting("/proc/sys/kernel/perf_event_max_sample_rate") +
+                    " Hz, kernel.perf_cpu_time_max_percent " + read_setting("/proc/sys/kernel/perf_cpu_time_max_percent") +
+                    "): a lower --hz takes every sample");
+  if (threads_without_events_ != 0)
+    lines.push_back(std::to_string(threads_without_events_) + " of " + std::to_string(threads_seen_) +
+                    " threads are not sampled: their events (one per thread and CPU) would pass profil's descriptor limit (" +
+                    (descriptor_limit_.empty() ? "ulimit -n" : descriptor_limit_) + ")");
+  bool lost = false;
+  {
+    std::lock_guard<std::mutex> hold(feed_.lock);
+    lost = feed_.table.lost() != 0;
+  }
+  if (lost && !priority_.refusal.empty()) lines.push_back(priority_.refusal);
+  return lines;
 }
 
 std::string PerfSource::resume_in_copy() {
@@ -242,6 +318,11 @@ std::string PerfSource::resume_in_copy() {
 }
 
 void PerfSource::reader_loop() {
+  priority_ = raise_thread_priority();
+  if (enable_at_start_) {
+    enable_at_start_ = false;
+    for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+  }
   std::vector<pollfd> polls;
   for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
   if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});
@@ -264,6 +345,7 @@ void PerfSource::reader_loop() {
       ::poll(&wake, 1, 10);
     }
   }
+  if (close_in_reader_.load()) disable_read_close();
 }
 
 void PerfSource::read_round() {

@@ -104,5 +104,6 @@ size_t Sampler::threads_unreadable() const { return poller_ != nullptr ? poller_
 bool Sampler::samples_kernel() const { return perf_->samples_kernel(); }
 uint64_t Sampler::throttled() const { return perf_->throttled(); }
 unsigned Sampler::rings() const { return perf_->rings(); }
+std::vector<std::string> Sampler::notes() const { return perf_->notes(); }
 
 }  // namespace profiling::outside

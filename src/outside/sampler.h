@@ -82,6 +82,10 @@ class Sampler {
   uint64_t lost() const;
   uint64_t throttled() const;
   unsigned rings() const;
+  // After stop(): the perf source's lines for the run's summary
+  // (PerfSource::notes: throttling, the descriptor limit, the reader's
+  // priority).
+  std::vector<std::string> notes() const;
 
  private:
   SamplerOptions options_;

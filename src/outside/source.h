@@ -85,6 +85,8 @@ class SourceThread {
 
   void start(std::function<void()> loop);
   bool stopping() const { return stopping_.load(); }
+  // Started and not yet joined (the owner's question).
+  bool running() const { return thread_.joinable(); }
   int wake_fd() const { return wake_[0]; }
   // Asks the loop to end, wakes it and joins it; the pipe is drained for
   // the next start.

@@ -111,6 +111,7 @@ int attach_command(const AttachOptions& options) {
   print_losses(c);  // a profile that could not be written (a full disk) says so first
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
+  print_source_notes(sampling.notes());
   if (c.files.empty()) {
     print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;
