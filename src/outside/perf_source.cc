@@ -300,7 +300,7 @@ std::vector<std::string> PerfSource::notes() const {
                     (descriptor_limit_.empty() ? "ulimit -n" : descriptor_limit_) + ")");
   bool lost = false;
   {
-    std::lock_guard<std::mutex> hold(feed_.lock);
+    std::lock_guard<FeedLock> hold(feed_.lock);
     lost = feed_.table.lost() != 0;
   }
   if (lost && !priority_.refusal.empty()) lines.push_back(priority_.refusal);
@@ -349,7 +349,7 @@ void PerfSource::reader_loop() {
 }
 
 void PerfSource::read_round() {
-  std::lock_guard<std::mutex> hold(feed_.lock);
+  std::lock_guard<FeedLock> hold(feed_.lock);
   ProcessTable& table = feed_.table;
   // Every ring's records up to the head read now. Task records first, in
   // time order across the rings (an exec on one CPU, its mappings on

@@ -45,7 +45,7 @@ std::string Sampler::open_before_exec(pid_t pid) {
 std::string Sampler::attach(pid_t pid) {
   for (auto& source : sources_)
     if (std::string why = source->attach(pid); !why.empty()) return why;
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   table_->add_running(pid, monotonic_ns());
   return "";
 }
@@ -76,27 +76,27 @@ std::string Sampler::map_rings_again() {
 }
 
 std::vector<ImageProfile> Sampler::take(bool final) {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->take(monotonic_ns(), final);
 }
 
 std::vector<ImageProfile> Sampler::take_ended() {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->take_ended(monotonic_ns());
 }
 
 std::vector<pid_t> Sampler::running() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->running();
 }
 
 uint64_t Sampler::samples() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->samples();
 }
 
 uint64_t Sampler::lost() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->lost();
 }
 

@@ -89,7 +89,7 @@ class Sampler {
 
  private:
   SamplerOptions options_;
-  mutable std::mutex lock_;  // the table's
+  mutable FeedLock lock_;  // the table's
   std::unique_ptr<ProcessTable> table_;
   std::vector<std::unique_ptr<Source>> sources_;  // in the order they start
   PerfSource* perf_ = nullptr;     // sources_[0]
