@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "interp/python_merge.h"
 #include "interp/python_walk.h"
 
 namespace profiling::outside {
@@ -80,36 +81,16 @@ void PythonFrames::merge(pid_t tid, std::vector<uint64_t>* frames) {
                     : address_of(id, namer_.line(namer_.code(id), raw_[i].instruction));
   }
   ++merged_;
-  merged_frames_.clear();
-  uint32_t next = 0;  // the innermost Python frame not placed yet
-  bool fits = walk.status == interp::WalkStatus::kComplete;
-  for (const uint64_t address : *frames) {
-    if (in_eval_loop(address)) {
-      // This call of the loop ran the frames up to and including the next
-      // entry frame (frames.h).
-      const uint32_t first = next;
-      while (next < walk.count && !(raw_[next].flags & interp::kEntryFrame)) ++next;
-      if (next < walk.count) ++next;  // the entry frame itself
-      if (first == next) fits = false;  // a loop call without frames left
-      for (uint32_t i = first; i < next; ++i)
-        if (python[i] != 0) merged_frames_.push_back(python[i]);
-    }
-    merged_frames_.push_back(address);
-  }
-  if (next < walk.count) fits = false;  // frames no loop call took
-  if (fits) {
-    frames->swap(merged_frames_);
-    return;
-  }
-  // The stack read is not the one the sample was taken in (it moved on
-  // before the reader got to it): never merged, but said in every view, as
-  // a frame of its own just inside the innermost loop frame.
-  ++misfits_;
-  for (size_t i = 0; i < frames->size(); ++i)
-    if (in_eval_loop((*frames)[i])) {
-      frames->insert(frames->begin() + static_cast<std::ptrdiff_t>(i), kMisfitAddress);
-      break;
-    }
+  merged_frames_.resize(frames->size() + walk.count + 1);
+  const interp::MergeResult result = interp::merge_python_frames(
+      frames->data(), static_cast<uint32_t>(frames->size()), raw_.data(), python.data(), walk,
+      interp::EvalLoop{target_.eval_loop_start, target_.eval_loop_end}, kMisfitAddress, merged_frames_.data(),
+      static_cast<uint32_t>(merged_frames_.size()));
+  // A stack that does not fit is not the one the sample was taken in (it
+  // moved on before the reader got to it): the merge marks it instead.
+  if (!result.fits) ++misfits_;
+  merged_frames_.resize(result.count);
+  frames->swap(merged_frames_);
 }
 
 void PythonFrames::name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {

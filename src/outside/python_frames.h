@@ -32,6 +32,7 @@
 
 #include "format/profile.h"
 #include "interp/python_code.h"
+#include "interp/python_merge.h"
 #include "interp/python_process.h"
 #include "interp/readers.h"
 #include "outside/mappings.h"
@@ -39,7 +40,7 @@
 namespace profiling::outside {
 
 // The frame a sample gets whose Python stack did not fit (above).
-inline constexpr const char* kMisfitFrame = "[python: the stack moved before it was read]";
+inline constexpr const char* kMisfitFrame = interp::kMisfitFrame;
 inline constexpr uint64_t kMisfitAddress = format::kInterpreterFrameBase;
 
 class PythonFrames {
