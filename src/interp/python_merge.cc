@@ -5,7 +5,7 @@ namespace profiling::interp {
 
 MergeResult merge_python_frames(const uint64_t* native, uint32_t native_count, const RawFrame* raw,
                                 const uint64_t* python, WalkResult walk, EvalLoop loop, uint64_t misfit_address,
-                                uint64_t* out, uint32_t capacity) {
+                                uint64_t* out, uint32_t capacity, bool at_sample) {
   MergeResult result;
   uint32_t n = 0;
   auto put = [&](uint64_t address) {
@@ -14,8 +14,23 @@ MergeResult merge_python_frames(const uint64_t* native, uint32_t native_count, c
   uint32_t next = 0;  // the innermost Python frame not placed yet
   bool fits = walk.status == WalkStatus::kComplete;
   bool any_loop = false;
+  // At the sample, the innermost loop call entering or leaving its frame
+  // (python_merge.h): one loop call more than entry frames.
+  bool unstarted = false;
+  if (at_sample) {
+    uint32_t loops = 0, entries = 0;
+    for (uint32_t k = 0; k < native_count; ++k) loops += loop.contains(native[k]) ? 1 : 0;
+    for (uint32_t i = 0; i < walk.count; ++i) entries += (raw[i].flags & kEntryFrame) ? 1 : 0;
+    unstarted = loops == entries + 1;
+  }
   for (uint32_t k = 0; k < native_count; ++k) {
     const uint64_t address = native[k];
+    if (unstarted && loop.contains(address)) {
+      unstarted = false;
+      any_loop = true;
+      put(address);  // the innermost loop frame left bare
+      continue;
+    }
     if (loop.contains(address)) {
       any_loop = true;
       // This call of the loop ran the frames up to and including the next

@@ -41,9 +41,18 @@ struct MergeResult {
 // frames, frames no eval-loop frame took, a walk not complete), out is the
 // native stack with misfit_address just inside its innermost eval-loop
 // frame. A stack without eval-loop frames is copied as it is (fits).
+//
+// at_sample: the frames were read when the native stack was taken (inside,
+// by the sampling handler, on the stopped thread). Then one loop call more
+// than entry frames is the innermost loop call entering its frame (before
+// it links it into the thread state: PyEval_EvalFrameEx's prologue on 2.7,
+// 1-2 % of a call-heavy program's samples) or leaving it (after it unlinked
+// it: 3.10's _Py_CheckFunctionResult at the loop's exit), not a stack that
+// moved: it fits, the innermost loop frame left bare. Read after the fact,
+// the same shape is as often a stack that moved on, and stays a misfit.
 MergeResult merge_python_frames(const uint64_t* native, uint32_t native_count, const RawFrame* raw,
                                 const uint64_t* python, WalkResult walk, EvalLoop loop, uint64_t misfit_address,
-                                uint64_t* out, uint32_t capacity);
+                                uint64_t* out, uint32_t capacity, bool at_sample = false);
 
 }  // namespace profiling::interp
 

@@ -14,14 +14,14 @@ constexpr EvalLoop kLoop{0x1000, 0x2000};
 constexpr uint64_t kMisfit = 0xA000'0000'0000'0000;
 
 std::vector<uint64_t> merge(const std::vector<uint64_t>& native, const std::vector<RawFrame>& raw,
-                            WalkStatus status = WalkStatus::kComplete, bool* fits = nullptr) {
+                            WalkStatus status = WalkStatus::kComplete, bool* fits = nullptr, bool at_sample = false) {
   std::vector<uint64_t> python;
   for (const RawFrame& frame : raw) python.push_back(frame.code + 0x100);  // shown at code + 0x100
   std::vector<uint64_t> out(native.size() + raw.size() + 1);
   const MergeResult result =
       merge_python_frames(native.data(), static_cast<uint32_t>(native.size()), raw.data(), python.data(),
                           WalkResult{static_cast<uint32_t>(raw.size()), status}, kLoop, kMisfit, out.data(),
-                          static_cast<uint32_t>(out.size()));
+                          static_cast<uint32_t>(out.size()), at_sample);
   if (fits) *fits = result.fits;
   out.resize(result.count);
   return out;
@@ -43,6 +43,25 @@ TEST(PythonMerge, ALoopWithoutFramesIsAMisfit) {
   const auto merged = merge({0x5000, 0x1100, 0x6000, 0x1200}, {{0x10, 0, kEntryFrame}}, WalkStatus::kComplete, &fits);
   EXPECT_FALSE(fits);
   EXPECT_EQ(merged, (std::vector<uint64_t>{0x5000, kMisfit, 0x1100, 0x6000, 0x1200}));
+}
+
+TEST(PythonMerge, AtTheSampleALoopEnteringACallHasNoFrameYet) {
+  // The sampled pc in the innermost loop call, whose frame is not linked
+  // yet: read at the sample it fits, the loop frame bare.
+  bool fits = false;
+  const auto merged =
+      merge({0x1100, 0x6000, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, /*at_sample=*/true);
+  EXPECT_TRUE(fits);
+  EXPECT_EQ(merged, (std::vector<uint64_t>{0x1100, 0x6000, 0x130, 0x1200}));
+  // The loop call's own callee (3.10's _Py_CheckFunctionResult at its exit) too.
+  EXPECT_EQ(merge({0x5000, 0x1100, 0x6000, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, true),
+            (std::vector<uint64_t>{0x5000, 0x1100, 0x6000, 0x130, 0x1200}));
+  EXPECT_TRUE(fits);
+  // Not after the fact, nor with two loop calls more than entry frames.
+  merge({0x1100, 0x6000, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, false);
+  EXPECT_FALSE(fits);
+  merge({0x1100, 0x1150, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, true);
+  EXPECT_FALSE(fits);
 }
 
 TEST(PythonMerge, FramesNoLoopTookAndCutWalksAreMisfits) {
