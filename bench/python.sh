@@ -7,6 +7,10 @@
 # - the program's CPU under profil run, with and without the frames, and
 #   under perf record -g of the same program started with -X perf (3.12+:
 #   the perf map names the Python functions), as x the plain run.
+# - the same from inside (--inside, the handler reading the frames at the
+#   sample), with the frames and without (PROFIL_INTERPRETER=0), both on
+#   the perf-signal clock (the one a CPython process samples on inside:
+#   docs/python.md), at 1 and 4 kHz.
 # Runs alternate plain, profil, profil --no-interpreter, perf, ...;
 # medians of BENCH_REPS.
 set -uo pipefail
@@ -54,4 +58,25 @@ for hz in $rates; do
   printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f %10s\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
     "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")" \
     "$( [ -s "$out/r" ] && printf '%.2fx' "$(median < "$out/r")")"
+done
+
+echo
+echo "inside (--inside --clock perf-signal), the same runs' plan"
+printf '%5s %8s %12s %12s %14s %14s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o"
+for hz in $rates; do
+  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"
+  for ((k = 0; k < reps; k++)); do
+    plain=$(cpu_of "${work[@]}")
+    with=$(cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/with" -- "${work[@]}")
+    without=$(PROFIL_INTERPRETER=0 cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/without" -- "${work[@]}")
+    sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
+    echo "$plain" >> "$out/p"
+    echo "$with / $plain" | bc -l >> "$out/w"
+    echo "$without / $plain" | bc -l >> "$out/n"
+    [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($with - $plain) * 1000000 / $sw" | bc -l >> "$out/uw"
+    [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($without - $plain) * 1000000 / $sn" | bc -l >> "$out/un"
+    rm -rf "$out/with" "$out/without"
+  done
+  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")"
 done

@@ -5,7 +5,7 @@ namespace profiling::interp {
 
 MergeResult merge_python_frames(const uint64_t* native, uint32_t native_count, const RawFrame* raw,
                                 const uint64_t* python, WalkResult walk, EvalLoop loop, uint64_t misfit_address,
-                                uint64_t* out, uint32_t capacity, bool at_sample) {
+                                uint64_t* out, uint32_t capacity, bool at_sample, uint64_t between_address) {
   MergeResult result;
   uint32_t n = 0;
   auto put = [&](uint64_t address) {
@@ -28,7 +28,8 @@ MergeResult merge_python_frames(const uint64_t* native, uint32_t native_count, c
     if (unstarted && loop.contains(address)) {
       unstarted = false;
       any_loop = true;
-      put(address);  // the innermost loop frame left bare
+      if (between_address != 0) put(between_address);
+      put(address);
       continue;
     }
     if (loop.contains(address)) {

@@ -20,6 +20,9 @@ namespace profiling::interp {
 // stack moved on before it was read; from inside (read at the sample) a
 // chain read while the interpreter was changing it.
 inline constexpr const char* kMisfitFrame = "[python: the stack moved before it was read]";
+// The frame a loop call gets that is entering or leaving its Python frame
+// at the sample (at_sample below).
+inline constexpr const char* kBetweenFramesFrame = "[python: a call entered or left]";
 
 // The native code of the interpreter's evaluation loop, [start, end).
 struct EvalLoop {
@@ -48,11 +51,13 @@ struct MergeResult {
 // it links it into the thread state: PyEval_EvalFrameEx's prologue on 2.7,
 // 1-2 % of a call-heavy program's samples) or leaving it (after it unlinked
 // it: 3.10's _Py_CheckFunctionResult at the loop's exit), not a stack that
-// moved: it fits, the innermost loop frame left bare. Read after the fact,
-// the same shape is as often a stack that moved on, and stays a misfit.
+// moved: it fits, and that loop frame gets between_address (named
+// kBetweenFramesFrame) as its one frame. Read after the fact, the same
+// shape is as often a stack that moved on, and stays a misfit.
 MergeResult merge_python_frames(const uint64_t* native, uint32_t native_count, const RawFrame* raw,
                                 const uint64_t* python, WalkResult walk, EvalLoop loop, uint64_t misfit_address,
-                                uint64_t* out, uint32_t capacity, bool at_sample = false);
+                                uint64_t* out, uint32_t capacity, bool at_sample = false,
+                                uint64_t between_address = 0);
 
 }  // namespace profiling::interp
 

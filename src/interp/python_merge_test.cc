@@ -14,14 +14,15 @@ constexpr EvalLoop kLoop{0x1000, 0x2000};
 constexpr uint64_t kMisfit = 0xA000'0000'0000'0000;
 
 std::vector<uint64_t> merge(const std::vector<uint64_t>& native, const std::vector<RawFrame>& raw,
-                            WalkStatus status = WalkStatus::kComplete, bool* fits = nullptr, bool at_sample = false) {
+                            WalkStatus status = WalkStatus::kComplete, bool* fits = nullptr, bool at_sample = false,
+                            uint64_t between = 0) {
   std::vector<uint64_t> python;
   for (const RawFrame& frame : raw) python.push_back(frame.code + 0x100);  // shown at code + 0x100
   std::vector<uint64_t> out(native.size() + raw.size() + 1);
   const MergeResult result =
       merge_python_frames(native.data(), static_cast<uint32_t>(native.size()), raw.data(), python.data(),
                           WalkResult{static_cast<uint32_t>(raw.size()), status}, kLoop, kMisfit, out.data(),
-                          static_cast<uint32_t>(out.size()), at_sample);
+                          static_cast<uint32_t>(out.size()), at_sample, between);
   if (fits) *fits = result.fits;
   out.resize(result.count);
   return out;
@@ -53,6 +54,9 @@ TEST(PythonMerge, AtTheSampleALoopEnteringACallHasNoFrameYet) {
       merge({0x1100, 0x6000, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, /*at_sample=*/true);
   EXPECT_TRUE(fits);
   EXPECT_EQ(merged, (std::vector<uint64_t>{0x1100, 0x6000, 0x130, 0x1200}));
+  // Marked, where the caller names such frames.
+  EXPECT_EQ(merge({0x1100, 0x6000, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, true, kMisfit + 1),
+            (std::vector<uint64_t>{kMisfit + 1, 0x1100, 0x6000, 0x130, 0x1200}));
   // The loop call's own callee (3.10's _Py_CheckFunctionResult at its exit) too.
   EXPECT_EQ(merge({0x5000, 0x1100, 0x6000, 0x1200}, {{0x30, 0, kEntryFrame}}, WalkStatus::kComplete, &fits, true),
             (std::vector<uint64_t>{0x5000, 0x1100, 0x6000, 0x130, 0x1200}));

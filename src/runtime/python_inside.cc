@@ -13,6 +13,7 @@
 #include <cstring>
 #include <new>
 #include <string_view>
+#include <utility>
 
 #include "base/settings.h"
 #include "format/profile.h"
@@ -87,10 +88,18 @@ struct CodeName {
   uint64_t instructions;
 };
 
+// Ids of the frames every dump names: 0 the misfit mark, kBetweenId the
+// loop entering or leaving a call, kUnreadId a code object the dump could
+// not read (freed since the sample: an imported module's top-level code, run
+// once); code objects' lines from kUnreadId + 1.
+constexpr uint32_t kBetweenId = 1;
+constexpr uint32_t kUnreadId = 2;
+constexpr const char* kUnreadFrame = "[python: code freed before the dump]";
+
 struct FrameName {
   uint64_t code;  // 0: an empty slot
   int32_t line;
-  uint32_t id;    // its address is kInterpreterFrameBase + id (1...)
+  uint32_t id;    // its address is kInterpreterFrameBase + id (kUnreadId + 1...)
   uint32_t code_slot;
 };
 
@@ -101,8 +110,8 @@ constexpr size_t kPoolBytes = size_t{32} << 20;
 struct Tables {
   CodeName codes[kCodeSlots];
   FrameName frames[kFrameSlots];
-  uint32_t frame_of_id[kFrameSlots / 2];  // id -> its slot in frames (ids 1...)
-  uint32_t ids = 0;                        // given out
+  uint32_t frame_of_id[kFrameSlots / 2];  // id -> its slot in frames
+  uint32_t ids = kUnreadId;                // the last given out
   size_t pool_used = 0;
   char pool[kPoolBytes];                   // names, files, line tables
 };
@@ -173,11 +182,12 @@ const CodeName* code_name(uint64_t address, uint32_t* slot_out) {
 }
 
 // The address a frame of the code at code_address, at instruction, is
-// shown at: one per (code object, line); 0 when it cannot be named.
+// shown at: one per (code object, line); kUnreadId's when it cannot be
+// named, 0 when the tables are full.
 uint64_t frame_address(uint64_t code_address, uint64_t instruction) {
   uint32_t code_slot = 0;
   const CodeName* code = code_name(code_address, &code_slot);
-  if (code == nullptr) return 0;
+  if (code == nullptr) return format::kInterpreterFrameBase + kUnreadId;
   const std::string_view table(g_tables->pool + code->table_at, code->table_length);
   const int line = interp::python_line(g_python.layout.line_table, table, code->first_line,
                                        interp::python_line_offset(g_python.layout, code->instructions, instruction));
@@ -197,10 +207,12 @@ uint64_t frame_address(uint64_t code_address, uint64_t instruction) {
 class Names final : public InterpreterFrameSource {
  public:
   void for_each_frame(InterpreterFrameVisitor& visitor) const override {
-    const std::string_view misfit = interp::kMisfitFrame;
-    visitor.frame(format::kInterpreterFrameBase, 0, misfit.data(), static_cast<uint32_t>(misfit.size()), "", 0);
+    for (const auto& [id, text] : {std::pair<uint32_t, std::string_view>{0, interp::kMisfitFrame},
+                                   {kBetweenId, interp::kBetweenFramesFrame},
+                                   {kUnreadId, kUnreadFrame}})
+      visitor.frame(format::kInterpreterFrameBase + id, 0, text.data(), static_cast<uint32_t>(text.size()), "", 0);
     if (g_tables == nullptr) return;
-    for (uint32_t id = 1; id <= g_tables->ids; ++id) {
+    for (uint32_t id = kUnreadId + 1; id <= g_tables->ids; ++id) {
       const FrameName& frame = g_tables->frames[g_tables->frame_of_id[id]];
       const CodeName& code = g_tables->codes[frame.code_slot];
       visitor.frame(format::kInterpreterFrameBase + id, frame.line > 0 ? frame.line : code.first_line,
@@ -276,7 +288,7 @@ void PythonMerge::visit(const uint64_t* pcs, uint32_t depth, bool truncated, uin
   const interp::MergeResult merged =
       interp::merge_python_frames(pcs, native, g_raw, g_shown, walk, g_python.loop, format::kInterpreterFrameBase,
                                   g_merged, static_cast<uint32_t>(sizeof g_merged / sizeof g_merged[0]),
-                                  /*at_sample=*/true);
+                                  /*at_sample=*/true, format::kInterpreterFrameBase + kBetweenId);
   inner_.visit(g_merged, merged.count, truncated, weight, tid, observations);
 }
 

@@ -23,8 +23,11 @@
 // are the dump's alone): each stored stack's Python frames are named and
 // merged into its native stack by interp/python_merge.h's rule, the same as
 // from outside, into a stack of native addresses and
-// format::kInterpreterFrameBase + n, where n is one (code object, line)
-// and 0 the misfit mark (interp::kMisfitFrame); their names go into the
+// format::kInterpreterFrameBase + n, where n is one (code object, line),
+// 0 the misfit mark (interp::kMisfitFrame), 1 a loop call entering or
+// leaving its frame (interp::kBetweenFramesFrame) and 2 a code object the
+// dump could not read ("[python: code freed before the dump]"); their names
+// go into the
 // profraw (profraw_writer.h's InterpreterFrameSource). Names are read from
 // the process's own memory with fault-safe loads, once per code object
 // address, into tables mapped at start (untouched pages cost nothing).
@@ -41,8 +44,11 @@
 // named, an address keeps its first name, and later samples of another code
 // object at that address carry it too (their lines then come from the first
 // one's table). A code object freed and not reused before the dump (what is
-// there is no longer a code object: its type is not PyCode_Type) leaves its
-// frames unnamed: they are left out of the stack, as from outside.
+// there is no longer a code object: its type is not PyCode_Type) gives its
+// frames "[python: code freed before the dump]" (from outside such frames
+// are left out: there the reader names them within a millisecond). An
+// imported module's top-level code runs once and is freed: its samples
+// during start-up are the usual case.
 #ifndef PROFIL_RUNTIME_PYTHON_INSIDE_H
 #define PROFIL_RUNTIME_PYTHON_INSIDE_H
 
