@@ -35,6 +35,18 @@ samples_of() {  # samples in the profiles of a directory
   "$profil" report --format json "$1"/*.pb.gz 2>/dev/null | sed -n 's/.*"summary":{"samples":\([0-9]*\).*/\1/p' | head -1
 }
 
+# One run of each kind: its CPU as x the plain run, and per sample.
+record() {  # plain with without
+  local sw sn
+  sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
+  echo "$1" >> "$out/p"
+  echo "$2 / $1" | bc -l >> "$out/w"
+  echo "$3 / $1" | bc -l >> "$out/n"
+  [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($2 - $1) * 1000000 / $sw" | bc -l >> "$out/uw"
+  [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($3 - $1) * 1000000 / $sn" | bc -l >> "$out/un"
+  return 0
+}
+
 echo "python frames: $python, $reps runs each, alternating"
 printf '%5s %8s %12s %12s %14s %14s %10s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o" "perf -X perf"
 for hz in $rates; do
@@ -43,12 +55,7 @@ for hz in $rates; do
     plain=$(cpu_of "${work[@]}")
     with=$(cpu_of "$profil" run --hz "$hz" -o "$out/with" -- "${work[@]}")
     without=$(cpu_of "$profil" run --hz "$hz" --no-interpreter -o "$out/without" -- "${work[@]}")
-    sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
-    echo "$plain" >> "$out/p"
-    echo "$with / $plain" | bc -l >> "$out/w"
-    echo "$without / $plain" | bc -l >> "$out/n"
-    [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($with - $plain) * 1000000 / $sw" | bc -l >> "$out/uw"
-    [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($without - $plain) * 1000000 / $sn" | bc -l >> "$out/un"
+    record "$plain" "$with" "$without"
     if [ -n "$perf_ok" ]; then
       rec=$(cpu_of perf record -q -F "$hz" -g -o "$out/perf.data" -- "$python" -X perf "${work[@]:1}")
       echo "$rec / $plain" | bc -l >> "$out/r"
@@ -69,12 +76,7 @@ for hz in $rates; do
     plain=$(cpu_of "${work[@]}")
     with=$(cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/with" -- "${work[@]}")
     without=$(PROFIL_INTERPRETER=0 cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/without" -- "${work[@]}")
-    sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
-    echo "$plain" >> "$out/p"
-    echo "$with / $plain" | bc -l >> "$out/w"
-    echo "$without / $plain" | bc -l >> "$out/n"
-    [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($with - $plain) * 1000000 / $sw" | bc -l >> "$out/uw"
-    [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($without - $plain) * 1000000 / $sn" | bc -l >> "$out/un"
+    record "$plain" "$with" "$without"
     rm -rf "$out/with" "$out/without"
   done
   printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \

@@ -21,7 +21,10 @@
 // is known only through its module's TLS block (static python3.11 and a
 // libpython differ), and absent before 3.12. A list read while a thread is
 // added or removed may fault (a load that fails ends the walk: no frames for
-// that sample) or loop (bounded).
+// that sample) or loop (bounded). A state freed while its memory still
+// holds this thread's id (a thread that makes and drops states, as
+// PyGILState_Ensure does for a foreign thread) is taken until the memory is
+// reused: its frames then read as a misfit, never as a crash.
 //
 // Stored stacks: native frames, then kPythonMarker (its low byte the walk's
 // status), then two words per Python frame, innermost first: the code
