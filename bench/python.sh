@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Issue 31: what the Python frames cost. On tests/python_progs/shares.py
 # (CPython 3.12 from pyenv where it is, else the system's python3):
-# - profil's own CPU per sample from outside, with the Python frames read
-#   at the sample (the BPF program, where allowed), read after the fact
-#   (--no-bpf), and without them (--no-interpreter), at 1 and 4 kHz: the
-#   CPU of profil run (the program's, the BPF program's in it, and
-#   profil's) less the plain run's, per sample written;
+# - profil's own CPU per sample from outside, with the Python frames and
+#   without them (--no-interpreter), at 1 and 4 kHz: the CPU of profil run
+#   (the program's and profil's) less the plain run's, per sample written;
 # - the program's CPU under profil run, with and without the frames, and
 #   under perf record -g of the same program started with -X perf (3.12+:
 #   the perf map names the Python functions), as x the plain run.
-# Runs alternate plain, profil, profil --no-bpf, profil --no-interpreter,
-# perf, ...;
+# - the same read after the fact from outside (--no-bpf; the first table
+#   reads them at the sample with the BPF program where allowed);
+# - the same from inside (--inside, the handler reading the frames at the
+#   sample), with the frames and without (PROFIL_INTERPRETER=0), both on
+#   the perf-signal clock (the one a CPython process samples on inside:
+#   docs/python.md), at 1 and 4 kHz.
+# Runs alternate plain, profil, profil --no-interpreter, perf, ...;
 # medians of BENCH_REPS.
 set -uo pipefail
 build=${1:-build}
@@ -34,30 +37,66 @@ samples_of() {  # samples in the profiles of a directory
   "$profil" report --format json "$1"/*.pb.gz 2>/dev/null | sed -n 's/.*"summary":{"samples":\([0-9]*\).*/\1/p' | head -1
 }
 
+# One run of each kind: its CPU as x the plain run, and per sample.
+record() {  # plain with without
+  local sw sn
+  sw=$(samples_of "$out/with"); sn=$(samples_of "$out/without")
+  echo "$1" >> "$out/p"
+  echo "$2 / $1" | bc -l >> "$out/w"
+  echo "$3 / $1" | bc -l >> "$out/n"
+  [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($2 - $1) * 1000000 / $sw" | bc -l >> "$out/uw"
+  [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($3 - $1) * 1000000 / $sn" | bc -l >> "$out/un"
+  return 0
+}
+
 echo "python frames: $python, $reps runs each, alternating"
-printf '%5s %8s %12s %12s %12s %10s %10s %10s %10s\n' hz plain "at sample" "late" "without" "us at smp" "us late" "us w/o" "perf -X"
+printf '%5s %8s %12s %12s %14s %14s %10s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o" "perf -X perf"
 for hz in $rates; do
-  : > "$out/p"; : > "$out/w"; : > "$out/l"; : > "$out/n"; : > "$out/uw"; : > "$out/ul"; : > "$out/un"; : > "$out/r"
+  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"; : > "$out/r"
   for ((k = 0; k < reps; k++)); do
     plain=$(cpu_of "${work[@]}")
     with=$(cpu_of "$profil" run --hz "$hz" -o "$out/with" -- "${work[@]}")
-    late=$(cpu_of "$profil" run --hz "$hz" --no-bpf -o "$out/late" -- "${work[@]}")
     without=$(cpu_of "$profil" run --hz "$hz" --no-interpreter -o "$out/without" -- "${work[@]}")
-    sw=$(samples_of "$out/with"); sl=$(samples_of "$out/late"); sn=$(samples_of "$out/without")
-    echo "$plain" >> "$out/p"
-    echo "$with / $plain" | bc -l >> "$out/w"
-    echo "$late / $plain" | bc -l >> "$out/l"
-    echo "$without / $plain" | bc -l >> "$out/n"
-    [ -n "$sl" ] && [ "$sl" -gt 0 ] && echo "($late - $plain) * 1000000 / $sl" | bc -l >> "$out/ul"
-    [ -n "$sw" ] && [ "$sw" -gt 0 ] && echo "($with - $plain) * 1000000 / $sw" | bc -l >> "$out/uw"
-    [ -n "$sn" ] && [ "$sn" -gt 0 ] && echo "($without - $plain) * 1000000 / $sn" | bc -l >> "$out/un"
+    record "$plain" "$with" "$without"
     if [ -n "$perf_ok" ]; then
       rec=$(cpu_of perf record -q -F "$hz" -g -o "$out/perf.data" -- "$python" -X perf "${work[@]:1}")
       echo "$rec / $plain" | bc -l >> "$out/r"
     fi
-    rm -rf "$out/with" "$out/late" "$out/without" "$out/perf.data"
+    rm -rf "$out/with" "$out/without" "$out/perf.data"
   done
-  printf '%5s %7.2fs %11.2fx %11.2fx %11.2fx %10.1f %10.1f %10.1f %10s\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
-    "$(median < "$out/l")" "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/ul")" "$(median < "$out/un")" \
+  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f %10s\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")" \
     "$( [ -s "$out/r" ] && printf '%.2fx' "$(median < "$out/r")")"
+done
+
+echo
+echo "inside (--inside --clock perf-signal), the same runs' plan"
+printf '%5s %8s %12s %12s %14s %14s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o"
+for hz in $rates; do
+  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"
+  for ((k = 0; k < reps; k++)); do
+    plain=$(cpu_of "${work[@]}")
+    with=$(cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/with" -- "${work[@]}")
+    without=$(PROFIL_INTERPRETER=0 cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/without" -- "${work[@]}")
+    record "$plain" "$with" "$without"
+    rm -rf "$out/with" "$out/without"
+  done
+  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")"
+done
+
+echo
+echo "outside, read after the fact (--no-bpf), the same runs' plan"
+printf '%5s %8s %12s %12s %14s %14s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o"
+for hz in $rates; do
+  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"
+  for ((k = 0; k < reps; k++)); do
+    plain=$(cpu_of "${work[@]}")
+    with=$(cpu_of "$profil" run --no-bpf --hz "$hz" -o "$out/with" -- "${work[@]}")
+    without=$(cpu_of "$profil" run --hz "$hz" --no-interpreter -o "$out/without" -- "${work[@]}")
+    record "$plain" "$with" "$without"
+    rm -rf "$out/with" "$out/without"
+  done
+  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")"
 done

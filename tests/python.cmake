@@ -1,7 +1,10 @@
 # A Python program's own functions in profil's profiles (issue 31): every
 # CPython found here — Debian's python3.x and pyenv's builds — run under
-# profil run (tests/run_python.sh says what is checked). A machine without
-# pyenv tests Debian's alone.
+# profil run (tests/run_python.sh says what is checked), from outside (the
+# default) and from inside (--inside: read by the sampling handler at the
+# sample, so a Python stack fits its native stack in all but 1 % of the
+# samples, even on tests/python_progs/deep.py: run_python.sh --deep). A
+# machine without pyenv tests Debian's alone.
 if(TARGET profil_cli)
   file(GLOB PROFIL_TEST_PYTHONS /usr/bin/python3.[0-9] /usr/bin/python3.[0-9][0-9]
        $ENV{HOME}/.pyenv/versions/*/bin/python[23].[0-9] $ENV{HOME}/.pyenv/versions/*/bin/python3.[0-9][0-9])
@@ -30,5 +33,9 @@ if(TARGET profil_cli)
       add_test(NAME run_python_xperf_${label}
                COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_xperf.sh $<TARGET_FILE:profil_cli> ${python})
     endif()
+    add_test(NAME run_python_inside_${label} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --inside)
+    set_tests_properties(run_python_inside_${label} PROPERTIES ENVIRONMENT "MISFITS_ALLOWED=0.01")
+    add_test(NAME run_python_deep_inside_${label}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --deep --inside)
   endforeach()
 endif()

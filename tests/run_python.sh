@@ -20,6 +20,28 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/profil-python.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 error_allowed=${ERROR_ALLOWED:-0.05}
 
+if [ "${1:-}" = --deep ]; then
+  shift
+  # 2.7 and 3.10 take several native frames per Python call: a stack of 22
+  # Python calls is more native frames than the default depth keeps.
+  PROFIL_STACK_DEPTH=512 "$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/deep.py" 2 \
+    > "$work/stdout" 2> "$work/stderr" || { echo "profil run failed:"; cat "$work/stderr"; exit 1; }
+  "$profil" report --format folded "$(ls "$work"/out/*.pb.gz | head -1)" > "$work/merged.folded"
+  awk -v m="${MISFITS_ALLOWED:-0.01}" '{ n = $NF
+         if ($0 ~ /the stack moved before it was read/) misfit += n
+         else if ($0 ~ /(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)/) bare += n
+         else if ($0 ~ /a call entered or left/) between += n
+         else if ($0 ~ /(^|;)down(;| |$)/) python += n }
+       END { total = misfit + bare + between + python
+             printf "deep recursion: %d samples in Python code, %d did not fit (%.2f %%), %d in a call entered or left, %d loop frames without Python frames\n",
+                    total, misfit, total ? 100 * misfit / total : 0, between, bare
+             if (total < 500) { print "too few samples"; exit 1 }
+             exit (misfit <= m * total) ? 0 : 1 }' "$work/merged.folded" || {
+    echo "FAIL: more Python stacks than allowed did not fit"; grep moved "$work/merged.folded" | head -3 | cut -c1-400; exit 1; }
+  echo "ok: $python"
+  exit 0
+fi
+
 "$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/shares.py" 2 > "$work/stdout" 2> "$work/stderr" || {
   echo "profil run failed:"; cat "$work/stderr"; exit 1; }
 # The way the frames were read (outside/python_frames.h): as root the BPF

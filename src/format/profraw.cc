@@ -6,17 +6,11 @@
 #include <iterator>
 
 #include "format/format_error.h"
+#include "format/profraw_stacks.h"
 
 
 namespace profiling::format {
 namespace {
-
-template <typename T>
-T load(std::string_view bytes, size_t offset) {
-  T value;
-  std::memcpy(&value, bytes.data() + offset, sizeof(T));  // x86-64: little-endian already
-  return value;
-}
 
 // One "start-end perms offset dev inode path" line of proc(5)'s maps.
 bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) {
@@ -49,80 +43,6 @@ bool parse_maps_line(std::string_view line, Mapping* mapping, bool* executable) 
   mapping->path = path_begin == std::string_view::npos ? std::string() : std::string(line.substr(path_begin));
   *executable = perms[2] == 'x';
   return true;
-}
-
-// The stack records onto the pc table's samples (read_profraw's contract in
-// profraw.h). samples: sorted, one per pc.
-void spread_stacks(std::string_view records, uint64_t count, size_t record_size, Profile* profile) {
-  std::vector<Sample> stacked;
-  stacked.reserve(count);
-  std::vector<uint64_t> callers;
-  size_t offset = 0;
-  for (uint64_t i = 0; i < count; ++i) {
-    if (records.size() - offset < record_size) throw FormatError("truncated profraw (stack record)");
-    profraw::StackRecord record{};
-    std::memcpy(&record, records.data() + offset, record_size);  // version 3: no thread
-    offset += record_size;
-    if (record.depth == 0 || record.depth > profraw::kMaxStackDepth)
-      throw FormatError("bad profraw stack depth " + std::to_string(record.depth));
-    if (record.flags & ~profraw::kStackTruncated)
-      throw FormatError("bad profraw stack flags " + std::to_string(record.flags));
-    if ((records.size() - offset) / sizeof(uint64_t) < record.depth) throw FormatError("truncated profraw (stack)");
-    const uint64_t leaf = load<uint64_t>(records, offset);
-    callers.clear();
-    for (uint32_t k = 1; k < record.depth; ++k) {
-      // A return address follows its call: the call site is the byte
-      // before, which symbolizes to the caller's line even when the call
-      // is the function's last instruction (as perf and pprof do).
-      const uint64_t return_address = load<uint64_t>(records, offset + k * sizeof(uint64_t));
-      callers.push_back(return_address > 0 ? return_address - 1 : 0);
-    }
-    offset += record.depth * sizeof(uint64_t);
-    if (record.weight == 0) continue;
-    const uint32_t id = profile->stacks.intern(callers, (record.flags & profraw::kStackTruncated) != 0);
-    Sample sample{leaf, record.weight, 0, id, record.tid};
-    // Version 4 wrote the field 0 (then unused); has_observations says
-    // whether it means anything. At least one draw per count (the writer
-    // may read a weight just added before its observation).
-    if (profile->has_observations) sample.observations = record.observations ? record.observations : 1;
-    stacked.push_back(sample);
-  }
-  if (offset != records.size()) throw FormatError("profraw stack records do not fill their length");
-  coalesce_samples(&stacked);
-
-  // Each pc: its stacks, and what its count has beyond them as a leaf of
-  // unknown callers.
-  uint32_t unknown_callers = StackTable::kNoCallers;
-  std::vector<Sample> merged;
-  merged.reserve(profile->samples.size() + stacked.size());
-  auto flat = profile->samples.begin();
-  auto with_stack = stacked.begin();
-  while (flat != profile->samples.end() || with_stack != stacked.end()) {
-    const uint64_t address = flat == profile->samples.end()           ? with_stack->address
-                             : with_stack == stacked.end()            ? flat->address
-                                                                      : std::min(flat->address, with_stack->address);
-    uint64_t stack_weight = 0, stack_observations = 0;
-    for (; with_stack != stacked.end() && with_stack->address == address; ++with_stack) {
-      saturating_add(stack_weight, with_stack->count);
-      saturating_add(stack_observations, with_stack->observations);
-      merged.push_back(*with_stack);
-    }
-    if (flat != profile->samples.end() && flat->address == address) {
-      if (flat->count > stack_weight) {
-        if (unknown_callers == StackTable::kNoCallers) unknown_callers = profile->stacks.intern({}, true);
-        Sample rest{address, flat->count - stack_weight, 0, unknown_callers};
-        // The pc table's observations beyond the stacks' (a stack the
-        // stack table had no room for); at least one, as a count is.
-        rest.observations = !profile->has_observations                   ? 0
-                            : flat->observations > stack_observations ? flat->observations - stack_observations
-                                                                      : 1;
-        merged.push_back(rest);
-      }
-      ++flat;
-    }
-  }
-  coalesce_samples(&merged);  // by stack id within each address
-  profile->samples.swap(merged);
 }
 
 }  // namespace
@@ -178,6 +98,7 @@ profraw::Header read_profraw_header(std::string_view bytes) {
   const uint32_t expected_size = version == 1   ? profraw::kHeaderSizeV1
                                  : version == 2 ? profraw::kHeaderSizeV2
                                  : version == 3 ? profraw::kHeaderSizeV3
+                                 : version <= 5 ? profraw::kHeaderSizeV5
                                                 : static_cast<uint32_t>(sizeof(Header));
   if (header_size != expected_size)
     throw FormatError("bad profraw header size " + std::to_string(header_size));
@@ -234,11 +155,16 @@ ProfrawData read_profraw(std::string_view bytes) {
   rest -= header.stacks_length;
   if (header.thread_count > rest / sizeof(profraw::ThreadRecord)) throw FormatError("truncated profraw (threads)");
   rest -= uint64_t{header.thread_count} * sizeof(profraw::ThreadRecord);
+  if (header.interp_frames_length > rest) throw FormatError("truncated profraw (interpreter frames)");
+  rest -= header.interp_frames_length;
+  if (header.interp_frame_count > header.interp_frames_length / sizeof(profraw::InterpreterFrameRecord))
+    throw FormatError("profraw interpreter frame count exceeds its bytes");
   if (rest > 0)
     throw FormatError(header.version == 1   ? "profraw has trailing bytes after the maps"
                       : header.version == 2 ? "profraw has trailing bytes after the unsampled records"
                       : header.version == 3 ? "profraw has trailing bytes after the stacks"
-                                            : "profraw has trailing bytes after the threads");
+                      : header.version <= 5 ? "profraw has trailing bytes after the threads"
+                                            : "profraw has trailing bytes after the interpreter frames");
   const size_t stack_record_size = header.version >= 4 ? sizeof(profraw::StackRecord) : profraw::kStackRecordSizeV3;
   // A record is at least its header and one PC: no count can claim more
   // than the bytes hold.
@@ -287,6 +213,8 @@ ProfrawData read_profraw(std::string_view bytes) {
     const std::string name(record.name, strnlen(record.name, sizeof record.name));
     profile.thread_names[record.tid] = name.empty() ? profraw::kEndedThreadName : name;
   }
+  read_interpreter_frames(bytes.substr(offset, header.interp_frames_length), header.interp_frame_count, &profile);
+  data.interpreter_frames = header.interp_frame_count != 0;
 
   profile.pid = header.pid;
   profile.clock = describe_clock(header.clock);

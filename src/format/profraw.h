@@ -45,6 +45,10 @@ struct ProfrawData {
   std::vector<profraw::Unsampled> unsampled;
   bool stacks_captured = false;  // version 3 with stacks on
   uint32_t max_depth = 0;
+  // Version 6: the process read its interpreter's frames at each sample
+  // (issue 31: a CPython process, which samples on perf-signal, not the
+  // ring, where auto was asked).
+  bool interpreter_frames = false;
 };
 
 // The unsampled records as rows of the profile: a sample at

@@ -18,7 +18,10 @@ namespace profiling::format {
 namespace profraw {
 
 inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
-// Version 5 added observations (issue 22's honest intervals): each pair's
+// Version 6 added interpreter frames (issue 31, Python frames read inside
+// the program at the sample): the stacks may hold kInterpreterFrameBase
+// addresses (format/profile.h), named by the InterpreterFrameRecords after
+// the threads. Version 5 added observations (issue 22's honest intervals): each pair's
 // and each stack record's signals (or ring records) beside its weighted
 // count; version 4 threads (issue 22): each stack record's thread id and
 // the thread records after the stacks; version 3 the stacks (issue 13);
@@ -26,10 +29,11 @@ inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
 // header, no records), 2 (184-byte header, no stacks) and 3 (216-byte
 // header, 16-byte stack records, no threads) and 4 (16-byte pairs, no
 // observations: read with Profile::has_observations false) files still read.
-inline constexpr uint32_t kVersion = 5;
+inline constexpr uint32_t kVersion = 6;
 inline constexpr uint32_t kHeaderSizeV1 = 176;
 inline constexpr uint32_t kHeaderSizeV2 = 184;
 inline constexpr uint32_t kHeaderSizeV3 = 216;
+inline constexpr uint32_t kHeaderSizeV5 = 224;  // versions 4 and 5
 // The deepest stack a file may hold; the unwinder's limit (128 by default)
 // is far below.
 inline constexpr uint32_t kMaxStackDepth = 4096;
@@ -64,8 +68,9 @@ inline constexpr bool is_end_reason(uint32_t value) {
 // version 5), maps_length bytes of /proc/self/maps,
 // unsampled_count 48-byte Unsampled records, stack_count stack records
 // (StackRecord and its PCs) of stacks_length bytes in all, and
-// thread_count 24-byte ThreadRecords; the file is exactly that long (a
-// shorter one is truncated).
+// thread_count 24-byte ThreadRecords, and interp_frame_count
+// InterpreterFrameRecords (each with its strings) of interp_frames_length
+// bytes; the file is exactly that long (a shorter one is truncated).
 struct Header {
   char magic[8];
   uint32_t version;
@@ -99,8 +104,12 @@ struct Header {
   // Version 4:
   uint32_t thread_count;    // ThreadRecords after the stacks
   uint32_t thread_flags;    // 0 (reserved)
+  // Version 6:
+  uint64_t interp_frame_count;    // InterpreterFrameRecords after the threads
+  uint64_t interp_frames_length;  // their bytes, strings and padding included
 };
-static_assert(sizeof(Header) == 224, "the profraw header is 224 bytes");
+static_assert(sizeof(Header) == 240, "the profraw header is 240 bytes");
+static_assert(offsetof(Header, interp_frame_count) == kHeaderSizeV5);
 static_assert(offsetof(Header, stack_count) == kHeaderSizeV2);
 static_assert(offsetof(Header, thread_count) == kHeaderSizeV3);
 
@@ -136,6 +145,20 @@ static_assert(sizeof(ThreadRecord) == 24);
 inline constexpr uint32_t kThreadEnded = 1;
 // What a report calls a thread whose name was never read.
 inline constexpr const char* kEndedThreadName = "[ended]";
+
+// The name of one interpreter frame address the stacks hold (a Python
+// function at one of its lines, or the mark of a sample whose Python frames
+// did not fit its native stack): function_length bytes of its (qualified)
+// name, then file_length bytes of its file, then zero bytes up to a
+// multiple of 8. line 0: unknown.
+struct InterpreterFrameRecord {
+  uint64_t address;  // kInterpreterFrameBase + n
+  int64_t line;
+  uint32_t function_length;
+  uint32_t file_length;
+};
+static_assert(sizeof(InterpreterFrameRecord) == 24);
+inline constexpr uint32_t kMaxInterpreterName = 1 << 16;  // longer strings are cut
 
 // Why CPU time went unsampled (the sampler's UnsampledCause).
 enum class UnsampledCause : uint32_t {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <random>
@@ -23,14 +24,26 @@ const char kMaps[] =
     "7f0000100000-7f0000101000 rwxp 00000000 00:00 0 \n"
     "7ffd1d3f0000-7ffd1d3f2000 r-xp 00000000 00:00 0                          [vdso]\n";
 
+// A dump's header, whatever its size (the struct zero beyond it), and the
+// same written back over its header_size bytes.
+profraw::Header header_of(const std::string& bytes) {
+  profraw::Header h{};
+  uint32_t size = 0;
+  std::memcpy(&size, bytes.data() + offsetof(profraw::Header, header_size), sizeof size);
+  std::memcpy(&h, bytes.data(), std::min<size_t>(size, sizeof h));
+  return h;
+}
+void put_header(std::string* bytes, const profraw::Header& h) { std::memcpy(bytes->data(), &h, h.header_size); }
+
 // Version 4 unless asked: most tests are of what versions 4 and 5 share,
-// and version 4's samples compare without observations.
+// and version 4's samples compare without observations (a 224-byte header
+// before version 6).
 std::string make_raw(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps,
                      uint32_t version = 4) {
   profraw::Header h{};
   std::memcpy(h.magic, profraw::kMagic, 8);
   h.version = version;
-  h.header_size = sizeof h;
+  h.header_size = version >= 6 ? sizeof h : profraw::kHeaderSizeV5;
   h.pid = 42;
   h.ppid = 7;
   h.clock = 1;
@@ -47,7 +60,7 @@ std::string make_raw(const std::string& program, std::vector<profraw::Pair> pair
   h.cpu_ns = 2'000'000'000;
   h.signals = 1999;
   std::strcpy(h.run_id, "run-1");
-  std::string bytes(reinterpret_cast<const char*>(&h), sizeof h);
+  std::string bytes(reinterpret_cast<const char*>(&h), h.header_size);
   bytes += program;
   for (const profraw::Pair& pair : pairs)
     bytes.append(reinterpret_cast<const char*>(&pair), version >= 5 ? sizeof pair : profraw::kPairSizeV4);
@@ -98,12 +111,11 @@ TEST(Profraw, ReadsEveryField) {
 // after the maps. Old dumps still read.
 std::string make_v1(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps) {
   std::string v2 = make_raw(program, pairs, maps);
-  profraw::Header h;
-  std::memcpy(&h, v2.data(), sizeof h);
+  profraw::Header h = header_of(v2);
   h.version = 1;
   h.header_size = profraw::kHeaderSizeV1;
   std::string bytes(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV1);
-  return bytes + v2.substr(sizeof h);
+  return bytes + v2.substr(profraw::kHeaderSizeV5);
 }
 
 TEST(Profraw, Version1StillReads) {
@@ -122,12 +134,11 @@ TEST(Profraw, Version1StillReads) {
 // unsampled records.
 std::string make_v2(const std::string& program, std::vector<profraw::Pair> pairs, const std::string& maps) {
   std::string v3 = make_raw(program, pairs, maps);
-  profraw::Header h;
-  std::memcpy(&h, v3.data(), sizeof h);
+  profraw::Header h = header_of(v3);
   h.version = 2;
   h.header_size = profraw::kHeaderSizeV2;
   std::string bytes(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV2);
-  return bytes + v3.substr(sizeof h);
+  return bytes + v3.substr(profraw::kHeaderSizeV5);
 }
 
 TEST(Profraw, Version2StillReads) {
@@ -161,14 +172,13 @@ std::string with_stacks(std::string bytes, const std::vector<StackSpec>& stacks,
     records.append(reinterpret_cast<const char*>(&record), sizeof record);
     records.append(reinterpret_cast<const char*>(spec.pcs.data()), spec.pcs.size() * sizeof(uint64_t));
   }
-  profraw::Header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
+  profraw::Header h = header_of(bytes);
   h.stack_count = stacks.size();
   h.stacks_length = records.size();
   h.stacks_dropped = dropped;
   h.stack_flags = profraw::kStacksCaptured;
   h.max_depth = 128;
-  std::memcpy(bytes.data(), &h, sizeof h);
+  put_header(&bytes, h);
   return bytes + records;
 }
 
@@ -223,13 +233,12 @@ TEST(Profraw, StacksKeepTheirThreadsAndThreadsTheirNames) {
   std::string threads;
   profraw::ThreadRecord named{101, 0, "burn-a"}, ended{102, profraw::kThreadEnded, ""};
   for (const auto* record : {&named, &ended}) threads.append(reinterpret_cast<const char*>(record), sizeof *record);
-  profraw::Header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
+  profraw::Header h = header_of(bytes);
   h.stack_count = 2;
   h.stacks_length = stacks.size();
   h.stack_flags = profraw::kStacksCaptured;
   h.thread_count = 2;
-  std::memcpy(bytes.data(), &h, sizeof h);
+  put_header(&bytes, h);
   bytes += stacks + threads;
   const Profile p = read_profraw(bytes).profile;
   std::map<int32_t, uint64_t> by_thread;
@@ -246,8 +255,7 @@ TEST(Profraw, StacksKeepTheirThreadsAndThreadsTheirNames) {
 TEST(Profraw, Version3StillReads) {
   const uint64_t leaf = 0x55d0c0a01010, caller = 0x55d0c0a01200;
   std::string v4 = make_raw("/usr/bin/prog", {{leaf, 5}}, kMaps);
-  profraw::Header h;
-  std::memcpy(&h, v4.data(), sizeof h);
+  profraw::Header h = header_of(v4);
   h.version = 3;
   h.header_size = profraw::kHeaderSizeV3;
   std::string record(profraw::kStackRecordSizeV3, '\0');
@@ -260,7 +268,7 @@ TEST(Profraw, Version3StillReads) {
   h.stacks_length = record.size();
   h.stack_flags = profraw::kStacksCaptured;
   const std::string bytes =
-      std::string(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV3) + v4.substr(sizeof h) + record;
+      std::string(reinterpret_cast<const char*>(&h), profraw::kHeaderSizeV3) + v4.substr(profraw::kHeaderSizeV5) + record;
   const Profile p = read_profraw(bytes).profile;
   ASSERT_EQ(p.samples.size(), 1u);
   EXPECT_EQ(p.samples[0].count, 5u);
@@ -280,12 +288,11 @@ TEST(Profraw, Version5KeepsObservationsAndVersion4HasNone) {
   profraw::StackRecord record{2, 0, 48, 101, 3};  // three of leaf's four signals, 16 periods each
   std::string stacks(reinterpret_cast<const char*>(&record), sizeof record);
   for (uint64_t pc : {leaf, caller}) stacks.append(reinterpret_cast<const char*>(&pc), sizeof pc);
-  profraw::Header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
+  profraw::Header h = header_of(bytes);
   h.stack_count = 1;
   h.stacks_length = stacks.size();
   h.stack_flags = profraw::kStacksCaptured;
-  std::memcpy(bytes.data(), &h, sizeof h);
+  put_header(&bytes, h);
   bytes += stacks;
   const Profile p = read_profraw(bytes).profile;
   EXPECT_TRUE(p.has_observations);
@@ -529,6 +536,44 @@ TEST(Ledger, ReadsWholeRecordsAndSkipsTheRest) {
   EXPECT_EQ(records[2].end_reason, 4u);
   EXPECT_EQ(std::strlen(records[2].name), sizeof records[2].name - 1);
   EXPECT_TRUE(read_ledger("").empty());
+}
+
+}  // namespace
+}  // namespace profiling::format
+
+namespace profiling::format {
+namespace {
+
+// Version 6 (issue 31): interpreter frames after the threads, each its
+// address, line and strings padded to 8 bytes; a record at a native address
+// or short of its strings is an error.
+std::string with_interpreter_frames(std::string bytes, uint64_t address, const std::string& function,
+                                    const std::string& file, size_t cut = 0) {
+  profraw::InterpreterFrameRecord record{address, 7, static_cast<uint32_t>(function.size()),
+                                         static_cast<uint32_t>(file.size())};
+  std::string records(reinterpret_cast<const char*>(&record), sizeof record);
+  records += function + file;
+  records.resize((records.size() + 7) / 8 * 8 - cut, '\0');
+  profraw::Header h = header_of(bytes);
+  h.interp_frame_count = 1;
+  h.interp_frames_length = records.size();
+  put_header(&bytes, h);
+  return bytes + records;
+}
+
+TEST(Profraw, Version6NamesItsInterpreterFrames) {
+  const std::string base = make_raw("/usr/bin/python3", {{5, 4}}, "", 6);
+  const ProfrawData data =
+      read_profraw(with_interpreter_frames(base, kInterpreterFrameBase + 3, "Parser.parse", "parse.py"));
+  EXPECT_TRUE(data.interpreter_frames);
+  const auto& frames = data.profile.frames.at(kInterpreterFrameBase + 3);
+  EXPECT_EQ(frames[0].function, "Parser.parse");
+  EXPECT_EQ(frames[0].file, "parse.py");
+  EXPECT_EQ(frames[0].line, 7);
+  EXPECT_FALSE(read_profraw(base).interpreter_frames);
+  EXPECT_THROW(read_profraw(with_interpreter_frames(base, 0x401000, "f", "x.py")), FormatError);
+  EXPECT_THROW(read_profraw(with_interpreter_frames(base, kInterpreterFrameBase + 1, "parse", "parse.py", 8)),
+               FormatError);
 }
 
 }  // namespace

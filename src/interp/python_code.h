@@ -63,6 +63,7 @@ class PythonCodeNamer {
 
  private:
   bool read_head(uint64_t address, PythonCode* head);
+  bool read_line_table(uint64_t address, std::string* out);
 
   PythonLayout layout_;
   MemoryReader& memory_;

@@ -1,6 +1,8 @@
 // The perf rings and their reader (see perf_source.h).
 #include "outside/perf_source.h"
 
+#include "outside/perf_records_apply.h"
+
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -9,62 +11,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <thread>
 
 namespace profiling::outside {
-namespace {
-
-std::string read_setting(const char* path) {
-  std::ifstream in(path);
-  std::string value;
-  std::getline(in, value);
-  return value.empty() ? "?" : value;
-}
-
-std::string describe_refusal(long error, pid_t pid) {
-  const std::string paranoid = read_setting("/proc/sys/kernel/perf_event_paranoid");
-  switch (error) {
-    case EACCES:
-    case EPERM:
-      return "the kernel refuses perf events on pid " + std::to_string(pid) + " (" + std::strerror(static_cast<int>(error)) +
-             "): kernel.perf_event_paranoid is " + paranoid +
-             "; sampling another user's process, or any process where it is above 2, needs CAP_PERFMON or "
-             "root (or sysctl kernel.perf_event_paranoid=2)";
-    case ESRCH: return "no process " + std::to_string(pid);
-    case EMFILE:
-    case ENFILE: return "out of file descriptors for the events (one per thread and CPU): raise ulimit -n";
-    case ENOENT:
-    case ENODEV:
-    case ENOSYS:
-    case EOPNOTSUPP: return "this kernel has no software task-clock perf events (" + std::string(std::strerror(static_cast<int>(error))) + ")";
-    default: return "perf_event_open on pid " + std::to_string(pid) + ": " + std::strerror(static_cast<int>(error));
-  }
-}
-
-// "EPERM (Operation not permitted)".
-std::string errno_name(int error) {
-  const char* name = ::strerrorname_np(error);
-  return std::string(name ? name : "errno " + std::to_string(error)) + " (" + std::strerror(error) + ")";
-}
-
-// What the kernel lets a user without CAP_IPC_LOCK lock in perf rings
-// (perf_mmap: perf_event_mlock_kb per CPU, summed over the CPUs, then the
-// RLIMIT_MEMLOCK), with the values here.
-std::string lock_allowance() {
-  rlimit memlock{};
-  std::string limit = "?";
-  if (::getrlimit(RLIMIT_MEMLOCK, &memlock) == 0)
-    limit = memlock.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(memlock.rlim_cur / 1024) + " KiB";
-  return "a user without CAP_IPC_LOCK may lock kernel.perf_event_mlock_kb (" +
-         read_setting("/proc/sys/kernel/perf_event_mlock_kb") + " KiB) per CPU in perf rings, and beyond it ulimit -l (" +
-         limit + ")";
-}
-
-}  // namespace
 
 perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool user_only) {
   perf::EventSpec spec;
@@ -105,6 +60,9 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
   }
   for (size_t i = 0; i < cpus_.size(); ++i) {
     perf_event_attr attr = spec.attr();
+    // Attached: enabled all at once by the reader (start), which reads from
+    // the first sample on.
+    if (!before_exec) attr.disabled = 1;
     // Timestamps on CLOCK_MONOTONIC: comparable with ours.
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
@@ -174,11 +132,38 @@ std::string PerfSource::open_before_exec(pid_t pid) { return open_on(pid, true);
 
 std::string PerfSource::attach(pid_t pid) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return "no process " + std::to_string(pid);
+  // Opened from a thread that runs before the program's (issue 32: among
+  // 1,000 busy threads the tool's own thread took 19 s to open 2,000
+  // events, while the first ones' samples filled the rings unread).
+  std::string why;
+  std::thread opener([&] {
+    priority_ = raise_thread_priority();
+    why = open_on_threads(pid);
+  });
+  opener.join();
+  return why;
+}
+
+std::string PerfSource::open_on_threads(pid_t pid) {
   // One event per thread and CPU: profil's own soft descriptor limit goes
-  // up to the hard one (its own process only: nothing the target inherits).
-  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = limit.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &limit);
+  // up to the hard one (its own process only: nothing the target inherits),
+  // and the hard one up to what the threads need where profil may
+  // (CAP_SYS_RESOURCE, up to fs.nr_open).
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
+    const rlim_t need = threads_of(pid).size() * cpus_.size() + 64;
+    if (need > limit.rlim_max) {
+      const rlim_t hard = limit.rlim_max;
+      const std::string nr_open = read_setting("/proc/sys/fs/nr_open");
+      limit.rlim_max = std::min<rlim_t>(need, std::strtoull(nr_open.c_str(), nullptr, 10));
+      limit.rlim_cur = limit.rlim_max;
+      if (limit.rlim_max <= hard || ::setrlimit(RLIMIT_NOFILE, &limit) != 0)
+        descriptor_limit_ = std::to_string(hard) + ", the hard limit: raising it needs CAP_SYS_RESOURCE, up to fs.nr_open (" +
+                            nr_open + ")";
+    }
+    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+      limit.rlim_cur = limit.rlim_max;
+      ::setrlimit(RLIMIT_NOFILE, &limit);
+    }
   }
   std::set<pid_t> opened;
   // Threads created while the events are being opened carry the events of
@@ -191,6 +176,7 @@ std::string PerfSource::attach(pid_t pid) {
     for (pid_t tid : tids) {
       if (opened.count(tid)) continue;
       last_open_error_ = 0;
+      const size_t fds_before = fds_.size();
       std::string why = open_on(tid, false);
       if (!why.empty()) {
         // A thread that ended since the list was read (issue 32: "no
@@ -202,6 +188,16 @@ std::string PerfSource::attach(pid_t pid) {
           opened.insert(tid);
           continue;
         }
+        // Out of descriptors once the rings are mapped: this thread is left
+        // unsampled (its events on some CPUs closed: none rather than a
+        // share of its time), counted and said (notes()).
+        if ((last_open_error_ == EMFILE || last_open_error_ == ENFILE) && fds_before >= cpus_.size()) {
+          for (size_t k = fds_before; k < fds_.size(); ++k) ::close(fds_[k]);
+          fds_.resize(fds_before);
+          ++threads_without_events_;
+          opened.insert(tid);
+          continue;
+        }
         return why;
       }
       opened.insert(tid);
@@ -209,8 +205,10 @@ std::string PerfSource::attach(pid_t pid) {
     }
     if (!added) break;
   }
+  threads_seen_ = opened.size();
   // Every thread ended before its events opened: so did the process.
   if (rings_.empty()) return "no process " + std::to_string(pid);
+  enable_at_start_ = true;
   return "";
 }
 
@@ -220,6 +218,7 @@ std::string PerfSource::attach_all() {
   if (why.find("perf events on pid -1") != std::string::npos || last_open_error_ == EACCES || last_open_error_ == EPERM)
     why = "the kernel refuses whole-machine perf events (" + std::string(std::strerror(last_open_error_)) +
           "): they need root or CAP_PERFMON (or kernel.perf_event_paranoid at most 0)";
+  if (why.empty()) enable_at_start_ = true;  // opened disabled, as an attach's
   return why;
 }
 
@@ -249,11 +248,42 @@ void PerfSource::abandon() {
 void PerfSource::stop() {
   if (stopped_) return;
   stopped_ = true;
-  reader_.stop();
+  if (reader_.running()) {
+    // At the reader's priority: disabling and closing 2,000 events from a
+    // thread among the program's 1,000 took longer than the sampling.
+    close_in_reader_.store(true);
+    reader_.stop();
+  } else {
+    disable_read_close();
+  }
+}
+
+void PerfSource::disable_read_close() {
   // Sampling ends before the last read: nothing is written after it.
   for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
   read_round();
   close_rings();
+}
+
+std::vector<std::string> PerfSource::notes() const {
+  std::vector<std::string> lines;
+  if (const uint64_t times = throttled_.load(); times != 0)
+    lines.push_back("the kernel throttled the sampling " + std::to_string(times) + " time" + (times == 1 ? "" : "s") +
+                    ", taking fewer samples than the rate asks (kernel.perf_event_max_sample_rate is " +
+                    read_setting("/proc/sys/kernel/perf_event_max_sample_rate") +
+                    " Hz, kernel.perf_cpu_time_max_percent " + read_setting("/proc/sys/kernel/perf_cpu_time_max_percent") +
+                    "): a lower --hz takes every sample");
+  if (threads_without_events_ != 0)
+    lines.push_back(std::to_string(threads_without_events_) + " of " + std::to_string(threads_seen_) +
+                    " threads are not sampled: their events (one per thread and CPU) would pass profil's descriptor limit (" +
+                    (descriptor_limit_.empty() ? "ulimit -n" : descriptor_limit_) + ")");
+  bool lost = false;
+  {
+    std::lock_guard<FeedLock> hold(feed_.lock);
+    lost = feed_.table.lost() != 0;
+  }
+  if (lost && !priority_.refusal.empty()) lines.push_back(priority_.refusal);
+  return lines;
 }
 
 std::string PerfSource::resume_in_copy() {
@@ -267,6 +297,11 @@ std::string PerfSource::resume_in_copy() {
 }
 
 void PerfSource::reader_loop() {
+  priority_ = raise_thread_priority();
+  if (enable_at_start_) {
+    enable_at_start_ = false;
+    for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+  }
   std::vector<pollfd> polls;
   for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
   if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});
@@ -289,10 +324,11 @@ void PerfSource::reader_loop() {
       ::poll(&wake, 1, 10);
     }
   }
+  if (close_in_reader_.load()) disable_read_close();
 }
 
 void PerfSource::read_round() {
-  std::lock_guard<std::mutex> hold(feed_.lock);
+  std::lock_guard<FeedLock> hold(feed_.lock);
   ProcessTable& table = feed_.table;
   // Every ring's records up to the head read now. Task records first, in
   // time order across the rings (an exec on one CPU, its mappings on
@@ -322,41 +358,10 @@ void PerfSource::read_round() {
     std::memcpy(&r.header, p.bytes.data(), sizeof r.header);
     r.bytes = p.bytes.data();
     r.size = p.bytes.size();
-    switch (r.header.type) {
-      case PERF_RECORD_MMAP:
-      case PERF_RECORD_MMAP2: {
-        perf::Mmap m;
-        if (perf::parse_mmap(format_, r, &m)) table.on_mmap(m);
-        break;
-      }
-      case PERF_RECORD_COMM: {
-        perf::Comm c;
-        if (perf::parse_comm(format_, r, &c)) table.on_comm(c);
-        break;
-      }
-      case PERF_RECORD_FORK: {
-        perf::Task t;
-        if (perf::parse_task(format_, r, &t)) table.on_fork(t);
-        break;
-      }
-      case PERF_RECORD_EXIT: {
-        perf::Task t;
-        if (perf::parse_task(format_, r, &t)) table.on_exit(t);
-        break;
-      }
-      case PERF_RECORD_LOST: {
-        perf::Lost l;
-        if (perf::parse_lost(format_, r, &l)) table.on_lost(l);
-        break;
-      }
-      case PERF_RECORD_READ: {
-        perf::Read read;
-        if (perf::parse_read(format_, r, &read)) table.on_read(read);
-        break;
-      }
-      case PERF_RECORD_THROTTLE: throttled_.fetch_add(1); break;
-      default: break;
-    }
+    if (r.header.type == PERF_RECORD_THROTTLE)
+      throttled_.fetch_add(1);
+    else
+      apply_task_record(format_, r, &table);
   }
   // The Python frames the BPF program read at the samples up to the heads
   // (each written before its sample: python_bpf.h).

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "outside/options.h"
+#include "outside/reader_priority.h"
 #include "outside/source.h"
 #include "perf/event.h"
 #include "perf/records.h"
@@ -43,11 +44,14 @@ class PerfSource final : public Source {
 
   std::string open_before_exec(pid_t pid) override;
   // One event per thread and CPU, the threads listed until no new one
-  // appears.
+  // appears; opened disabled by a thread of raised priority
+  // (reader_priority.h), enabled by the reader as it starts. A thread whose
+  // events would pass the descriptor limit is left unsampled and counted.
   std::string attach(pid_t pid) override;
   // One event per CPU for every task (pid -1), each the owner of its CPU's
   // ring: root or CAP_PERFMON (perf record -a's).
   std::string attach_all() override;
+  // The reader starts (first raising its priority).
   void start() override;
   void pause() override;
   // The events disabled before the last read: nothing is written after it.
@@ -69,6 +73,11 @@ class PerfSource final : public Source {
   // Why the kernel refused the BPF program on an event ("" if it did not).
   const std::string& python_reads_refused() const { return python_reads_refused_; }
   unsigned rings() const { return static_cast<unsigned>(rings_.size()); }
+  // After stop(): what the user should know of the run, one line each
+  // (without "profil: "): the kernel's throttling, threads left without
+  // events by the descriptor limit, and, when samples were lost to a full
+  // ring, a reader that could not run before the program's threads.
+  std::vector<std::string> notes() const;
 
  private:
   struct Ring {
@@ -80,9 +89,11 @@ class PerfSource final : public Source {
   };
   std::string open_on(pid_t tid, bool before_exec);
   void attach_python_reads(int fd);
+  std::string open_on_threads(pid_t pid);
   void read_round();
   void reader_loop();
   void close_rings();
+  void disable_read_close();
 
   Feed feed_;
   SamplerOptions options_;  // its ring_pages halved where the kernel refuses more
@@ -98,6 +109,14 @@ class PerfSource final : public Source {
   std::string python_reads_refused_;
   bool stopped_ = false;
   bool whole_machine_ = false;  // attach_all: per-CPU events, nothing inherited
+  // Attached: the events wait, disabled, for the reader's start.
+  bool enable_at_start_ = false;
+  // stop() while the reader runs: it disables, reads and closes the events
+  // itself, at its priority.
+  std::atomic<bool> close_in_reader_{false};
+  ThreadPriority priority_;  // the reader's (or the opening thread's)
+  size_t threads_without_events_ = 0, threads_seen_ = 0;
+  std::string descriptor_limit_;  // why the limit could not be raised
   SourceThread reader_;
 };
 

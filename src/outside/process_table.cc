@@ -157,6 +157,7 @@ void ProcessTable::on_fork(const perf::Task& t) {
 }
 
 void ProcessTable::on_exit(const perf::Task& t) {
+  ended_threads_.push_back(static_cast<pid_t>(t.tid));
   if (t.pid != t.tid) return;  // a thread
   Image* image = current(static_cast<pid_t>(t.pid));
   if (image == nullptr || image->ended) return;
@@ -313,11 +314,21 @@ std::vector<ImageProfile> ProcessTable::take(uint64_t now_ns, bool final) {
       out.push_back(profile_of(pid, *image, now_ns));
     }
     // Ended images are done with, but the last of a pid stays: a sample
-    // of its last moments may still be read from another CPU's ring.
+    // of its last moments may still be read from another CPU's ring —
+    // until the take after the one that wrote its end (hours attached to
+    // a server that forks: one image kept per child ever seen grew profil
+    // without bound, issue 32).
     if (final) list.clear();
     else
       while (list.size() > 1 && list.front()->ended) list.erase(list.begin());
+    if (!list.empty() && list.back()->ended && list.back()->end_time < last_take_ns_) list.clear();
   }
+  std::erase_if(images_, [](const auto& entry) { return entry.second.empty(); });
+  // The names of threads that ended before this take: their samples are
+  // written (a tid's next thread is named anew by its FORK or from /proc).
+  for (pid_t tid : ended_threads_) thread_names_.erase(tid);
+  ended_threads_.clear();
+  last_take_ns_ = now_ns;
   return out;
 }
 

@@ -123,6 +123,8 @@ class ProcessTable {
   // comm), then every COMM record (an exec, prctl(PR_SET_NAME),
   // pthread_setname_np(3)). A profile names each of its threads so.
   std::unordered_map<pid_t, std::string> thread_names_;
+  std::vector<pid_t> ended_threads_;  // since the last take: their names go then
+  uint64_t last_take_ns_ = 0;
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
   std::atomic<int> interpreter_poll_ms_{100};
   PythonReads python_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "interp/python_merge.h"
 #include "interp/python_walk.h"
 
 namespace profiling::outside {
@@ -118,65 +119,21 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
                     : address_of(id, namer_.line(namer_.code(id), raw_[i].instruction));
   }
   ++reads_.merged;
-  merged_frames_.clear();
-  uint32_t next = 0;  // the innermost Python frame not placed yet
-  bool fits = walk.status == interp::WalkStatus::kComplete;
+  merged_frames_.resize(frames->size() + walk.count + 1);
   // Read at the sample, one loop call more than the walk's entries is the
-  // innermost call being entered or left (CPython links its frame into the
-  // thread state a few instructions into the call and unlinks it a few
-  // before the return): the walk fits the outer calls, and the innermost
-  // gets a frame saying so. 5 % of the samples of a program whose calls
-  // last a microsecond (tests/python_progs/moving.py on 2.7). Read after
-  // the fact, the same mismatch is as likely a stack that moved.
-  bool entering = false;
-  if (at_sample && fits) {
-    uint32_t loops = 0, entries = 0;
-    for (const uint64_t address : *frames) loops += in_eval_loop(address);
-    for (uint32_t i = 0; i < walk.count; ++i) entries += (raw_[i].flags & interp::kEntryFrame) != 0;
-    entering = loops == entries + 1;
-  }
-  for (const uint64_t address : *frames) {
-    if (entering && in_eval_loop(address)) {
-      merged_frames_.push_back(kEnteringAddress);
-      merged_frames_.push_back(address);
-      entering = false;
-      continue;
-    }
-    if (in_eval_loop(address)) {
-      // This call of the loop ran the frames up to and including the next
-      // entry frame (frames.h).
-      const uint32_t first = next;
-      while (next < walk.count && !(raw_[next].flags & interp::kEntryFrame)) ++next;
-      if (next < walk.count) ++next;  // the entry frame itself
-      if (first == next) fits = false;  // a loop call without frames left
-      for (uint32_t i = first; i < next; ++i) merged_frames_.push_back(python[i]);
-    }
-    merged_frames_.push_back(address);
-  }
-  if (next < walk.count) {
-    // Frames no loop call took: the outer calls' frames, where the native
-    // stack was cut before their loop frames (the kernel's copy of the
-    // stack ends: a recursion 40 calls deep is 40 loop calls on ≤3.10,
-    // ~40 KiB of C stack); put where the cut native stack ends, outermost
-    // last. A whole native stack that lacks them did not fit.
-    if (native_truncated)
-      for (; next < walk.count; ++next) merged_frames_.push_back(python[next]);
-    else
-      fits = false;
-  }
-  if (fits) {
-    frames->swap(merged_frames_);
-    return;
-  }
-  // The stack read is not the one the sample was taken in (it moved on
-  // before the reader got to it): never merged, but said in every view, as
-  // a frame of its own just inside the innermost loop frame.
-  ++(at_sample ? reads_.misfits_at_sample : reads_.misfits_late);
-  for (size_t i = 0; i < frames->size(); ++i)
-    if (in_eval_loop((*frames)[i])) {
-      frames->insert(frames->begin() + static_cast<std::ptrdiff_t>(i), kMisfitAddress);
-      break;
-    }
+  // innermost call being entered or left (python_merge.h): 5 % of the
+  // samples of a program whose calls last a microsecond
+  // (tests/python_progs/moving.py on 2.7). Read after the fact, the same
+  // shape is as likely a stack that moved.
+  const interp::MergeResult result = interp::merge_python_frames(
+      frames->data(), static_cast<uint32_t>(frames->size()), raw_.data(), python.data(), walk,
+      interp::EvalLoop{target_.eval_loop_start, target_.eval_loop_end}, kMisfitAddress, merged_frames_.data(),
+      static_cast<uint32_t>(merged_frames_.size()), at_sample, kEnteringAddress, native_truncated);
+  // A stack that does not fit is not the one the sample was taken in (it
+  // moved on before the reader got to it): the merge marks it instead.
+  if (!result.fits) ++(at_sample ? reads_.misfits_at_sample : reads_.misfits_late);
+  merged_frames_.resize(result.count);
+  frames->swap(merged_frames_);
 }
 
 void PythonFrames::name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {

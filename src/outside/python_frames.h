@@ -38,6 +38,7 @@
 
 #include "format/profile.h"
 #include "interp/python_code.h"
+#include "interp/python_merge.h"
 #include "interp/python_process.h"
 #include "interp/readers.h"
 #include "outside/mappings.h"
@@ -46,7 +47,7 @@
 namespace profiling::outside {
 
 // The frame a sample gets whose Python stack did not fit (above).
-inline constexpr const char* kMisfitFrame = "[python: the stack moved before it was read]";
+inline constexpr const char* kMisfitFrame = interp::kMisfitFrame;
 inline constexpr uint64_t kMisfitAddress = format::kInterpreterFrameBase;
 // A Python frame whose code object could not be read when it was named:
 // read at the sample, named after (the BPF way), the process may have
@@ -55,7 +56,7 @@ inline constexpr const char* kUnnamedFrame = "[python: code object gone before i
 inline constexpr uint64_t kUnnamedAddress = format::kInterpreterFrameBase + 1;
 // The innermost call of the evaluation loop of a sample read at the sample,
 // before it linked its frame or after it unlinked it (python_frames.cc).
-inline constexpr const char* kEnteringFrame = "[python: a call being entered or left]";
+inline constexpr const char* kEnteringFrame = interp::kBetweenFramesFrame;
 inline constexpr uint64_t kEnteringAddress = format::kInterpreterFrameBase + 2;
 
 // How a tree's samples got their Python frames (said in the run's summary),

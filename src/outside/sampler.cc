@@ -50,7 +50,7 @@ std::string Sampler::open_before_exec(pid_t pid) {
 std::string Sampler::attach(pid_t pid) {
   for (auto& source : sources_)
     if (std::string why = source->attach(pid); !why.empty()) return why;
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   table_->add_running(pid, monotonic_ns());
   return "";
 }
@@ -65,7 +65,7 @@ std::string Sampler::attach_all() {
     if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
       pids.push_back(static_cast<pid_t>(std::stol(name)));
   }
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   const uint64_t now = monotonic_ns();
   for (const pid_t pid : pids) table_->add_running(pid, now);
   return "";
@@ -97,27 +97,27 @@ std::string Sampler::map_rings_again() {
 }
 
 std::vector<ImageProfile> Sampler::take(bool final) {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->take(monotonic_ns(), final);
 }
 
 std::vector<ImageProfile> Sampler::take_ended() {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->take_ended(monotonic_ns());
 }
 
 std::vector<pid_t> Sampler::running() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->running();
 }
 
 uint64_t Sampler::samples() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->samples();
 }
 
 uint64_t Sampler::lost() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->lost();
 }
 
@@ -125,9 +125,10 @@ size_t Sampler::threads_unreadable() const { return poller_ != nullptr ? poller_
 bool Sampler::samples_kernel() const { return perf_->samples_kernel(); }
 uint64_t Sampler::throttled() const { return perf_->throttled(); }
 unsigned Sampler::rings() const { return perf_->rings(); }
+std::vector<std::string> Sampler::notes() const { return perf_->notes(); }
 
 PythonReads Sampler::python_reads() const {
-  std::lock_guard<std::mutex> hold(lock_);
+  std::lock_guard<FeedLock> hold(lock_);
   return table_->python_reads();
 }
 

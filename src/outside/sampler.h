@@ -90,10 +90,14 @@ class Sampler {
   // at the sample where the BPF program was asked for and refused ("").
   PythonReads python_reads() const;
   std::string python_reads_refused() const;
+  // After stop(): the perf source's lines for the run's summary
+  // (PerfSource::notes: throttling, the descriptor limit, the reader's
+  // priority).
+  std::vector<std::string> notes() const;
 
  private:
   SamplerOptions options_;
-  mutable std::mutex lock_;  // the table's
+  mutable FeedLock lock_;  // the table's
   // Before the table: the table's images use it until they are freed.
   std::unique_ptr<PythonStackReads> python_at_sample_;
   std::string python_at_sample_refused_;

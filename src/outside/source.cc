@@ -26,6 +26,16 @@ std::set<pid_t> threads_of(pid_t pid) {
   return tids;
 }
 
+FeedLock::FeedLock() {
+  pthread_mutexattr_t attr;
+  ::pthread_mutexattr_init(&attr);
+  ::pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
+  ::pthread_mutex_init(&mutex_, &attr);
+  ::pthread_mutexattr_destroy(&attr);
+}
+
+FeedLock::~FeedLock() { ::pthread_mutex_destroy(&mutex_); }
+
 SourceThread::SourceThread() {
   if (::pipe2(wake_, O_CLOEXEC | O_NONBLOCK) != 0) wake_[0] = wake_[1] = -1;
 }

@@ -29,7 +29,7 @@ class TickSource final : public Source {
       const pid_t pid = ::getpid();
       tid_.store(static_cast<int32_t>(::syscall(SYS_gettid)));
       {
-        std::lock_guard<std::mutex> hold(feed_.lock);
+        std::lock_guard<FeedLock> hold(feed_.lock);
         feed_.table.add_running(pid, monotonic_ns());
       }
       for (int i = 0; i < count_ && !thread_.stopping(); ++i) {
@@ -38,7 +38,7 @@ class TickSource final : public Source {
         s.who.tid = static_cast<uint32_t>(tid_.load());
         s.who.time = monotonic_ns();
         s.ip = kPc;
-        std::lock_guard<std::mutex> hold(feed_.lock);
+        std::lock_guard<FeedLock> hold(feed_.lock);
         feed_.table.on_sample(s, false);
       }
       done_.store(true);

@@ -29,7 +29,7 @@ void WallPoller::start() {
 }
 
 size_t WallPoller::threads_unreadable() const {
-  std::lock_guard<std::mutex> hold(feed_.lock);
+  std::lock_guard<FeedLock> hold(feed_.lock);
   return unreadable_.size();
 }
 
@@ -63,7 +63,7 @@ void WallPoller::sample_blocked_threads(uint64_t periods) {
   if (before_look_) before_look_();
   std::vector<pid_t> pids;
   {
-    std::lock_guard<std::mutex> hold(feed_.lock);
+    std::lock_guard<FeedLock> hold(feed_.lock);
     pids = feed_.table.running();
   }
   if (options_.stacks) stack_copy_.resize(options_.stack_copy_bytes());
@@ -74,7 +74,7 @@ void WallPoller::sample_blocked_threads(uint64_t periods) {
       if (!fd.valid()) {
         // Ended (ENOENT, ESRCH), or not ours to read: that is said.
         if (errno == EACCES || errno == EPERM) {
-          std::lock_guard<std::mutex> hold(feed_.lock);
+          std::lock_guard<FeedLock> hold(feed_.lock);
           unreadable_.insert(tid);
         }
         continue;
@@ -105,7 +105,7 @@ void WallPoller::sample_blocked_threads(uint64_t periods) {
         const bool still = std::string_view(after, base::read_syscall_text(fd.get(), after)) == before;
         s.stack_copied = copied > 0 && still ? static_cast<uint64_t>(copied) : 0;
       }
-      std::lock_guard<std::mutex> hold(feed_.lock);
+      std::lock_guard<FeedLock> hold(feed_.lock);
       feed_.table.on_sample(s, false, periods);
     }
   }

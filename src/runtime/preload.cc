@@ -31,6 +31,7 @@
 #include "runtime/internal/preload_state.h"
 #include "runtime/process_end.h"
 #include "runtime/process_hooks.h"
+#include "runtime/python_inside.h"
 #include "runtime/snapshot_request.h"
 #include "sampler/handler_stack.h"
 #include "sampler/sampler.h"
@@ -58,6 +59,9 @@ constexpr size_t kDefaultTableCapacity = size_t{1} << 16;
 // frames on average fit; what does not is counted as dropped.
 constexpr size_t kStackTableStacks = size_t{1} << 16;
 constexpr size_t kStackTableFrames = size_t{1} << 20;
+// A CPython process's stacks hold its Python frames too (two words each,
+// python_inside.h), and distinct instructions make distinct stacks.
+constexpr size_t kStackTableFramesPython = size_t{1} << 23;
 
 size_t table_capacity() {
   if (const char* text = ::secure_getenv("PROFIL_TABLE_SIZE")) {
@@ -189,7 +193,10 @@ void start() {
   if (base::flag_from_environment("PROFIL_CHECKPOINTS", ::secure_getenv("PROFIL_CHECKPOINTS"), true))
     sampler::set_periodic_hook(on_periodic);
   if (base::flag_from_environment("PROFIL_STACKS", ::secure_getenv("PROFIL_STACKS"), false)) {
-    g_stacks = unwind::StackTable::create(kStackTableStacks, kStackTableFrames);
+    // Before the table and the clocks: a CPython process wants a bigger
+    // table and its frames read on the sampled thread.
+    const bool python = start_python_frames();
+    g_stacks = unwind::StackTable::create(kStackTableStacks, python ? kStackTableFramesPython : kStackTableFrames);
     g_max_depth = unwind_depth() != 0 ? unwind_depth() : unwind::kDefaultMaxDepth;
     if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, g_max_depth);
   }

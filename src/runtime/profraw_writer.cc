@@ -73,7 +73,7 @@ void add_thread(int32_t tid) {
 }
 
 // Streams stack records through a stack buffer; counts records and bytes.
-class StackWriter final : public StackVisitor {
+class StackWriter final : public StackVisitor, public InterpreterFrameVisitor {
  public:
   explicit StackWriter(base::AtomicFile& file) : file_(file) {}
   void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
@@ -110,6 +110,23 @@ class StackWriter final : public StackVisitor {
     g_thread_set_used = 0;
     return n;
   }
+  // An InterpreterFrameRecord and its strings (after the threads).
+  void frame(uint64_t address, int64_t line, const char* function, uint32_t function_length, const char* file,
+             uint32_t file_length) override {
+    if (function_length > format::profraw::kMaxInterpreterName) function_length = format::profraw::kMaxInterpreterName;
+    if (file_length > format::profraw::kMaxInterpreterName) file_length = format::profraw::kMaxInterpreterName;
+    const format::profraw::InterpreterFrameRecord record{address, line, function_length, file_length};
+    const uint64_t before = bytes_;
+    put(&record, sizeof record);
+    put(function, function_length);
+    put(file, file_length);
+    static constexpr char kZeros[8] = {};
+    put(kZeros, (8 - (function_length + file_length) % 8) % 8);
+    frame_bytes_ += bytes_ - before;
+    ++frames_;
+  }
+  uint64_t frames() const { return frames_; }
+  uint64_t frame_bytes() const { return frame_bytes_; }
   bool flush() {
     const bool ok = used_ == 0 || file_.write(buffer_, used_);
     ok_ = ok_ && ok;
@@ -136,7 +153,7 @@ class StackWriter final : public StackVisitor {
   base::AtomicFile& file_;
   char buffer_[4096];  // 4 KiB of stack, like the maps copy
   size_t used_ = 0;
-  uint64_t records_ = 0, bytes_ = 0;
+  uint64_t records_ = 0, bytes_ = 0, frames_ = 0, frame_bytes_ = 0;
   bool ok_ = true;
 };
 
@@ -309,6 +326,11 @@ bool write_profraw(const char* dir, const char* name, const ProfrawInfo& info,
         header.stack_count = stacks.records();
         header.stacks_length = stacks.bytes();
         header.thread_count = stacks.put_threads();
+        if (info.interpreter_frames) {
+          info.interpreter_frames->for_each_frame(stacks);
+          header.interp_frame_count = stacks.frames();
+          header.interp_frames_length = stacks.frame_bytes();
+        }
         records = stacks.flush();
         header.stacks_dropped = info.stacks->dropped_stacks();
         header.stack_flags = format::profraw::kStacksCaptured;

@@ -11,41 +11,10 @@
 #include <cstdint>
 
 #include "format/profraw.h"
+#include "runtime/profraw_sources.h"
 #include "sampler/pc_table.h"
 
 namespace profiling::runtime {
-
-// The sampled stacks, as the writer walks them: an interface the stack
-// table implements (or anything the tests build). Both calls run inside
-// write_profraw, so they must be async-signal-safe too: no allocation, no
-// locks.
-class StackVisitor {
- public:
-  // pcs[0] is the sampled PC, pcs[1..depth) the callers' return addresses
-  // as found on the stack; truncated: the unwind stopped before the
-  // outermost frame. depth >= 1; depths above format::profraw::kMaxStackDepth
-  // are cut there (and marked truncated). tid: the thread it was taken in
-  // (0 unknown); the writer names each thread once, after the stacks
-  // (sampler/thread_names.h). observations: the signals or ring records
-  // behind weight (issue 22).
-  virtual void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
-                     uint32_t observations) = 0;
-
- protected:
-  ~StackVisitor() = default;
-};
-
-class StackSource {
- public:
-  // Calls visitor.visit once per stored stack (other threads may still be
-  // adding: the writer counts what it was given).
-  virtual void for_each_stack(StackVisitor& visitor) const = 0;
-  // Weighted samples whose stack could not be stored.
-  virtual uint64_t dropped_stacks() const = 0;
-
- protected:
-  ~StackSource() = default;
-};
 
 // What the writer cannot learn by itself at dump time.
 struct ProfrawInfo {
@@ -64,6 +33,8 @@ struct ProfrawInfo {
   // off (the dump then says none were captured).
   const StackSource* stacks = nullptr;
   uint32_t max_depth = 0;  // the unwinder's depth limit, recorded in the header
+  // Names of the interpreter frames in the stacks; null: none.
+  const InterpreterFrameSource* interpreter_frames = nullptr;
 };
 
 // Writes <dir>/<name> atomically (temporary + rename). false with errno set

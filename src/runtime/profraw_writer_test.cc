@@ -292,3 +292,60 @@ TEST_F(ProfrawWriter, KeepsTheObservationsBesideTheWeightedCounts) {
 
 }  // namespace
 }  // namespace profiling::runtime
+
+namespace profiling::runtime {
+namespace {
+
+class TestNames final : public InterpreterFrameSource {
+ public:
+  void for_each_frame(InterpreterFrameVisitor& visitor) const override {
+    visitor.frame(format::kInterpreterFrameBase, 0, "[mark]", 6, "", 0);
+    visitor.frame(format::kInterpreterFrameBase + 1, 12, "Parser.parse", 12, "parse.py", 8);
+    visitor.frame(format::kInterpreterFrameBase + 2, 3, "main", 4, "/srv/app/main.py", 16);  // no padding
+  }
+};
+
+// Issue 31, inside: stacks holding interpreter frames (merged at the dump),
+// one of them as the leaf, and their names after the threads. The pc
+// table's count of the sampled pc is its stacks', whatever leads them.
+TEST_F(ProfrawWriter, WritesInterpreterFramesAndTheirNames) {
+  const uint64_t loop = reinterpret_cast<uint64_t>(&write_profraw) + 8;
+  const uint64_t parse = format::kInterpreterFrameBase + 1, main = format::kInterpreterFrameBase + 2;
+  table->add(loop, 7);
+  TestStacks stacks;
+  stacks.stacks.push_back({{parse, loop, main, loop + 64, 0x400800}, false, 4});  // the loop's own code
+  stacks.stacks.push_back({{loop, main, loop + 64, 0x400800}, false, 3});          // entering a call: bare
+  TestNames names;
+  ProfrawInfo info;
+  info.clock = 3;
+  info.hz = 1000;
+  info.stacks = &stacks;
+  info.interpreter_frames = &names;
+  ASSERT_TRUE(write_profraw(dir.c_str(), "i.1.profraw", info, *table));
+  const format::ProfrawData data = format::read_profraw(read_all(dir / "i.1.profraw"));
+  const format::Profile& p = data.profile;
+  EXPECT_TRUE(data.interpreter_frames);
+  EXPECT_EQ(p.total_count(), 7u);  // 4 + 3, nothing of unknown callers
+  ASSERT_EQ(p.frames.count(parse), 1u);
+  EXPECT_EQ(p.frames.at(parse)[0].function, "Parser.parse");
+  EXPECT_EQ(p.frames.at(parse)[0].file, "parse.py");
+  EXPECT_EQ(p.frames.at(parse)[0].line, 12);
+  EXPECT_EQ(p.frames.at(main)[0].file, "/srv/app/main.py");
+  EXPECT_EQ(p.frames.at(format::kInterpreterFrameBase)[0].function, "[mark]");
+  for (const format::Sample& s : p.samples) {
+    const auto callers = p.stacks.callers(s.stack);
+    if (s.address == parse) {
+      EXPECT_EQ(s.count, 4u);
+      ASSERT_EQ(callers.size(), 4u);
+      EXPECT_EQ(callers[1], main);  // a name, not a return address: kept as it is
+      EXPECT_EQ(callers[2], loop + 63);
+    } else {
+      EXPECT_EQ(s.address, loop);
+      EXPECT_EQ(s.count, 3u);
+      EXPECT_FALSE(p.stacks.truncated(s.stack));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace profiling::runtime

@@ -13,6 +13,7 @@
 
 #include "sampler/sampler.h"
 #include "sampler/thread_slots.h"
+#include "sampler/unsampled.h"
 
 namespace profiling::sampler {
 namespace {
@@ -23,6 +24,31 @@ TEST(Accounting, NoiseRule) {
   EXPECT_FALSE(unsampled_beyond_noise(40'000'000, 1'000'000'000, period));  // 4 %
   EXPECT_TRUE(unsampled_beyond_noise(50'000'000, 1'000'000'000, period));   // 5 %
   EXPECT_TRUE(unsampled_beyond_noise(4'000'000, 4'000'000, period));        // a short thread, all of it
+}
+
+// Issue 32: a thread whose ring lost records and whose rest is put down to
+// a full ring too is one thread of that row, with both parts.
+TEST(Accounting, AThreadCountsOnceInEachRow) {
+  constexpr auto ring_full = static_cast<uint32_t>(UnsampledCause::ring_full);
+  constexpr auto in_kernel = static_cast<uint32_t>(UnsampledCause::in_kernel);
+  ThreadGapParts both = split_thread_gap(5'000'000, ring_full, 7'000'000);
+  ASSERT_EQ(both.rows, 1u);
+  EXPECT_EQ(both.cause[0], ring_full);
+  EXPECT_EQ(both.cpu_ns[0], 12'000'000u);
+  EXPECT_EQ(both.noise_ns, 0u);
+  // Two causes: a row each.
+  ThreadGapParts two = split_thread_gap(5'000'000, in_kernel, 7'000'000);
+  ASSERT_EQ(two.rows, 2u);
+  EXPECT_EQ(two.cause[0], ring_full);
+  EXPECT_EQ(two.cpu_ns[0], 5'000'000u);
+  EXPECT_EQ(two.cause[1], in_kernel);
+  EXPECT_EQ(two.cpu_ns[1], 7'000'000u);
+  // Losses and a rest within the noise; nothing at all.
+  ThreadGapParts noise = split_thread_gap(5'000'000, 0, 1'000);
+  ASSERT_EQ(noise.rows, 1u);
+  EXPECT_EQ(noise.cpu_ns[0], 5'000'000u);
+  EXPECT_EQ(noise.noise_ns, 1'000u);
+  EXPECT_EQ(split_thread_gap(0, 0, 1'000).rows, 0u);
 }
 
 double thread_cpu_seconds() {

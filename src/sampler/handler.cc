@@ -20,6 +20,7 @@
 #include "base/safe_access.h"
 #include "base/signal_mask.h"
 #include "sampler/cpu_timer_engine.h"
+#include "sampler/fault_signals.h"
 #include "sampler/handler_stack.h"
 #include "sampler/perf_signal_engine.h"
 #include "sampler/program_mask.h"
@@ -129,7 +130,11 @@ void on_sampling_signal(int signo, siginfo_t* info, void* context) {
   }
   // The accounting asks what the thread's mask was before ours (the
   // kernel's frame holds it).
-  base::InterruptedMaskScope interrupted(&static_cast<const ucontext_t*>(context)->uc_sigmask);
+  const sigset_t* interrupted_mask = &static_cast<const ucontext_t*>(context)->uc_sigmask;
+  base::InterruptedMaskScope interrupted(interrupted_mask);
+  // The fault-safe loads need SIGSEGV and SIGBUS even where the program
+  // blocks them (fault_signals.h: su died of it).
+  FaultSignalsOpen fault_signals(interrupted_mask);
   struct Call {
     siginfo_t* info;
     void* context;
@@ -153,6 +158,8 @@ void on_fault(int signo, siginfo_t* info, void* context) {
     uc->uc_mcontext.gregs[REG_RIP] = static_cast<greg_t>(landing_pad);
     return;
   }
+  // A sent one let through only for our loads waits for the program.
+  if (hold_sent_fault_signal(signo, info)) return;
   // The program's fault (or a sent SIGSEGV): its handler, or the default
   // action after the profile is written (signal_front.h).
   front_dispatch(signo, info, context);

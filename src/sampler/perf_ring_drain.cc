@@ -21,6 +21,7 @@
 
 #include "perf/records.h"
 #include "perf/ring.h"
+#include "sampler/fault_signals.h"
 #include "sampler/internal/perf_ring_state.h"
 #include "sampler/perf_ring.h"
 #include "sampler/sinks.h"
@@ -228,6 +229,9 @@ uint32_t drain_ring(Ring& ring, perf_event_mmap_page* page, unsigned ring_index)
 }  // namespace ring
 
 uint32_t PerfRingEngine::drain(bool wait) {
+  // The unwinder's loads, wherever the drain runs (a sigwait slice, the
+  // exit's dump) and whatever the program blocks (fault_signals.h).
+  FaultSignalsOpen fault_signals;
   uint32_t delivered = 0;
   const unsigned count = ring::g_ring_count.load(std::memory_order_acquire);
   for (unsigned i = 0; i < count; ++i) {

@@ -4,6 +4,7 @@
 #include "sampler/sinks.h"
 
 #include "base/safe_access.h"
+#include "sampler/python_sampling.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_names.h"
 #include "unwind/unwinder.h"
@@ -160,6 +161,12 @@ __attribute__((noinline)) unwind::Stack deliver_unwound_stack(unwind::StackTable
 }
 
 void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight) {
+  // A CPython process (python_sampling.h): its Python frames too. One load
+  // and a branch for every other process.
+  if (const PythonSampling* python = g_python.load(std::memory_order_acquire)) [[unlikely]] {
+    deliver_stack_with_python(*python, table, context, weight);
+    return;
+  }
   const unwind::LiveMemory memory;
   deliver_unwound_stack(table, memory, unwind::registers_from_ucontext(context), weight, current_thread_id());
 }

@@ -79,12 +79,24 @@ void account_released(const ThreadClock& c) {
   uint64_t gap = 0, lost = 0;
   uint32_t cause = 0;
   if (!measure_gap(c, slot_index(c), c.tid == current_tid(), &gap, &cause, &lost)) return;
-  if (lost != 0) add_to_ended(static_cast<uint32_t>(UnsampledCause::ring_full), c.tid, lost);
-  if (cause == 0) {
-    g_ended_noise_ns.fetch_add(gap, std::memory_order_relaxed);
-    return;
+  const ThreadGapParts parts = split_thread_gap(lost, cause, gap);
+  for (unsigned i = 0; i < parts.rows; ++i) add_to_ended(parts.cause[i], c.tid, parts.cpu_ns[i]);
+  if (parts.noise_ns != 0) g_ended_noise_ns.fetch_add(parts.noise_ns, std::memory_order_relaxed);
+}
+
+ThreadGapParts split_thread_gap(uint64_t lost_ns, uint32_t cause, uint64_t gap_ns) {
+  constexpr auto kRingFull = static_cast<uint32_t>(UnsampledCause::ring_full);
+  ThreadGapParts parts;
+  if (cause == 0) parts.noise_ns = gap_ns;
+  if (lost_ns != 0 || cause == kRingFull) {
+    parts.cause[parts.rows] = kRingFull;
+    parts.cpu_ns[parts.rows++] = lost_ns + (cause == kRingFull ? gap_ns : 0);
   }
-  add_to_ended(cause, c.tid, gap);
+  if (cause != 0 && cause != kRingFull) {
+    parts.cause[parts.rows] = cause;
+    parts.cpu_ns[parts.rows++] = gap_ns;
+  }
+  return parts;
 }
 
 void reset_accounting() {
@@ -125,11 +137,9 @@ void unsampled_time(Unsampled* out) {
     uint64_t gap = 0, lost = 0;
     uint32_t cause = 0;
     if (!measure_gap(c, index, c.tid == self, &gap, &cause, &lost)) continue;
-    if (lost != 0) add_to_row(out->rows[static_cast<size_t>(UnsampledCause::ring_full) - 1], c.tid, lost);
-    if (cause == 0)
-      out->noise_ns += gap;
-    else
-      add_to_row(out->rows[cause - 1], c.tid, gap);
+    const ThreadGapParts parts = split_thread_gap(lost, cause, gap);
+    for (unsigned i = 0; i < parts.rows; ++i) add_to_row(out->rows[parts.cause[i] - 1], c.tid, parts.cpu_ns[i]);
+    out->noise_ns += parts.noise_ns;
   }
 }
 

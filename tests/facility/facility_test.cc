@@ -456,6 +456,36 @@ TEST(Facility, ABufferThatGoesAwayTurnsProfilingOffAndTheProcessLives) {
   EXPECT_EQ(r.v[1], 1) << "one fault, then profiling is off";
 }
 
+TEST(Facility, ABufferThatGoesAwayInAThreadThatBlocksEverySignalIsStillAReturnedFault) {
+  // Issue 32: su blocks every signal while it waits for its shell, and a
+  // blocked SIGSEGV is not held for a fault: the kernel kills (force_sig).
+  // The fault guard's loads must recover there too (sampler/fault_signals.h).
+  Report r = in_child([](Report& r) {
+    profil_set_clock(PROFIL_CLOCK_CPU, 1000);
+    const size_t size = 4096;
+    void* buffer = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    r.v[0] = profil(static_cast<unsigned short*>(buffer), size, a_low() & ~uintptr_t{0xffff}, 2);
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, nullptr);
+    burn(0.05, hot_a);
+    munmap(buffer, size);
+    burn(0.3, hot_a);  // a sample's store faults with SIGSEGV blocked
+    profil_stats s;
+    profil_get_stats(&s);
+    r.v[1] = static_cast<double>(s.buffer_faults);
+    sigset_t now;
+    sigprocmask(SIG_BLOCK, nullptr, &now);
+    r.v[2] = sigismember(&now, SIGSEGV);  // the program's mask as it set it
+    r.v[3] = 1;                            // still alive
+  });
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.v[0], 0);
+  EXPECT_EQ(r.v[3], 1);
+  EXPECT_EQ(r.v[1], 1) << "one fault, then profiling is off";
+  EXPECT_EQ(r.v[2], 1);
+}
+
 TEST(Facility, ForkKeepsProfilingInParentAndChild) {
   // POSIX gives a child no interval timers, so glibc's child is silent.
   Report r = in_child([](Report& r) {

@@ -123,6 +123,7 @@ int attach_command(const AttachOptions& options) {
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
   sampling.print_python_reads();
+  print_source_notes(sampling.notes());
   if (c.files.empty()) {
     print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;

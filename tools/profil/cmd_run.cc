@@ -158,6 +158,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
     print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
     print_unreadable_threads(sampling.threads_unreadable());
     sampling.print_python_reads();
+    print_source_notes(sampling.notes());
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
     if (c.files.empty()) print_nothing_sampled_outside(c, options.hz);
   } else {

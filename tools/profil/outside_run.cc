@@ -23,6 +23,10 @@ void print_unreadable_threads(size_t threads) {
                threads, threads == 1 ? "" : "s", threads == 1 ? "its" : "their");
 }
 
+void print_source_notes(const std::vector<std::string>& notes) {
+  for (const std::string& line : notes) std::fprintf(stderr, "profil: %s\n", line.c_str());
+}
+
 std::optional<double> parse_duration(const std::string& text) {
   if (text.empty()) return std::nullopt;
   char* end = nullptr;

@@ -35,6 +35,10 @@ inline bool is_outside_clock(const std::string& clock) { return clock == "auto" 
 // The wall clock's threads whose blocked time could not be sampled
 // (outside::Sampler::threads_unreadable), one line when there are any.
 void print_unreadable_threads(size_t threads);
+// The sampler's own lines, once it has stopped (outside::Sampler::notes):
+// the kernel's throttling, threads the descriptor limit left unsampled, a
+// reader that could not run before the program's threads (issue 32).
+void print_source_notes(const std::vector<std::string>& notes);
 
 // "90", "90s", "1.5m", "500ms", "2h": seconds; nullopt when not a duration
 // profil takes (duration_problem says why).
@@ -92,6 +96,7 @@ class OutsideRun {
   // read at the sample (BPF) or after the fact, and how many did not fit
   // their native stack (outside/python_frames.h).
   void print_python_reads() const;
+  std::vector<std::string> notes() const { return sampler_.notes(); }
 
  private:
   void start_clock();

@@ -111,6 +111,7 @@ ProcessSummary summarize(const std::string& stem, const format::ProfrawData& dat
   p.signal = data.signal;
   p.unsampled = data.unsampled;
   p.start_clock = data.start_clock;
+  p.interpreter_frames = data.interpreter_frames;
   p.own_samples = data.profile.own_samples;
   // Profil's own samples are already set apart (ProfileSinks::add).
   for (const format::Sample& sample : data.profile.samples) {

@@ -50,6 +50,7 @@ struct ProcessSummary {
   std::vector<format::profraw::Unsampled> unsampled;
   uint64_t unsampled_counts = 0;
   std::string start_clock;  // differs from clock when sampling switched clocks
+  bool interpreter_frames = false;  // read inside at each sample: perf-signal by choice (profraw.h)
   // Its wait status, when profil run waited for it itself (the program, an
   // orphan); -1 when its parent did.
   int reaped_status = -1;

@@ -110,7 +110,8 @@ void print_unsampled(const ProcessSummary& p, const std::string& requested_clock
     std::fprintf(stderr, "profil: %s: %s s of CPU%s not sampled: %s\n", p.label.c_str(), cpu, threads.c_str(),
                  format::unsampled_cause_name(record.cause));
   }
-  if (p.start_clock == "perf-signal" && (requested_clock == "perf" || requested_clock == "auto"))
+  if (p.start_clock == "perf-signal" &&
+      (requested_clock == "perf" || (requested_clock == "auto" && !p.interpreter_frames)))
     std::fprintf(stderr,
                  "profil: %s: no perf ring buffer could be mapped (locked memory: kernel.perf_event_mlock_kb, "
                  "ulimit -l); sampled with a signal per sample (perf-signal clock)\n",

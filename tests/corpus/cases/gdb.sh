@@ -8,15 +8,15 @@
 # traces its child itself, so the plain run is not under corpus_trace.
 source "$(dirname "$0")/../lib.sh"
 skip_without gdb
-# Quarantined (reported as skipped, exit 77), not fixed: under profil run,
-# `gdb -batch -ex run --args /bin/true` sometimes hangs until the 60 s
-# timeout (2 of 4 full parallel make check runs; also with bd681ea's
-# library, 1 of 3 by hand; never in 60 runs alone). The hang is a real bug
-# of profil's, open in the session note of issue 20; CORPUS_GDB=1 runs it.
-if [ "${CORPUS_GDB:-0}" != 1 ]; then
-  echo "SKIP [$case_name]: quarantined, gdb under profil run hangs now and then (CORPUS_GDB=1 runs it)" >&2
-  exit 77
-fi
+# It was quarantined (exit 77 unless CORPUS_GDB=1) for a hang now and then
+# (2 of 4 full parallel make check runs), a gdb that died of SIGSEGV
+# leaving its inferior in a tracing stop being the likely way there (gdb
+# died so 1 of 6 runs by hand on perf-signal before issue 32). After the
+# sampler's fault-safe loads stopped dying where a thread blocks SIGSEGV
+# (src/sampler/fault_signals.h) no run failed: 32 by hand on four clocks,
+# and this case beside two busy loops (issue 32). gdb's own threads block
+# only INT, ALRM, TERM, CHLD and WINCH, so that fix is not shown to be the
+# one: a hang again is a real bug to chase, not to quarantine.
 need /bin/true
 # The pid in "[Inferior 1 (process N) exited normally]" differs per run.
 pids='s/process [0-9]*/process N/g'

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Issue 32: profil's own CPU per sample from outside (the reader's reading
+# and unwinding, what starves among many busy threads), against perf record
+# without stacks on the same program: xz -T1 under profil run --outside
+# (whole stacks) and under perf record -e task-clock (flat), at BENCH_RATES
+# (100 and 4000 Hz), runs alternating plain, profil, perf, ...; the extra
+# CPU (user+sys of every process, profil's and perf's own included) is the
+# median over BENCH_REPS; µs per sample = its slope from the lowest to the
+# highest rate over the samples added (xz's CPU time x the rates' difference).
+set -euo pipefail
+build=${1:-build}
+profil=${PROFIL_TOOL:-$build/bin/profil}
+reps=${BENCH_REPS:-5}
+rates=${BENCH_RATES:-100 4000}
+out=$(mktemp -d "${TMPDIR:-/tmp}/profil-outside-cost.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+have_perf=1
+command -v perf >/dev/null && perf record -q -e task-clock -o "$out/probe.data" -- true >/dev/null 2>&1 || {
+  have_perf=0; echo "(perf record is not available: its column is left empty)"; }
+head -c 4000000 /dev/urandom | base64 > "$out/input"
+work=(xz -T1 -6 -c "$out/input")
+cpu_of() {
+  local TIMEFORMAT='%U %S'
+  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+for hz in $rates; do
+  for ((i = 0; i < reps; i++)); do
+    cpu_of "${work[@]}" >> "$out/plain"
+    cpu_of "$profil" run --outside --hz "$hz" -o "$out/p" -- "${work[@]}" >> "$out/profil.$hz"
+    rm -rf "$out/p"
+    if [ "$have_perf" = 1 ]; then
+      cpu_of perf record -q -e task-clock -c $((1000000000 / hz)) -o "$out/perf.data" -- "${work[@]}" >> "$out/perf.$hz"
+      rm -f "$out/perf.data"
+    fi
+  done
+done
+plain=$(median < "$out/plain")
+low=${rates%% *} high=${rates##* }
+printf '%-28s' "extra CPU (s)"; for hz in $rates; do printf ' %9s' "@$hz"; done; printf ' %12s\n' "us/sample"
+for tool in profil perf; do
+  [ -s "$out/$tool.$low" ] || continue
+  name="profil run --outside"; [ $tool = perf ] && name="perf record (no stacks)"
+  printf '%-28s' "$name"
+  for hz in $rates; do printf ' %9.3f' "$(echo "$(median < "$out/$tool.$hz") - $plain" | bc -l)"; done
+  printf ' %12.1f\n' "$(echo "($(median < "$out/$tool.$high") - $(median < "$out/$tool.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)"
+done
+echo "(xz -T1 alone: $plain s of CPU, median of $reps)"

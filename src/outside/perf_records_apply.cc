@@ -1,0 +1,96 @@
+// What the perf source says of the kernel's refusals, and the task
+// records it hands to the process table (perf_records_apply.h).
+#include "outside/perf_records_apply.h"
+
+#include <sys/resource.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+namespace profiling::outside {
+
+std::string read_setting(const char* path) {
+  std::ifstream in(path);
+  std::string value;
+  std::getline(in, value);
+  return value.empty() ? "?" : value;
+}
+
+std::string describe_refusal(long error, pid_t pid) {
+  const std::string paranoid = read_setting("/proc/sys/kernel/perf_event_paranoid");
+  switch (error) {
+    case EACCES:
+    case EPERM:
+      return "the kernel refuses perf events on pid " + std::to_string(pid) + " (" + std::strerror(static_cast<int>(error)) +
+             "): kernel.perf_event_paranoid is " + paranoid +
+             "; sampling another user's process, or any process where it is above 2, needs CAP_PERFMON or "
+             "root (or sysctl kernel.perf_event_paranoid=2)";
+    case ESRCH: return "no process " + std::to_string(pid);
+    case EMFILE:
+    case ENFILE: return "out of file descriptors for the events (one per thread and CPU): raise ulimit -n";
+    case ENOENT:
+    case ENODEV:
+    case ENOSYS:
+    case EOPNOTSUPP: return "this kernel has no software task-clock perf events (" + std::string(std::strerror(static_cast<int>(error))) + ")";
+    default: return "perf_event_open on pid " + std::to_string(pid) + ": " + std::strerror(static_cast<int>(error));
+  }
+}
+
+// "EPERM (Operation not permitted)".
+std::string errno_name(int error) {
+  const char* name = ::strerrorname_np(error);
+  return std::string(name ? name : "errno " + std::to_string(error)) + " (" + std::strerror(error) + ")";
+}
+
+// What the kernel lets a user without CAP_IPC_LOCK lock in perf rings
+// (perf_mmap: perf_event_mlock_kb per CPU, summed over the CPUs, then the
+// RLIMIT_MEMLOCK), with the values here.
+std::string lock_allowance() {
+  rlimit memlock{};
+  std::string limit = "?";
+  if (::getrlimit(RLIMIT_MEMLOCK, &memlock) == 0)
+    limit = memlock.rlim_cur == RLIM_INFINITY ? "unlimited" : std::to_string(memlock.rlim_cur / 1024) + " KiB";
+  return "a user without CAP_IPC_LOCK may lock kernel.perf_event_mlock_kb (" +
+         read_setting("/proc/sys/kernel/perf_event_mlock_kb") + " KiB) per CPU in perf rings, and beyond it ulimit -l (" +
+         limit + ")";
+}
+
+void apply_task_record(const perf::RecordFormat& format, const perf::Record& r, ProcessTable* table) {
+  switch (r.header.type) {
+    case PERF_RECORD_MMAP:
+    case PERF_RECORD_MMAP2: {
+      perf::Mmap m;
+      if (perf::parse_mmap(format, r, &m)) table->on_mmap(m);
+      break;
+    }
+    case PERF_RECORD_COMM: {
+      perf::Comm c;
+      if (perf::parse_comm(format, r, &c)) table->on_comm(c);
+      break;
+    }
+    case PERF_RECORD_FORK: {
+      perf::Task t;
+      if (perf::parse_task(format, r, &t)) table->on_fork(t);
+      break;
+    }
+    case PERF_RECORD_EXIT: {
+      perf::Task t;
+      if (perf::parse_task(format, r, &t)) table->on_exit(t);
+      break;
+    }
+    case PERF_RECORD_LOST: {
+      perf::Lost l;
+      if (perf::parse_lost(format, r, &l)) table->on_lost(l);
+      break;
+    }
+    case PERF_RECORD_READ: {
+      perf::Read read;
+      if (perf::parse_read(format, r, &read)) table->on_read(read);
+      break;
+    }
+    default: break;
+  }
+}
+
+}  // namespace profiling::outside

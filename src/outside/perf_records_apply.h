@@ -1,0 +1,36 @@
+// The perf source's words and records (perf_source.h), apart from its
+// rings: how a refusal of the kernel is said (the setting at fault and
+// what to change), and each task record (MMAP2, COMM, FORK, EXIT, LOST,
+// READ) handed to the process table.
+//
+// NOT async-signal-safe: host side (the reader thread, under the feed's
+// lock, for apply_task_record).
+#ifndef PROFIL_OUTSIDE_PERF_RECORDS_APPLY_H
+#define PROFIL_OUTSIDE_PERF_RECORDS_APPLY_H
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "outside/process_table.h"
+#include "perf/records.h"
+
+namespace profiling::outside {
+
+// The first line of /proc/sys/... path, "?" when it cannot be read.
+std::string read_setting(const char* path);
+// perf_event_open's -error on pid, said with the setting at fault.
+std::string describe_refusal(long error, pid_t pid);
+// "EPERM (Operation not permitted)".
+std::string errno_name(int error);
+// What the kernel lets a user without CAP_IPC_LOCK lock in perf rings
+// (perf_mmap: perf_event_mlock_kb per CPU, summed over the CPUs, then the
+// RLIMIT_MEMLOCK), with the values here.
+std::string lock_allowance();
+
+// One record other than a sample or a throttle, applied to the table.
+void apply_task_record(const perf::RecordFormat& format, const perf::Record& r, ProcessTable* table);
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_PERF_RECORDS_APPLY_H

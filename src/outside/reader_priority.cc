@@ -1,0 +1,44 @@
+#include "outside/reader_priority.h"
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace profiling::outside {
+
+ThreadPriority raise_thread_priority() {
+  ThreadPriority p;
+  // The lowest real-time priority: above every normal thread, below any
+  // real-time thread of the machine's (sched(7)). pid 0: this thread.
+  sched_param param{};
+  param.sched_priority = 1;
+  if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0) {
+    p.real_time = true;
+    return p;
+  }
+  const int fifo_error = errno;
+  const auto tid = static_cast<id_t>(::gettid());
+  errno = 0;
+  const int before = ::getpriority(PRIO_PROCESS, tid);
+  // An unprivileged thread may go down to 20 - RLIMIT_NICE (setrlimit(2)).
+  int floor = -20;
+  if (rlimit limit{}; ::getrlimit(RLIMIT_NICE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 40)
+    floor = 20 - static_cast<int>(limit.rlim_cur);
+  int nice_error = 0;
+  if (::setpriority(PRIO_PROCESS, tid, -20) != 0) {
+    nice_error = errno;
+    if (floor > -20 && floor < before) (void)::setpriority(PRIO_PROCESS, tid, floor);
+  }
+  p.nice = ::getpriority(PRIO_PROCESS, tid);
+  if (nice_error == 0) return p;
+  p.refusal = "profil's reader thread runs at " +
+              (p.nice < before ? "nice " + std::to_string(p.nice) : std::string("the program's priority")) +
+              " (SCHED_FIFO: " + std::strerror(fifo_error) + "; nice -20: " + std::strerror(nice_error) +
+              "): among many busy threads it falls behind; root, CAP_SYS_NICE or ulimit -r 1 lets it run first";
+  return p;
+}
+
+}  // namespace profiling::outside

@@ -1,0 +1,32 @@
+// The priority of the outside source's own thread (issue 32): among a
+// program's 1,000 busy threads, a reader at their priority had a
+// thousandth of the CPU's time: its rings filled and profil took 54 s to
+// open the events, read them and close them for a 2-second attach. The
+// thread that opens, reads and closes the events asks to run before them:
+// SCHED_FIFO at the lowest real-time priority (root, CAP_SYS_NICE or an
+// RLIMIT_RTPRIO), else the lowest nice RLIMIT_NICE allows — for itself
+// alone (never the program's threads, never the tool's other threads),
+// and reset in a child it forks (SCHED_RESET_ON_FORK).
+//
+// NOT async-signal-safe: host side. Each call concerns the calling thread.
+#ifndef PROFIL_OUTSIDE_READER_PRIORITY_H
+#define PROFIL_OUTSIDE_READER_PRIORITY_H
+
+#include <string>
+
+namespace profiling::outside {
+
+struct ThreadPriority {
+  bool real_time = false;  // SCHED_FIFO
+  int nice = 0;            // without it: the nice obtained (0 when none)
+  // "" when the thread runs before the program's (real time, or nice
+  // -20); else one line naming what was refused and what would allow it.
+  std::string refusal;
+};
+
+// Raises the calling thread's priority as far as it may.
+ThreadPriority raise_thread_priority();
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_READER_PRIORITY_H

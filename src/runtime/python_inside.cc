@@ -1,0 +1,295 @@
+// CPython frames from inside (python_inside.h). start_python_frames is host
+// side (the preload constructor); everything else is ASYNC-SIGNAL-SAFE: it
+// runs in the dump, which may run in a signal handler (no allocation, no
+// lock, no stdio; the process's memory read with fault-safe loads).
+#include "runtime/python_inside.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#include "base/settings.h"
+#include "format/profile.h"
+#include "interp/python_code_head.h"
+#include "interp/python_lines.h"
+#include "interp/python_merge.h"
+#include "sampler/python_sampling.h"
+#include "sampler/sampler.h"
+
+namespace profiling::runtime {
+namespace {
+
+using sampler::kMaxInsidePythonFrames;
+
+sampler::PythonSampling g_python;
+uint64_t g_code_type = 0;
+bool g_on = false;
+
+// ---- start-up (host side) ----
+
+uint64_t symbol(const char* name) { return reinterpret_cast<uint64_t>(::dlsym(RTLD_DEFAULT, name)); }
+
+// [start, end) of the function named, from its ELF symbol's size.
+bool function_range(const char* name, interp::EvalLoop* loop) {
+  void* address = ::dlsym(RTLD_DEFAULT, name);
+  Dl_info info{};
+  void* entry = nullptr;
+  if (address == nullptr || ::dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0) return false;
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  if (sym == nullptr || sym->st_size == 0) return false;
+  loop->start = reinterpret_cast<uint64_t>(address);
+  loop->end = loop->start + sym->st_size;
+  return true;
+}
+
+// major.minor of the CPython linked in: Py_Version (3.11+), else the
+// string Py_GetVersion() returns ("3.8.18 (default, ...").
+bool python_version(int* major, int* minor) {
+  if (const auto* hex = reinterpret_cast<const unsigned long*>(symbol("Py_Version"))) {
+    *major = static_cast<int>((*hex >> 24) & 0xff);
+    *minor = static_cast<int>((*hex >> 16) & 0xff);
+    return true;
+  }
+  using GetVersion = const char* (*)();
+  const auto get_version = reinterpret_cast<GetVersion>(symbol("Py_GetVersion"));
+  if (get_version == nullptr) return false;
+  const char* text = get_version();
+  char* end = nullptr;
+  *major = static_cast<int>(std::strtol(text, &end, 10));
+  if (end == text || *end != '.') return false;
+  *minor = static_cast<int>(std::strtol(end + 1, nullptr, 10));
+  return *major > 0;
+}
+
+bool find_layout(int major, int minor, uint64_t runtime, interp::PythonLayout* layout) {
+  if (major == 3 && minor >= 13) {
+    const char* why = nullptr;
+    return runtime != 0 &&
+           interp::python_layout_from_debug_offsets(reinterpret_cast<const uint8_t*>(runtime),
+                                                    interp::kDebugOffsetsSize, layout, &why);
+  }
+  return interp::python_layout_for(major, minor, layout);
+}
+
+// ---- the dump's name tables (mapped at start; one dump at a time) ----
+
+struct CodeName {
+  uint64_t address;  // 0: an empty slot
+  uint32_t name_at, name_length, file_at, file_length, table_at, table_length;
+  int32_t first_line;
+  bool named;  // false: not a code object when it was read
+  uint64_t instructions;
+};
+
+// Ids of the frames every dump names: 0 the misfit mark, kBetweenId the
+// loop entering or leaving a call, kUnreadId a code object the dump could
+// not read (freed since the sample: an imported module's top-level code, run
+// once); code objects' lines from kUnreadId + 1.
+constexpr uint32_t kBetweenId = 1;
+constexpr uint32_t kUnreadId = 2;
+constexpr const char* kUnreadFrame = "[python: code freed before the dump]";
+
+struct FrameName {
+  uint64_t code;  // 0: an empty slot
+  int32_t line;
+  uint32_t id;    // its address is kInterpreterFrameBase + id (kUnreadId + 1...)
+  uint32_t code_slot;
+};
+
+constexpr size_t kCodeSlots = size_t{1} << 15;
+constexpr size_t kFrameSlots = size_t{1} << 17;
+constexpr size_t kPoolBytes = size_t{32} << 20;
+
+struct Tables {
+  CodeName codes[kCodeSlots];
+  FrameName frames[kFrameSlots];
+  uint32_t frame_of_id[kFrameSlots / 2];  // id -> its slot in frames
+  uint32_t ids = kUnreadId;                // the last given out
+  size_t pool_used = 0;
+  char pool[kPoolBytes];                   // names, files, line tables
+};
+Tables* g_tables = nullptr;
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+// Room in the pool for n bytes: its offset, or UINT32_MAX.
+uint32_t pool_take(size_t n) {
+  if (kPoolBytes - g_tables->pool_used < n) return UINT32_MAX;
+  const size_t at = g_tables->pool_used;
+  g_tables->pool_used += n;
+  return static_cast<uint32_t>(at);
+}
+
+// A string of the code object into the pool; false when it cannot be read
+// (or the pool is full).
+bool pool_string(sampler::SelfMemory& memory, uint64_t object, uint32_t* at, uint32_t* length) {
+  char* free = g_tables->pool + g_tables->pool_used;
+  const size_t room = kPoolBytes - g_tables->pool_used;
+  const int64_t n = interp::read_python_string_into(g_python.layout, memory, object, free,
+                                                    room < 4 * interp::kMaxPythonString ? room : 4 * interp::kMaxPythonString);
+  if (n < 0) return false;
+  *at = pool_take(static_cast<size_t>(n));
+  *length = static_cast<uint32_t>(n);
+  return true;
+}
+
+// The code object at address, named the first time it is met.
+const CodeName* code_name(uint64_t address, uint32_t* slot_out) {
+  size_t slot = mix(address) & (kCodeSlots - 1);
+  for (size_t probe = 0; probe < kCodeSlots / 2; ++probe, slot = (slot + 1) & (kCodeSlots - 1)) {
+    CodeName& code = g_tables->codes[slot];
+    if (code.address == address) {
+      *slot_out = static_cast<uint32_t>(slot);
+      return code.named ? &code : nullptr;
+    }
+    if (code.address != 0) continue;
+    code = CodeName{};
+    code.address = address;
+    *slot_out = static_cast<uint32_t>(slot);
+    sampler::SelfMemory memory;
+    interp::CodeHead head;
+    if (!interp::read_code_head(g_python.layout, memory, address, g_code_type, &head)) return nullptr;
+    const size_t pool_mark = g_tables->pool_used;
+    const int64_t table = interp::python_bytes_size(g_python.layout, memory, head.line_table_object,
+                                                    interp::kMaxPythonLineTable);
+    if (!pool_string(memory, head.name_object, &code.name_at, &code.name_length) ||
+        !pool_string(memory, head.filename_object, &code.file_at, &code.file_length) || table < 0 ||
+        (code.table_at = pool_take(static_cast<size_t>(table))) == UINT32_MAX ||
+        !interp::read_python_bytes(g_python.layout, memory, head.line_table_object, g_tables->pool + code.table_at,
+                                   static_cast<size_t>(table))) {
+      g_tables->pool_used = pool_mark;
+      return nullptr;
+    }
+    code.table_length = static_cast<uint32_t>(table);
+    code.first_line = head.first_line;
+    code.instructions = head.instructions;
+    code.named = true;
+    return &code;
+  }
+  return nullptr;  // the table is full: left unnamed
+}
+
+// The address a frame of the code at code_address, at instruction, is
+// shown at: one per (code object, line); kUnreadId's when it cannot be
+// named, 0 when the tables are full.
+uint64_t frame_address(uint64_t code_address, uint64_t instruction) {
+  uint32_t code_slot = 0;
+  const CodeName* code = code_name(code_address, &code_slot);
+  if (code == nullptr) return format::kInterpreterFrameBase + kUnreadId;
+  const std::string_view table(g_tables->pool + code->table_at, code->table_length);
+  const int line = interp::python_line(g_python.layout.line_table, table, code->first_line,
+                                       interp::python_line_offset(g_python.layout, code->instructions, instruction));
+  size_t slot = mix(code_address * 31 + static_cast<uint64_t>(line)) & (kFrameSlots - 1);
+  for (size_t probe = 0; probe < kFrameSlots / 2; ++probe, slot = (slot + 1) & (kFrameSlots - 1)) {
+    FrameName& frame = g_tables->frames[slot];
+    if (frame.code == code_address && frame.line == line) return format::kInterpreterFrameBase + frame.id;
+    if (frame.code != 0) continue;
+    if (g_tables->ids + 1 >= kFrameSlots / 2) return 0;
+    frame = FrameName{code_address, line, ++g_tables->ids, code_slot};
+    g_tables->frame_of_id[frame.id] = static_cast<uint32_t>(slot);
+    return format::kInterpreterFrameBase + frame.id;
+  }
+  return 0;
+}
+
+class Names final : public InterpreterFrameSource {
+ public:
+  void for_each_frame(InterpreterFrameVisitor& visitor) const override {
+    for (const auto& [id, text] : {std::pair<uint32_t, std::string_view>{0, interp::kMisfitFrame},
+                                   {kBetweenId, interp::kBetweenFramesFrame},
+                                   {kUnreadId, kUnreadFrame}})
+      visitor.frame(format::kInterpreterFrameBase + id, 0, text.data(), static_cast<uint32_t>(text.size()), "", 0);
+    if (g_tables == nullptr) return;
+    for (uint32_t id = kUnreadId + 1; id <= g_tables->ids; ++id) {
+      const FrameName& frame = g_tables->frames[g_tables->frame_of_id[id]];
+      const CodeName& code = g_tables->codes[frame.code_slot];
+      visitor.frame(format::kInterpreterFrameBase + id, frame.line > 0 ? frame.line : code.first_line,
+                    g_tables->pool + code.name_at, code.name_length, g_tables->pool + code.file_at,
+                    code.file_length);
+    }
+  }
+};
+const Names g_names;
+
+// A stack's merge, in static memory (one dump at a time).
+interp::RawFrame g_raw[kMaxInsidePythonFrames];
+uint64_t g_shown[kMaxInsidePythonFrames];
+uint64_t g_merged[sampler::kMaxStackDepth + kMaxInsidePythonFrames + 1];
+
+}  // namespace
+
+bool start_python_frames() {
+  if (!base::flag_from_environment("PROFIL_INTERPRETER", ::secure_getenv("PROFIL_INTERPRETER"), true)) return false;
+  sampler::PythonSampling python;
+  int major = 0, minor = 0;
+  const uint64_t runtime = symbol("_PyRuntime");
+  if (!python_version(&major, &minor) || !find_layout(major, minor, runtime, &python.layout)) return false;
+  if (!function_range("_PyEval_EvalFrameDefault", &python.loop) && !function_range("PyEval_EvalFrameEx", &python.loop))
+    return false;
+  if (python.layout.runtime_interpreters_head >= 0) {
+    if (runtime == 0) return false;
+    python.interpreters_head = runtime + static_cast<uint64_t>(python.layout.runtime_interpreters_head);
+  } else {
+    python.interp_head_function = reinterpret_cast<uint64_t (*)()>(symbol("PyInterpreterState_Head"));
+    if (python.interp_head_function == nullptr) return false;
+  }
+  void* tables = ::mmap(nullptr, sizeof(Tables), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
+  if (tables == MAP_FAILED) return false;
+  g_tables = new (tables) Tables;
+  g_code_type = symbol("PyCode_Type");
+  g_python = python;
+  // The perf ring is read later, by any thread: only a signal on the
+  // sampled thread reads its frames at the sample.
+  sampler::ClockSettings settings = sampler::clock_settings();
+  if (settings.requested == sampler::ClockKind::automatic) {
+    settings.requested = sampler::ClockKind::perf_signal;
+    sampler::set_clock_settings(settings);
+  }
+  sampler::set_python_sampling(&g_python);
+  g_on = true;
+  return true;
+}
+
+bool python_frames_on() { return g_on; }
+
+const InterpreterFrameSource& python_frame_names() { return g_names; }
+
+void PythonMerge::visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
+                        uint32_t observations) {
+  uint32_t native = 0;
+  while (native < depth && !sampler::is_python_marker(pcs[native])) ++native;
+  if (native == depth || g_tables == nullptr) {
+    inner_.visit(pcs, native, truncated, weight, tid, observations);
+    return;
+  }
+  interp::WalkResult walk;
+  walk.status = static_cast<interp::WalkStatus>(pcs[native] & 0xff);
+  walk.count = (depth - native - 1) / 2;
+  if (walk.count > kMaxInsidePythonFrames) walk.count = kMaxInsidePythonFrames;
+  for (uint32_t i = 0; i < walk.count; ++i) {
+    g_raw[i].code = pcs[native + 1 + 2 * i];
+    sampler::decode_instruction(pcs[native + 2 + 2 * i], &g_raw[i]);
+    g_shown[i] = frame_address(g_raw[i].code, g_raw[i].instruction);
+  }
+  if (native > sampler::kMaxStackDepth) native = sampler::kMaxStackDepth;
+  const interp::MergeResult merged =
+      interp::merge_python_frames(pcs, native, g_raw, g_shown, walk, g_python.loop, format::kInterpreterFrameBase,
+                                  g_merged, static_cast<uint32_t>(sizeof g_merged / sizeof g_merged[0]),
+                                  /*at_sample=*/true, format::kInterpreterFrameBase + kBetweenId);
+  inner_.visit(g_merged, merged.count, truncated, weight, tid, observations);
+}
+
+}  // namespace profiling::runtime

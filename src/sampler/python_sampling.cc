@@ -1,0 +1,117 @@
+// ASYNC-SIGNAL-SAFE (python_sampling.h): everything here but
+// set_python_sampling runs in the sampling signal handler. No allocation, no
+// lock, no stdio; the program's memory is read only through
+// profil_safe_load_u64.
+#include "sampler/python_sampling.h"
+
+#include <pthread.h>
+
+#include <cstring>
+
+#include "base/safe_access.h"
+#include "interp/python_walk.h"
+#include "sampler/sampler.h"
+#include "sampler/sinks.h"
+#include "sampler/thread_names.h"
+#include "unwind/memory.h"
+#include "unwind/unwinder.h"
+
+namespace profiling::sampler {
+
+std::atomic<const PythonSampling*> g_python{nullptr};
+
+void set_python_sampling(const PythonSampling* python) { g_python.store(python, std::memory_order_release); }
+
+bool SelfMemory::read(uint64_t address, void* out, size_t size) {
+  auto* bytes = static_cast<uint8_t*>(out);
+  uint64_t word;
+  if (size < sizeof word) {
+    if (profil_safe_load_u64(reinterpret_cast<const void*>(address), &word) != 0) return false;
+    std::memcpy(bytes, &word, size);
+    return true;
+  }
+  size_t at = 0;
+  for (; at + sizeof word <= size; at += sizeof word) {
+    if (profil_safe_load_u64(reinterpret_cast<const void*>(address + at), &word) != 0) return false;
+    std::memcpy(bytes + at, &word, sizeof word);
+  }
+  if (at < size) {  // the tail: the last 8 bytes again
+    if (profil_safe_load_u64(reinterpret_cast<const void*>(address + size - sizeof word), &word) != 0) return false;
+    std::memcpy(bytes + size - sizeof word, &word, sizeof word);
+  }
+  return true;
+}
+
+namespace {
+
+// The thread's PyThreadState as last found (0: none yet): checked at each
+// use by its thread_id (python_sampling.h).
+__thread uint64_t t_thread_state __attribute__((tls_model("initial-exec")));
+
+bool read_u64(interp::MemoryReader& memory, uint64_t address, uint64_t* value) {
+  return memory.read(address, value, sizeof *value);
+}
+
+uint64_t find_thread_state(const PythonSampling& python, interp::MemoryReader& memory) {
+  const interp::PythonLayout& l = python.layout;
+  const uint64_t self = static_cast<uint64_t>(::pthread_self());
+  uint64_t id = 0;
+  if (t_thread_state != 0 && read_u64(memory, t_thread_state + l.tstate_thread_id, &id) && id == self)
+    return t_thread_state;
+  t_thread_state = 0;
+  uint64_t interp = 0;
+  if (python.interpreters_head != 0) {
+    if (!read_u64(memory, python.interpreters_head, &interp)) return 0;
+  } else if (python.interp_head_function != nullptr) {
+    interp = python.interp_head_function();
+  }
+  // Bounds against a list read mid-change that loops.
+  for (int i = 0; interp != 0 && i < 64; ++i) {
+    uint64_t state = 0;
+    if (!read_u64(memory, interp + l.interp_threads_head, &state)) return 0;
+    for (int j = 0; state != 0 && j < 4096; ++j) {
+      if (!read_u64(memory, state + l.tstate_thread_id, &id)) break;
+      if (id == self) return t_thread_state = state;
+      if (!read_u64(memory, state + l.tstate_next, &state)) break;
+    }
+    if (!read_u64(memory, interp + l.interp_next, &interp)) return 0;
+  }
+  return 0;
+}
+
+// Appends the thread's Python frames to pcs[0..depth) (room for
+// kPythonWords more); returns the new depth. A stack without an eval-loop
+// frame (a native thread, the interpreter starting or ending) gets none.
+uint32_t append_python_frames(const PythonSampling& python, uint64_t* pcs, uint32_t depth) {
+  bool in_loop = false;
+  for (uint32_t k = 0; k < depth && !in_loop; ++k) in_loop = python.loop.contains(pcs[k]);
+  if (!in_loop) return depth;
+  SelfMemory memory;
+  const uint64_t state = find_thread_state(python, memory);
+  if (state == 0) return depth;
+  interp::RawFrame raw[kMaxInsidePythonFrames];
+  const interp::WalkResult walk = interp::walk_python_frames(python.layout, memory, state, raw, kMaxInsidePythonFrames);
+  if (walk.count == 0) return depth;
+  pcs[depth++] = kPythonMarker | static_cast<uint8_t>(walk.status);
+  for (uint32_t i = 0; i < walk.count; ++i) {
+    pcs[depth++] = raw[i].code;
+    pcs[depth++] = encode_instruction(raw[i]);
+  }
+  return depth;
+}
+
+}  // namespace
+
+__attribute__((noinline)) void deliver_stack_with_python(const PythonSampling& python, unwind::StackTable* table,
+                                                         const void* context, uint32_t weight) {
+  uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
+  if (depth > kMaxStackDepth) depth = kMaxStackDepth;
+  auto* pcs = static_cast<uint64_t*>(__builtin_alloca((depth + kPythonWords) * sizeof(uint64_t)));
+  const unwind::LiveMemory memory;
+  const unwind::Stack stack = unwind::unwind(g_code_table.load(std::memory_order_acquire), memory,
+                                             unwind::registers_from_ucontext(context), pcs, depth);
+  const uint32_t stored = append_python_frames(python, pcs, stack.depth);
+  table->add(pcs, stored, stack.truncated, weight, current_thread_id());
+}
+
+}  // namespace profiling::sampler
