@@ -56,6 +56,25 @@ std::string lock_allowance() {
          limit + ")";
 }
 
+perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool user_only) {
+  perf::EventSpec spec;
+  spec.period_ns = options.period_ns();
+  spec.sample_type = PERF_SAMPLE_TIME;
+  if (options.stacks) {
+    spec.regs_user = perf::kUnwindRegisters;
+    spec.stack_bytes = options.stack_copy_bytes();
+  }
+  spec.inherit = true;
+  spec.inherit_stat = true;  // each ended thread's count: ProcessTable::on_read
+  spec.disabled = before_exec;
+  spec.enable_on_exec = before_exec;
+  spec.track_tasks = true;
+  spec.user_only = user_only;
+  spec.kernel_callchain = !user_only && options.stacks && options.kernel_frames;
+  spec.wakeup_bytes = static_cast<uint32_t>(options.ring_pages * 4096 / 4);
+  return spec;
+}
+
 void apply_task_record(const perf::RecordFormat& format, const perf::Record& r, ProcessTable* table) {
   switch (r.header.type) {
     case PERF_RECORD_MMAP:

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "outside/options.h"
+#include "outside/perf_records_apply.h"
 #include "outside/reader_priority.h"
 #include "outside/source.h"
 #include "perf/event.h"
@@ -32,10 +33,6 @@
 #include "perf/ring.h"
 
 namespace profiling::outside {
-
-// The events' attributes for these options: one place, so that the rings'
-// record format (perf::RecordFormat::of) follows from the options too.
-perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool user_only);
 
 class PerfSource final : public Source {
  public:
