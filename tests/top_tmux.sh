@@ -9,7 +9,8 @@
 #      caller outer_work has more than hot_leaf; s sorts since the start;
 #      f freezes the rows while the status line counts on, f again thaws
 #      them; q ends it and the program it started, and -o wrote a profile
-#      profil report names hot_leaf in.
+#      profil report names hot_leaf in, with every sample shown since the
+#      start (each second's take summed, not the last alone).
 #   2. two processes and threads: m merges a process's two threads into
 #      one row ("2 threads"); p with the child's pid shows the child
 #      alone, p with nothing every process again.
@@ -108,6 +109,8 @@ wait_for "a second window after the freeze" eval 'more "$(sampled)" "$before"'
 [ "$(since_start)" = "$frozen" ] || fail "frozen rows changed: $frozen samples since the start, then $(since_start)"
 t send-keys -t top f
 wait_for "the rows thawed" eval 'more "$(since_start)" "$frozen"' 
+pane
+shown=$(since_start)
 t send-keys -t top q
 status=$(ended one)
 [ "$status" = 0 ] || fail "profil top -o exited $status: $(cat "$work/one.err")"
@@ -117,6 +120,10 @@ set -- "$work"/out/top_target.*.pb.gz
 if [ -f "$1" ]; then
   "$profil" report "$1" > "$work/report" 2>&1 || fail "profil report: $(cat "$work/report")"
   grep -q hot_leaf "$work/report" || fail "the -o profile has no hot_leaf: $(head -n 20 "$work/report")"
+  # Every second seen is in the file, not the last one alone.
+  written=$(sed -n 's/^profil report by function: \([0-9]*\) samples.*/\1/p' "$work/report")
+  [ -n "$written" ] && [ "$written" -ge "$shown" ] ||
+    fail "the -o profile holds '$written' samples, fewer than the $shown shown since the start"
 else
   fail "-o wrote no top_target profile: $(ls "$work/out"; cat "$work/one.err")"
 fi

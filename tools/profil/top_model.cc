@@ -68,6 +68,7 @@ TopSnapshot TopModel::snapshot() const {
   TopSnapshot s;
   s.windows = windows_;
   s.process_samples = process_samples_;
+  s.process_names = process_names_;
   s.rows.reserve(all_.size());
   for (const auto& [key, all] : all_) {
     TopRow row;

@@ -58,6 +58,7 @@ struct TopSnapshot {
   // Periods sampled per process in the last window and since the start
   // (every sample has one leaf: a process's rows' self counts sum to it).
   std::map<int32_t, TopSamples> process_samples;
+  std::map<int32_t, std::string> process_names;  // as rows name them
   uint64_t windows = 0;  // windows added so far
 };
 

@@ -129,6 +129,7 @@ TEST(TopModel, RowsAreAFunctionInAThreadOfAProcessNamedByTheirObjects) {
   EXPECT_EQ(find(s, "other_a")->pid, 20);
   EXPECT_EQ(find(s, "other_a")->process, "other");
   EXPECT_EQ(find(s, "other_a")->object, "other.so");
+  EXPECT_EQ(s.process_names, (std::map<int32_t, std::string>{{10, "prog"}, {20, "other"}}));
 }
 
 TEST(TopModel, AnAddressTheFileNamesIsNamedSo) {

@@ -107,10 +107,8 @@ std::vector<std::string> render_top(const TopSnapshot& snapshot, const TopViewSt
   std::vector<std::string> lines;
   uint64_t last = 0, all = 0;
   for (const auto& [pid, samples] : snapshot.process_samples) {
-    // A process's name is on its rows; one without rows has no samples.
-    const auto row = std::find_if(snapshot.rows.begin(), snapshot.rows.end(),
-                                  [pid = pid](const TopRow& r) { return r.pid == pid; });
-    if (row == snapshot.rows.end() || !process_matches(state.process, pid, row->process)) continue;
+    const auto name = snapshot.process_names.find(pid);
+    if (!process_matches(state.process, pid, name == snapshot.process_names.end() ? "" : name->second)) continue;
     last += samples.last;
     all += samples.all;
   }
@@ -125,23 +123,27 @@ std::vector<std::string> render_top(const TopSnapshot& snapshot, const TopViewSt
                                   static_cast<unsigned long long>(last), static_cast<unsigned long long>(all)),
                       w));
   const bool self = state.measure == TopMeasure::self, now = state.window == TopWindow::last;
+  // The function takes what the other columns leave (78 bytes), 40 at least.
+  const int function_width = std::max(40, static_cast<int>(w) - 78);
   const auto head = [&](bool window, bool measure_self) {
     return std::string(window && self == measure_self ? "*" : " ") + (measure_self ? " self" : "total");
   };
   lines.push_back(fit(" " + head(now, true) + " " + head(now, false) + "  " + head(!now, true) + " " +
                           head(!now, false) + "  " +
-                          format_line("%-40s %7s %-15s %7s %-15s", "FUNCTION (OBJECT)", "PID", "PROCESS", "TID", "THREAD"),
+                          format_line("%-*s %7s %-15s %7s %-15s", function_width, "FUNCTION (OBJECT)", "PID", "PROCESS",
+                                      "TID", "THREAD"),
                       w));
   const std::vector<TopRow> rows = shown_rows(snapshot, state);
   const size_t room = height > 4 ? static_cast<size_t>(height) - 4 : 0;
   for (size_t i = 0; i < rows.size() && i < room; ++i) {
     const TopRow& r = rows[i];
     std::string function = r.function + (r.object.empty() ? "" : " (" + r.object + ")");
-    if (function.size() > 40) function = function.substr(0, 39) + "~";
+    if (function.size() > static_cast<size_t>(function_width))
+      function = function.substr(0, static_cast<size_t>(function_width) - 1) + "~";
     const std::string tid = r.tid == 0 ? "" : std::to_string(r.tid);
-    lines.push_back(fit(format_line("%s %s  %s %s  %-40s %7d %-15.15s %7s %-15.15s", share(r.last.self, last).c_str(),
+    lines.push_back(fit(format_line("%s %s  %s %s  %-*s %7d %-15.15s %7s %-15.15s", share(r.last.self, last).c_str(),
                                     share(r.last.total, last).c_str(), share(r.all.self, all).c_str(),
-                                    share(r.all.total, all).c_str(), function.c_str(), static_cast<int>(r.pid),
+                                    share(r.all.total, all).c_str(), function_width, function.c_str(), static_cast<int>(r.pid),
                                     r.process.c_str(), tid.c_str(), r.thread.c_str()),
                         w));
   }

@@ -25,6 +25,7 @@ TopSnapshot snapshot() {
             row("warm", 10, 11, {40, 40}, {60, 60}), row("old", 10, 10, {0, 0}, {240, 240}),
             row("warm", 10, 12, {0, 0}, {0, 0}), row("other", 20, 20, {50, 50}, {50, 50})};
   s.process_samples = {{10, {100, 400}}, {20, {50, 50}}};
+  s.process_names = {{10, "server"}, {20, "client"}};
   return s;
 }
 
