@@ -15,7 +15,8 @@
 #      one row ("2 threads"); p with the child's pid shows the child
 #      alone, p with nothing every process again.
 #   3. PID: a running process is watched, and left running at q.
-#   4. errors: --all (not yet), nothing to watch, no terminal, no process.
+#   4. errors: --all (not yet), nothing to watch, no terminal, no process,
+#      no program (said before the screen is taken).
 # usage: top_tmux.sh PROFIL TOP_TARGET
 profil=$(realpath "$1") || exit 1
 target=$(realpath "$2") || exit 1
@@ -172,6 +173,8 @@ check_error 1 -- "$target"
 grep -q 'not a terminal' "$work/err" || fail "no terminal: $(cat "$work/err")"
 check_error 1 4194305
 grep -q 'no such process' "$work/err" || fail "no process: $(cat "$work/err")"
+check_error 127 -- "$work/no such program"
+grep -q 'no such program' "$work/err" || fail "no program: $(cat "$work/err")"
 
 [ $failures = 0 ] && echo "top_tmux: all passed"
 exit $((failures != 0))

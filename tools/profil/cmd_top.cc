@@ -27,6 +27,7 @@
 #include "outside_run.h"
 #include "report/model.h"
 #include "report/symbolizer.h"
+#include "run_launch.h"
 #include "run_print.h"
 #include "run_wait_print.h"
 #include "top_model.h"
@@ -143,6 +144,12 @@ int top_command(const TopOptions& options) {
       return fail("top " + words[0], "no such process");
     pid = static_cast<pid_t>(number);
   }
+  // A program that cannot run is said before the screen is taken.
+  const Resolved program = is_pid ? Resolved{} : resolve_program(words[0]);
+  if (program.status != 0) {
+    fail(words[0], program.problem);
+    return program.status;
+  }
   std::string why;
   std::unique_ptr<TopScreen> screen = TopScreen::open(&why);
   if (!screen) return fail("top", why);
@@ -154,7 +161,7 @@ int top_command(const TopOptions& options) {
     why = target.attach(&sampling, pid);
     if (!why.empty()) why = "attach " + words[0] + ": " + why;
   } else {
-    why = target.start(&sampling, words, &status);
+    why = target.start(&sampling, program, words, &status);
   }
   if (!why.empty()) {
     screen.reset();

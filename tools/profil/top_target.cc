@@ -52,12 +52,8 @@ int TopTarget::pending_signal() {
   return signo > 0 ? signo : 0;
 }
 
-std::string TopTarget::start(OutsideRun* sampling, const std::vector<std::string>& command, int* status) {
-  const Resolved program = resolve_program(command.front());
-  if (program.status != 0) {
-    *status = program.status;
-    return command.front() + ": " + program.problem;
-  }
+std::string TopTarget::start(OutsideRun* sampling, const Resolved& program, const std::vector<std::string>& command,
+                             int* status) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
   std::string refused;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "outside_run.h"
+#include "run_launch.h"
 
 namespace profiling::cli {
 
@@ -24,10 +25,12 @@ class TopTarget {
   // pending for pending_signal) and never in the program it starts.
   static const sigset_t& stop_signals();
 
-  // Starts command (resolved as a shell would) with its events opened
-  // before its exec. "" or why not, one line; *status the exit status to
-  // give (127 not found, 126 not executable or no exec, 1 refused).
-  std::string start(OutsideRun* sampling, const std::vector<std::string>& command, int* status);
+  // Starts command, program its file (resolve_program), with its events
+  // opened before its exec. "" or why not, one line; *status the exit
+  // status to give (126 when the exec failed, 1 when the events were
+  // refused).
+  std::string start(OutsideRun* sampling, const Resolved& program, const std::vector<std::string>& command,
+                    int* status);
   // Samples pid, running. "" or why not.
   std::string attach(OutsideRun* sampling, pid_t pid);
 
