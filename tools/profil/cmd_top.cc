@@ -43,6 +43,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kUsageStatus = 2;
 constexpr auto kWindow = std::chrono::seconds(1);
+constexpr auto kLastRead = std::chrono::milliseconds(250);
 
 struct TopOptions {
   bool all = false;
@@ -71,7 +72,7 @@ std::string watch(TopScreen& screen, OutsideRun& sampling, TopTarget& target, co
   TopSnapshot snapshot;
   TopHeader header = first;
   Clock::time_point next = Clock::now() + kWindow;
-  bool taking = true, draw = true;
+  bool taking = true, ending = false, draw = true;
   for (;;) {
     if (draw) screen.draw(render_top(snapshot, state, header, screen.width(), screen.height()));
     draw = false;
@@ -97,16 +98,23 @@ std::string watch(TopScreen& screen, OutsideRun& sampling, TopTarget& target, co
       if (was_frozen && !state.frozen) snapshot = model.snapshot();
     }
     if (const int signo = TopTarget::pending_signal(); signo != 0) return signal_name(signo);
-    const bool ended = taking && target.ended();
-    if (taking && (ended || Clock::now() >= next)) {
+    if (taking && !ending && target.ended()) {
       // Once what it watches has ended, a last window and no more: the
-      // screen keeps what was seen until q.
-      if (ended) taking = false;
+      // screen keeps what was seen until q. The last window is taken once
+      // the reader has read the rings past the end (every 100 ms at most,
+      // outside/perf_source.cc).
+      ending = true;
+      next = Clock::now() + kLastRead;
+    }
+    if (taking && Clock::now() >= next) {
       model.add_window(sampling.take_live(keep));
       if (!state.frozen) snapshot = model.snapshot();
       header.samples = sampling.samples();
       header.lost = sampling.lost();
-      if (ended) header.ended = target.how_ended() + "; q quits";
+      if (ending) {
+        taking = false;
+        header.ended = target.how_ended() + "; q quits";
+      }
       next += kWindow;
       if (next < Clock::now()) next = Clock::now() + kWindow;
       draw = true;
