@@ -1,11 +1,13 @@
 // profil top [PID | --all | -- COMMAND...] [--hz N] [-o DIR]
 //
-// A live view of where a process tree spends its CPU (issue 33): its
+// A live view of where a process tree, or the machine, spends its CPU
+// (issue 33): its
 // hottest functions by self and total, over the last second and since the
 // start, with the process and thread of each, drawn again every second
 // until q (profil-top(1)). Sampled from outside as profil attach and
 // profil run --outside do (outside_run.h): the program is started with its
-// events opened before its exec, or a running process is attached to.
+// events opened before its exec, a running process is attached to, or
+// every process is (per-CPU events, as profil attach --all).
 // Each second's profiles are named by the model (top_model.h: each address
 // once), drawn as text (top_view.h) on the terminal (top_screen.h); with
 // -o they are also written, one file per process, at the end.
@@ -50,6 +52,7 @@ struct TopOptions {
   unsigned hz = 500;
   std::string output_dir;  // "": nothing written
   bool interpreter_frames = true;
+  bool kernel_frames = true;
   bool symbolize = true;
 };
 
@@ -124,16 +127,14 @@ std::string watch(TopScreen& screen, OutsideRun& sampling, TopTarget& target, co
 
 int top_command(const TopOptions& options) {
   const std::vector<std::string>& words = program_words();
-  if (options.all) {
-    if (!words.empty()) return usage_error("top --all", "takes no PID or command besides");
-    return usage_error("top --all", "every process on the machine needs per-CPU perf events, which profil's outside "
-                                    "sampler does not open yet (profil attach --all, issue 33)");
-  }
-  if (words.empty()) return usage_error("top", "nothing to watch (profil top PID | --all | -- COMMAND [ARGS...])");
-  const bool is_pid = words.size() == 1 && !program_words_after_dashes() && all_digits(words[0]);
+  if (options.all && !words.empty()) return usage_error("top --all", "takes no PID or command besides");
+  if (words.empty() && !options.all)
+    return usage_error("top", "nothing to watch (profil top PID | --all | -- COMMAND [ARGS...])");
+  const bool is_pid = !options.all && words.size() == 1 && !program_words_after_dashes() && all_digits(words[0]);
   OutsideRunOptions run;
   run.hz = options.hz;
   run.interpreter_frames = options.interpreter_frames;
+  run.kernel_frames = options.kernel_frames;
   run.convert.symbolize = options.symbolize;
   const bool keep = !options.output_dir.empty();
   if (keep) {
@@ -153,7 +154,7 @@ int top_command(const TopOptions& options) {
     pid = static_cast<pid_t>(number);
   }
   // A program that cannot run is said before the screen is taken.
-  const Resolved program = is_pid ? Resolved{} : resolve_program(words[0]);
+  const Resolved program = is_pid || options.all ? Resolved{} : resolve_program(words[0]);
   if (program.status != 0) {
     fail(words[0], program.problem);
     return program.status;
@@ -165,7 +166,10 @@ int top_command(const TopOptions& options) {
   OutsideRun sampling(run);
   TopTarget target;
   int status = 1;
-  if (is_pid) {
+  if (options.all) {
+    why = target.attach_all(&sampling);
+    if (!why.empty()) why = "top --all: " + why;
+  } else if (is_pid) {
     why = target.attach(&sampling, pid);
     if (!why.empty()) why = "attach " + words[0] + ": " + why;
   } else {
@@ -188,8 +192,10 @@ int top_command(const TopOptions& options) {
   const Conversion c = sampling.finish();
   print_losses(c);
   print_conversion(c, run.dir, false, "perf");
+  sampling.print_python_reads();
+  print_source_notes(sampling.notes());
   if (c.files.empty()) {
-    print_nothing_sampled_outside(options.hz);
+    print_nothing_sampled_outside(c, options.hz);
     return 1;
   }
   return c.losses.empty() ? 0 : 1;
@@ -199,16 +205,20 @@ const RegisterCommand kTopCommand(
     "top", "Watch a process's hottest functions live, every second (from outside, perf events)",
     [](CLI::App& app) -> std::function<int()> {
       auto options = std::make_shared<TopOptions>();
-      app.add_flag("--all", options->all, "Every process on the machine (not yet: needs per-CPU events)");
+      app.add_flag("--all", options->all,
+                   "Every process on the machine, no PID or command (per-CPU events: root or CAP_PERFMON)");
       app.add_option("--hz", options->hz, "Samples per CPU-second (default 500)")->check(CLI::Range(1u, 100000u));
       app.add_option("-o,--output", options->output_dir,
                      "Also write the profiles seen to this directory when top ends, one per process");
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
                             "Leave function names out of the -o files");
+      app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
+                            "One [kernel] frame for kernel time, not the kernel's functions");
       app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
                             "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
       app.footer("Usage: profil top [options] PID\n"
                  "       profil top [options] [--] COMMAND [ARGS...]\n"
+                 "       profil top [options] --all\n"
                  "A lone number is a PID; after --, a program. Keys: s t p m f q (profil-top(1)).\n");
       return [options]() { return top_command(*options); };
     },

@@ -98,7 +98,17 @@ std::string TopTarget::attach(OutsideRun* sampling, pid_t pid) {
   return "";
 }
 
+std::string TopTarget::attach_all(OutsideRun* sampling) {
+  all_ = true;
+  label_ = "every process";
+  if (std::string why = sampling->attach_all(); !why.empty()) return why;
+  block_stop_signals();
+  sampling->start();
+  return "";
+}
+
 bool TopTarget::ended() {
+  if (all_) return false;
   if (ended_) return true;
   if (started_) {
     // launch_program made profil the subreaper: orphans of the program's

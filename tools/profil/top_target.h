@@ -1,6 +1,6 @@
-// What profil top watches (issue 33): a program it starts (-- COMMAND) or
-// a process that runs (PID), sampled from outside (outside_run.h) either
-// way, and whether it has ended. The start is run's and attach's own
+// What profil top watches (issue 33): a program it starts (-- COMMAND), a
+// process that runs (PID) or every process (--all), sampled from outside
+// (outside_run.h), and whether it has ended. The start is run's and attach's own
 // (run_launch.h, OutsideRun::attach): nothing of it is written again here.
 //
 // Not thread-safe: the view's thread alone.
@@ -33,6 +33,9 @@ class TopTarget {
                     int* status);
   // Samples pid, running. "" or why not.
   std::string attach(OutsideRun* sampling, pid_t pid);
+  // Samples every process of the machine (per-CPU events: root or
+  // CAP_PERFMON, OutsideRun::attach_all); it never ends. "" or why not.
+  std::string attach_all(OutsideRun* sampling);
 
   // "outside_target (pid 12)"
   const std::string& label() const { return label_; }
@@ -49,6 +52,7 @@ class TopTarget {
  private:
   pid_t pid_ = -1;
   bool started_ = false;  // a child of ours (else attached)
+  bool all_ = false;      // every process: no end
   bool ended_ = false;
   int pidfd_ = -1;
   std::string name_, label_, how_ended_;
