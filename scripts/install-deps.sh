@@ -12,6 +12,8 @@ demo_packages=(
   # issue 31: the BPF program that reads Python frames at the sample
   clang libbpf-dev bpftool
   libgtest-dev libgmock-dev libbenchmark-dev
+  # issue 33: profil top's terminal
+  libncurses-dev
 )
 packages=(
   "${demo_packages[@]}"
@@ -28,6 +30,8 @@ packages=(
   strace gdb ruby
   # issue 21, bench/same_run.sh (golang-go above): sudo, a postgres server
   sudo postgresql
+  # issue 33: profil top's test drives it through a real terminal
+  tmux
 )
 [ "${1:-}" = demo ] && packages=("${demo_packages[@]}")
 missing=()

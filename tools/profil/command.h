@@ -40,14 +40,18 @@ struct RegisterCommand {
 // The program and its arguments, for the command registered with
 // takes_program, as they were given.
 const std::vector<std::string>& program_words();
+// Whether a "--" came before them: `profil top -- 1234` runs a program
+// named 1234, `profil top 1234` watches pid 1234 (issue 33).
+bool program_words_after_dashes();
 
 // Splits the words after a takes_program command's name: the option words,
 // each value-taking option joined to its value (--name=VALUE, so that a
 // value beginning with '-' is never taken for an option), go to *options;
-// the words from the first non-option on (after a "--", which is dropped)
-// to *program. Which options take a value is read from app's CLI11 options.
+// the words from the first non-option on (after a "--", which is dropped,
+// and then sets *dashes when given) to *program. Which options take a value is read from app's CLI11 options.
 void split_program_words(const CLI::App& app, const std::vector<std::string>& words,
-                         std::vector<std::string>* options, std::vector<std::string>* program);
+                         std::vector<std::string>* options, std::vector<std::string>* program,
+                         bool* dashes = nullptr);
 
 // The one-line error every command prints on bad input: "profil: WHAT: WHY".
 // Returns the exit status to use (1).

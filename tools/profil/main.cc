@@ -29,12 +29,14 @@ int fail(const std::string& what, const std::string& why) {
 
 namespace {
 std::vector<std::string> g_program_words;
+bool g_program_after_dashes = false;
 }  // namespace
 
 const std::vector<std::string>& program_words() { return g_program_words; }
+bool program_words_after_dashes() { return g_program_after_dashes; }
 
 void split_program_words(const CLI::App& app, const std::vector<std::string>& words,
-                         std::vector<std::string>* options, std::vector<std::string>* program) {
+                         std::vector<std::string>* options, std::vector<std::string>* program, bool* dashes) {
   auto option_named = [&app](const std::string& name, bool is_long) -> const CLI::Option* {
     for (const CLI::Option* option : app.get_options()) {
       const std::vector<std::string>& names = is_long ? option->get_lnames() : option->get_snames();
@@ -53,6 +55,7 @@ void split_program_words(const CLI::App& app, const std::vector<std::string>& wo
   for (; i < words.size(); ++i) {
     const std::string& word = words[i];
     if (word == "--") {
+      if (dashes != nullptr) *dashes = true;
       ++i;
       break;
     }
@@ -118,7 +121,7 @@ int main(int argc, char** argv) {
       command = &registry[k];
       if (command->takes_program) {
         std::vector<std::string> rest(words.begin() + static_cast<std::ptrdiff_t>(i) + 1, words.end()), options;
-        split_program_words(*commands[k].first, rest, &options, &g_program_words);
+        split_program_words(*commands[k].first, rest, &options, &g_program_words, &g_program_after_dashes);
         words.resize(i + 1);
         words.insert(words.end(), options.begin(), options.end());
       }

@@ -12,6 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
+
+#include "top_takes.h"
 
 namespace profiling::cli {
 
@@ -103,7 +106,20 @@ bool OutsideRun::duration_over() const {
 
 // Stems: <name>.<pid>, .<n> for an image after an exec whose name is the
 // same (the preload's rule), .s<k> for the k-th snapshot.
-void OutsideRun::write(bool final) { write_images(sampler_.take(final)); }
+void OutsideRun::write(bool final) {
+  std::vector<outside::ImageProfile> images = sampler_.take(final);
+  if (!taken_live_.empty()) {
+    sum_takes(&taken_live_, std::move(images));
+    images = std::exchange(taken_live_, {});
+  }
+  write_images(std::move(images));
+}
+
+std::vector<outside::ImageProfile> OutsideRun::take_live(bool keep) {
+  std::vector<outside::ImageProfile> images = sampler_.take(false);
+  if (keep) sum_takes(&taken_live_, images);
+  return images;
+}
 
 void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
   std::vector<ProcessProfile> profiles;

@@ -89,7 +89,13 @@ class OutsideRun {
   // of what ended, and in *left the processes sampled on (none: finish()).
   // The copy never returns.
   Conversion finish_leaving_running(std::vector<pid_t>* left);
+  // profil top (issue 33): the profiles since the last take, for a live
+  // view. keep (top -o): finish() writes them too, each image's takes
+  // summed into its one file (top_takes.h). From the thread that calls
+  // finish(), without --every or --duration (their clock writes too).
+  std::vector<outside::ImageProfile> take_live(bool keep);
   uint64_t samples() const { return sampler_.samples(); }
+  uint64_t lost() const { return sampler_.lost(); }
   bool samples_kernel() const { return sampler_.samples_kernel(); }
   size_t threads_unreadable() const { return sampler_.threads_unreadable(); }
   // One line on how the samples got their Python frames, when any did:
@@ -114,6 +120,7 @@ class OutsideRun {
   std::map<std::pair<int64_t, int>, std::string> stems_;  // (pid, generation) -> file stem
   std::set<std::string> used_stems_;
   Conversion conversion_;
+  std::vector<outside::ImageProfile> taken_live_;  // take_live(keep), until written
   // --every: one set of sinks for every snapshot (run_convert.h).
   std::unique_ptr<ProfileSinks> snapshot_sinks_;
 };
