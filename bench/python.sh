@@ -69,34 +69,30 @@ for hz in $rates; do
     "$( [ -s "$out/r" ] && printf '%.2fx' "$(median < "$out/r")")"
 done
 
-echo
-echo "inside (--inside --clock perf-signal), the same runs' plan"
-printf '%5s %8s %12s %12s %14s %14s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o"
-for hz in $rates; do
-  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"
-  for ((k = 0; k < reps; k++)); do
-    plain=$(cpu_of "${work[@]}")
-    with=$(cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/with" -- "${work[@]}")
-    without=$(PROFIL_INTERPRETER=0 cpu_of "$profil" run --inside --clock perf-signal --hz "$hz" -o "$out/without" -- "${work[@]}")
-    record "$plain" "$with" "$without"
-    rm -rf "$out/with" "$out/without"
+# A table of two ways against the plain run, the same runs' plan as above:
+# table TITLE "WITH COMMAND..." "WITHOUT COMMAND..." (each split on spaces;
+# an env VAR=... first word sets the program's environment).
+table() {
+  local title=$1 with_cmd without_cmd
+  read -r -a with_cmd <<< "$2"
+  read -r -a without_cmd <<< "$3"
+  echo
+  echo "$title, the same runs' plan"
+  printf '%5s %8s %12s %12s %14s %14s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o"
+  for hz in $rates; do
+    : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"
+    for ((k = 0; k < reps; k++)); do
+      plain=$(cpu_of "${work[@]}")
+      with=$(cpu_of "${with_cmd[@]}" --hz "$hz" -o "$out/with" -- "${work[@]}")
+      without=$(cpu_of "${without_cmd[@]}" --hz "$hz" -o "$out/without" -- "${work[@]}")
+      record "$plain" "$with" "$without"
+      rm -rf "$out/with" "$out/without"
+    done
+    printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
+      "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")"
   done
-  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
-    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")"
-done
+}
 
-echo
-echo "outside, read after the fact (--no-bpf), the same runs' plan"
-printf '%5s %8s %12s %12s %14s %14s\n' hz plain "with frames" "without" "us/sample with" "us/sample w/o"
-for hz in $rates; do
-  : > "$out/p"; : > "$out/w"; : > "$out/n"; : > "$out/uw"; : > "$out/un"
-  for ((k = 0; k < reps; k++)); do
-    plain=$(cpu_of "${work[@]}")
-    with=$(cpu_of "$profil" run --no-bpf --hz "$hz" -o "$out/with" -- "${work[@]}")
-    without=$(cpu_of "$profil" run --hz "$hz" --no-interpreter -o "$out/without" -- "${work[@]}")
-    record "$plain" "$with" "$without"
-    rm -rf "$out/with" "$out/without"
-  done
-  printf '%5s %7.2fs %11.2fx %11.2fx %14.1f %14.1f\n' "$hz" "$(median < "$out/p")" "$(median < "$out/w")" \
-    "$(median < "$out/n")" "$(median < "$out/uw")" "$(median < "$out/un")"
-done
+table "inside (--inside --clock perf-signal)" "$profil run --inside --clock perf-signal" \
+  "env PROFIL_INTERPRETER=0 $profil run --inside --clock perf-signal"
+table "outside, read after the fact (--no-bpf)" "$profil run --no-bpf" "$profil run --no-interpreter"
