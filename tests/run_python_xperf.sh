@@ -10,7 +10,9 @@ set -euo pipefail
 profil=$1 python=$2
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/profil-xperf.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+# CPython leaves /tmp/perf-PID.map behind: removed with the work, so that
+# no later process given the same pid meets it.
+trap 'for m in "$work"/out/perf-*.map; do [ -e "$m" ] && rm -f "/tmp/${m##*/}"; done; rm -rf "$work"' EXIT
 
 "$profil" run --hz 1000 -o "$work/out" -- "$python" -X perf "$here/python_progs/leaves.py" 2 \
   > /dev/null 2> "$work/stderr" || { echo "profil run failed:"; cat "$work/stderr"; exit 1; }

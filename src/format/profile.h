@@ -190,6 +190,11 @@ struct Profile {
   uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz)
   uint64_t duration_ns = 0;   // wall time the profile covers, 0 when unknown
   int64_t time_nanos = 0;     // when the profile started (Unix epoch ns)
+  // When the process (its present image) began, Unix epoch ns; 0 when
+  // unknown. Earlier than time_nanos for an attach or a later snapshot. In
+  // memory only: it tells a file the process wrote from one left by an
+  // earlier process of the same pid (report/jit_map.h).
+  int64_t process_start_ns = 0;
   uint64_t dropped = 0;       // samples the sampler could not store
   // Weighted samples taken in profil's own code (libprofil.so: its signal
   // handler, its dump at exit), set apart from samples by

@@ -220,6 +220,7 @@ ProfrawData read_profraw(std::string_view bytes) {
   profile.clock = describe_clock(header.clock);
   profile.period_ns = header.period_ns;
   profile.time_nanos = header.start_ns;
+  profile.process_start_ns = header.start_ns;  // the preload starts with the process (and again in a child)
   // In unsigned arithmetic: the difference of two int64 times from a corrupt
   // file may not fit int64 (found by fuzz/decode_profraw_fuzzer.cc).
   profile.duration_ns = header.end_ns > header.start_ns

@@ -1,5 +1,6 @@
 #include "outside/proc_process.h"
 
+#include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -43,8 +44,21 @@ RunningProcess read_running_process(pid_t pid) {
   const ssize_t n = ::readlink((dir + "/exe").c_str(), exe, sizeof exe - 1);
   if (n > 0) p.program.assign(exe, static_cast<size_t>(n));
   const std::string stat = read_text(dir + "/stat");
-  if (const size_t close = stat.rfind(')'); close != std::string::npos)
-    std::sscanf(stat.c_str() + close + 1, " %*c %d", &p.ppid);
+  unsigned long long start_ticks = 0;
+  if (const size_t close = stat.rfind(')'); close != std::string::npos &&
+      std::sscanf(stat.c_str() + close + 1,
+                  " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &p.ppid,
+                  &start_ticks) == 2) {
+    // starttime is in clock ticks since boot (CLOCK_BOOTTIME); the sampler's
+    // times are CLOCK_MONOTONIC, which stops while the machine is suspended.
+    const long hz = ::sysconf(_SC_CLK_TCK);
+    timespec boot{}, mono{};
+    ::clock_gettime(CLOCK_BOOTTIME, &boot);
+    ::clock_gettime(CLOCK_MONOTONIC, &mono);
+    const int64_t suspended = (boot.tv_sec - mono.tv_sec) * 1'000'000'000LL + (boot.tv_nsec - mono.tv_nsec);
+    const int64_t started = static_cast<int64_t>(start_ticks) * (1'000'000'000LL / hz) - suspended;
+    p.started_ns = started > 0 ? static_cast<uint64_t>(started) : 0;
+  }
   std::error_code ignored;
   for (const auto& task : std::filesystem::directory_iterator(dir + "/task", ignored)) {
     const std::string tid = task.path().filename();

@@ -31,6 +31,7 @@ struct RunningProcess {
   std::string name;     // process_name
   std::string program;  // /proc/PID/exe's target
   pid_t ppid = 0;
+  uint64_t started_ns = 0;  // CLOCK_MONOTONIC ns of its start (proc(5) stat field 22); 0 unknown
   // Its threads' names now (no COMM record tells those of threads that were
   // running before sampling began): tid, comm; the empty ones left out.
   std::vector<std::pair<pid_t, std::string>> thread_names;

@@ -17,6 +17,7 @@ struct ProcessTable::Image {
   pid_t pid = 0, ppid = 0;
   int generation = 0;
   uint64_t start_time = 0;  // CLOCK_MONOTONIC ns
+  uint64_t began = 0;       // when the process began, CLOCK_MONOTONIC ns: before start_time when attached
   uint64_t end_time = 0;
   bool ended = false;
   format::profraw::EndReason end_reason = format::profraw::EndReason::exit;
@@ -75,7 +76,7 @@ ProcessTable::Image& ProcessTable::start_image(pid_t pid, uint64_t time, const I
   auto& list = images_[pid];
   auto image = std::make_unique<Image>();
   image->pid = pid;
-  image->start_time = image->window_start = time;
+  image->start_time = image->window_start = image->began = time;
   image->generation = list.empty() ? 0 : list.back()->generation + 1;
   if (from != nullptr) {
     image->ppid = from->pid;
@@ -94,6 +95,7 @@ void ProcessTable::add_running(pid_t pid, uint64_t now_ns) {
   image.name = std::move(process.name);
   image.program = std::move(process.program);
   image.ppid = process.ppid;
+  if (process.started_ns != 0 && process.started_ns < image.began) image.began = process.started_ns;
   for (auto& [tid, comm] : process.thread_names) thread_names_[tid] = std::move(comm);
   image.code.add_from_proc(files_, pid, process.maps);
 }
@@ -252,6 +254,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
+  profile.process_start_ns = static_cast<int64_t>(image.began) + options_.realtime_offset_ns;
   image.code.list_into(&profile);
   bool kernel = false;
   // Each ring record is one sample of one period, a blocked thread seen by

@@ -68,20 +68,32 @@ bool is_anonymous_code(const std::string& path) {
   return path.empty() || path == "[anon]" || path == "//anon" || path.starts_with("[anon:") || path == kJitObject;
 }
 
+int64_t began_ns(const format::Profile& profile) {
+  return profile.process_start_ns != 0 ? profile.process_start_ns : profile.time_nanos;
+}
+
 namespace {
 
+// Whether st, a /tmp/perf-PID.map, can be this process's: a regular file
+// of ours or root's (perf asks the same: anyone can write in /tmp), last
+// written since the process began (else an earlier process of the same pid
+// left it: pids are reused, 32768 of them here). A file's time is the
+// kernel's coarse clock, up to a tick behind: 20 ms of grace.
+bool may_be_this_processes(const struct stat& st, int64_t began) {
+  if (!S_ISREG(st.st_mode) || (st.st_uid != ::geteuid() && st.st_uid != 0)) return false;
+  const int64_t written_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return began == 0 || written_ns + 20'000'000 >= began;
+}
+
 // The map of pid from the first of dirs that has one; nullptr when none.
-// The file must be a regular file of ours or root's (perf asks the same of
-// a /tmp file: anyone can write there), and in /tmp not older than
-// started_ns.
-std::unique_ptr<JitMap> load_map(int64_t pid, const std::vector<std::string>& dirs, int64_t started_ns) {
+// In /tmp, only one may_be_this_processes.
+std::unique_ptr<JitMap> load_map(int64_t pid, const std::vector<std::string>& dirs, int64_t began) {
   for (const std::string& dir : dirs) {
     const std::string path = dir + "/" + jit_map_name(pid);
     struct stat st;
     if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
     if (st.st_uid != ::geteuid() && st.st_uid != 0) continue;
-    const int64_t written_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
-    if (dir == "/tmp" && started_ns != 0 && written_ns < started_ns) continue;
+    if (dir == "/tmp" && !may_be_this_processes(st, began)) continue;
     std::string bytes, problem;
     if (!format::try_read_file(path, &bytes, &problem, format::kMaxInputSize, /*follow_symlinks=*/false)) continue;
     return std::make_unique<JitMap>(bytes);
@@ -100,7 +112,7 @@ size_t name_jit_code(format::Profile* profile, const std::vector<std::string>& d
     const int64_t pid = pid_of(sample);
     if (pid <= 0) continue;
     auto [it, inserted] = maps.try_emplace(pid);
-    if (inserted) it->second = load_map(pid, dirs, profile->time_nanos);
+    if (inserted) it->second = load_map(pid, dirs, began_ns(*profile));
     any = any || it->second != nullptr;
   }
   if (!any) return 0;
@@ -163,17 +175,17 @@ size_t name_jit_code(format::Profile* profile, const std::vector<std::string>& d
   return named;
 }
 
-bool keep_jit_map(int64_t pid, const std::string& dir, std::string* problem) {
-  const std::string from = "/tmp/" + jit_map_name(pid);
+bool keep_jit_map(const format::Profile& profile, const std::string& dir, std::string* problem) {
+  const std::string from = "/tmp/" + jit_map_name(profile.pid);
   struct stat st;
-  if (pid <= 0 || ::lstat(from.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return true;
-  if (st.st_uid != ::geteuid() && st.st_uid != 0) return true;  // not one we would read
+  if (profile.pid <= 0 || ::lstat(from.c_str(), &st) != 0) return true;
+  if (!may_be_this_processes(st, began_ns(profile))) return true;  // not one we would read
   std::string bytes;
   if (!format::try_read_file(from, &bytes, problem, format::kMaxInputSize, /*follow_symlinks=*/false)) {
     *problem = from + ": " + *problem;
     return false;
   }
-  const std::string to = dir + "/" + jit_map_name(pid);
+  const std::string to = dir + "/" + jit_map_name(profile.pid);
   if (!format::try_write_file_atomically(to, bytes, problem)) {
     *problem = to + ": " + *problem;
     return false;

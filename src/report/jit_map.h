@@ -56,15 +56,20 @@ bool is_anonymous_code(const std::string& mapping_path);
 // Profile::pid) the first dirs[i]/perf-PID.map that exists, each address
 // its line's name as a frame of Profile::frames, which every view, export
 // and merge then shows. The mappings that hold one are renamed kJitObject;
-// named addresses in no mapping get kJitObject mappings of their own. A map in "/tmp" is used only if written since the profile
-// began (Profile::time_nanos; older ones are another process's of the same
-// pid). Returns how many addresses were named.
+// named addresses in no mapping get kJitObject mappings of their own. A map in "/tmp" is used only if written since the process
+// began (began_ns; older ones are another process's of the same pid).
+// Returns how many addresses were named.
 size_t name_jit_code(format::Profile* profile, const std::vector<std::string>& dirs);
 
-// Copies /tmp/perf-PID.map into dir (atomically: a report reading it sees
-// all of it or none), when it exists. false, with *problem, when it could
-// not be copied; true otherwise (also when there was none).
-bool keep_jit_map(int64_t pid, const std::string& dir, std::string* problem);
+// Copies the profile's process's /tmp/perf-PID.map into dir (atomically: a
+// report reading it sees all of it or none), when it has one written since
+// it began. false, with *problem, when it could not be copied; true
+// otherwise (also when there was none).
+bool keep_jit_map(const format::Profile& profile, const std::string& dir, std::string* problem);
+
+// When the profile's process began (Profile::process_start_ns), or when the
+// profile did where that is unknown (a file read back).
+int64_t began_ns(const format::Profile& profile);
 
 }  // namespace profiling::report
 

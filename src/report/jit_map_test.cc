@@ -109,20 +109,32 @@ TEST_F(JitDir, AMapInTmpOlderThanTheProfileIsAnotherProcesses) {
   p.pid = pid;
   p.mappings = {{0x1000, 0x2000, 0, "", ""}};
   p.samples = {{0x1010, 1, 0, 0}};
-  p.time_nanos = (static_cast<int64_t>(time(nullptr)) + 3600) * 1'000'000'000;  // began after it was written
+  const int64_t hour_later = (static_cast<int64_t>(time(nullptr)) + 3600) * 1'000'000'000;
+  const int64_t hour_ago = (static_cast<int64_t>(time(nullptr)) - 3600) * 1'000'000'000;
+  p.time_nanos = hour_later;  // began after it was written
   EXPECT_EQ(name_jit_code(&p, {"/tmp"}), 0u);
-  p.time_nanos = (static_cast<int64_t>(time(nullptr)) - 3600) * 1'000'000'000;
+  // Nor is it kept beside a run's profiles (a CI run once found another
+  // process's map in its output: the pid had been reused).
+  std::string problem;
+  EXPECT_TRUE(keep_jit_map(p, dir_, &problem)) << problem;
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/" + jit_map_name(pid)));
+  // An attach, or a later snapshot: the profile began after the map was
+  // last written, the process before.
+  p.process_start_ns = hour_ago;
   EXPECT_EQ(name_jit_code(&p, {"/tmp"}), 1u);
   EXPECT_EQ(p.frames.at(0x1010).front().function, "stale");
+  p.frames.clear();
+  p.process_start_ns = 0;
+  p.time_nanos = hour_ago;
+  EXPECT_EQ(name_jit_code(&p, {"/tmp"}), 1u);
   // keep_jit_map copies it whole into a run's directory.
-  std::string problem;
-  EXPECT_TRUE(keep_jit_map(pid, dir_, &problem)) << problem;
+  EXPECT_TRUE(keep_jit_map(p, dir_, &problem)) << problem;
   std::ifstream copy(dir_ + "/" + jit_map_name(pid));
   std::string line;
   EXPECT_TRUE(std::getline(copy, line));
   EXPECT_EQ(line, "1000 100 stale");
   std::filesystem::remove(path);
-  EXPECT_TRUE(keep_jit_map(pid, dir_ + "/none", &problem));  // no map: nothing to do
+  EXPECT_TRUE(keep_jit_map(p, dir_ + "/none", &problem));  // no map: nothing to do
 }
 
 }  // namespace

@@ -161,7 +161,7 @@ struct ProfileSinks::State {
   // far, replaced at the next).
   void keep_jit_code(format::Profile* profile) {
     std::string problem;
-    if (!report::keep_jit_map(profile->pid, options.dir.string(), &problem)) c.warnings.push_back(problem);
+    if (!report::keep_jit_map(*profile, options.dir.string(), &problem)) c.warnings.push_back(problem);
     if (options.symbolize) report::name_jit_code(profile, {options.dir.string()});
   }
 
