@@ -210,11 +210,19 @@ compare() {
     fi
   done
 
-  # Every process that used CPU has its profile.
-  local name count found missing=""
+  # Every process that used CPU has its profile — unless profil said it
+  # lost samples to a full ring: the kernel's LOST record names the ring's
+  # owner, not whose samples were lost, so a short process's CPU may be
+  # counted to another and it falls under the 10 ms of a file of its own
+  # (a loaded run once put cksum, 50 ms plain, in the shared file). The
+  # loss is said, so nothing is hidden; the case says it too.
+  local name count found missing="" ring_lost_ms
+  ring_lost_ms=$(awk '/not sampled: ring buffer full/ { for (i = 1; i < NF; i++) if ($(i + 1) == "s" && $(i + 2) == "of") t += $i } END { printf "%d", t * 1000 }' "$prof_stderr")
   while read -r name count; do
     found=$(find "$profile_dir" -maxdepth 1 -name "$name.[0-9]*.pb.gz" 2> /dev/null | wc -l)
-    if [ "$found" -lt "$count" ]; then
+    if [ "$found" -lt "$count" ] && [ "$ring_lost_ms" -ge $((min_process_ms - 10)) ]; then
+      echo "NOTE [$case_name${label:+/$label}]: $count $name process(es) used ≥ $min_process_ms ms of CPU without profil, $found profile(s) of its own: profil said $ring_lost_ms ms of CPU were lost to a full ring" >&2
+    elif [ "$found" -lt "$count" ]; then
       missing+=" $name"
       fail "$count $name process(es) used ≥ $min_process_ms ms of CPU without profil, $found profile(s) named $name.<pid>.pb.gz in $profile_dir"
     fi
