@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace profiling::outside {
 
@@ -39,6 +40,30 @@ ThreadPriority raise_thread_priority() {
               " (SCHED_FIFO: " + std::strerror(fifo_error) + "; nice -20: " + std::strerror(nice_error) +
               "): among many busy threads it falls behind; root, CAP_SYS_NICE or ulimit -r 1 lets it run first";
   return p;
+}
+
+void run_raised(const std::function<void()>& work) {
+  std::thread raised([&] {
+    (void)raise_thread_priority();
+    work();
+  });
+  raised.join();
+}
+
+int lower_own_nice() {
+  const auto tid = static_cast<id_t>(::gettid());
+  sched_param param{};
+  (void)::sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &param);
+  errno = 0;
+  const int before = ::getpriority(PRIO_PROCESS, tid);
+  // CAP_SYS_NICE (root) passes over RLIMIT_NICE, which is 0 for root too:
+  // -20 first, the limit's floor only when refused.
+  if (::setpriority(PRIO_PROCESS, tid, -20) != 0) {
+    if (rlimit limit{}; ::getrlimit(RLIMIT_NICE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < 40)
+      if (const int floor = 20 - static_cast<int>(limit.rlim_cur); floor < before)
+        (void)::setpriority(PRIO_PROCESS, tid, floor);
+  }
+  return ::getpriority(PRIO_PROCESS, tid);
 }
 
 }  // namespace profiling::outside

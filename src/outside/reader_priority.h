@@ -12,6 +12,7 @@
 #ifndef PROFIL_OUTSIDE_READER_PRIORITY_H
 #define PROFIL_OUTSIDE_READER_PRIORITY_H
 
+#include <functional>
 #include <string>
 
 namespace profiling::outside {
@@ -26,6 +27,21 @@ struct ThreadPriority {
 
 // Raises the calling thread's priority as far as it may.
 ThreadPriority raise_thread_priority();
+
+// Runs work on a thread of its own, raised as raise_thread_priority does,
+// and waits for it: for what reads /proc and opens events for each of a
+// program's threads, which among 1,000 busy ones took 53 s at their
+// priority (every read(2) of a /proc file waited tens of ms for a CPU).
+void run_raised(const std::function<void()>& work);
+
+// The calling thread's nice value down to -20 (or as far as RLIMIT_NICE
+// lets it), never real time, and reset in what it forks
+// (SCHED_RESET_ON_FORK): for the attaching command's own thread, whose
+// conversion after the window shares the CPU with the program's threads
+// (one of 1,000 at their priority: 1/500 of the machine) and must not
+// take it from them either (SCHED_FIFO would stall the program for as long
+// as symbolizing takes). Returns the nice value obtained.
+int lower_own_nice();
 
 }  // namespace profiling::outside
 

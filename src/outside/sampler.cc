@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "outside/perf_source.h"
+#include "outside/reader_priority.h"
 #include "outside/wall_poller.h"
 
 namespace profiling::outside {
@@ -48,11 +49,14 @@ std::string Sampler::open_before_exec(pid_t pid) {
 }
 
 std::string Sampler::attach(pid_t pid) {
-  for (auto& source : sources_)
-    if (std::string why = source->attach(pid); !why.empty()) return why;
-  std::lock_guard<FeedLock> hold(lock_);
-  table_->add_running(pid, monotonic_ns());
-  return "";
+  std::string why;
+  run_raised([&] {
+    for (auto& source : sources_)
+      if (why = source->attach(pid); !why.empty()) return;
+    std::lock_guard<FeedLock> hold(lock_);
+    table_->add_running(pid, monotonic_ns());
+  });
+  return why;
 }
 
 std::string Sampler::attach_all() {
@@ -65,9 +69,11 @@ std::string Sampler::attach_all() {
     if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
       pids.push_back(static_cast<pid_t>(std::stol(name)));
   }
-  std::lock_guard<FeedLock> hold(lock_);
-  const uint64_t now = monotonic_ns();
-  for (const pid_t pid : pids) table_->add_running(pid, now);
+  run_raised([&] {
+    std::lock_guard<FeedLock> hold(lock_);
+    const uint64_t now = monotonic_ns();
+    for (const pid_t pid : pids) table_->add_running(pid, now);
+  });
   return "";
 }
 
