@@ -39,6 +39,17 @@ rm -f "/tmp/perf-$pid.map"
 "$profil" report --format csv "$dir/run/java.$pid.pb.gz" > "$dir/run.csv"
 check "profil run --jit" "$dir/run.csv" 1000
 
+# A JVM that would be harmed by the ask is not asked, and the run says why:
+# under -Xrs SIGQUIT would end it, with its attach mechanism disabled it
+# would print its threads' stacks on its stdout.
+for option in -Xrs -XX:+DisableAttachMechanism; do
+  "$profil" run --jit -o "$dir/not" -- java "$option" -cp "$classes" JitWork 0.5 > "$dir/stdout" 2> "$dir/err" ||
+    { echo "java $option under --jit:"; cat "$dir/err"; exit 1; }
+  [ "$(cat "$dir/stdout")" = "$expected" ] || { echo "java $option: the output changed:"; cat "$dir/stdout"; exit 1; }
+  grep -E "^profil: --jit: java \(pid [0-9]+\): its perf map could not be had: (it does not catch SIGQUIT|its attach mechanism is disabled)" "$dir/err" ||
+    { echo "java $option: the run does not say why the JVM was not asked:"; cat "$dir/err"; exit 1; }
+done
+
 # attach: a JVM running on its own, asked while attached and at the end.
 java -cp "$classes" JitWork 6 > "$dir/attached.out" &
 java_pid=$!
