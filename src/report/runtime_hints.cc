@@ -4,8 +4,6 @@
 
 #include <string_view>
 
-#include "report/jit_map.h"
-
 namespace profiling::report {
 namespace {
 
@@ -31,7 +29,7 @@ std::vector<std::string> runtime_hints(const SymbolizedProfile& symbolized) {
   uint64_t jit = 0, ruby = 0;
   for (const SymbolizedSample& s : symbolized.samples) {
     if (s.mapping == nullptr) continue;
-    if (is_anonymous_code(s.mapping->path) && !s.symbol.known && !s.symbol.from_profile) jit += s.count;
+    if (s.mapping->path == "[anon]" && !s.symbol.known && !s.symbol.from_profile) jit += s.count;
     if (base_name(s.mapping->path).starts_with("libruby")) ruby += s.count;
   }
   const auto share = [&](uint64_t n) { return 100.0 * static_cast<double>(n) / static_cast<double>(symbolized.total); };
