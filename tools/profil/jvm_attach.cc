@@ -49,11 +49,12 @@ bool is_socket(const std::string& path) {
 
 bool stopping(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
 
-// The trigger file, in its working directory, else its /tmp; owned by its
-// user (HotSpot ignores one of another user's but root's). "" when neither
-// can be written.
+// The trigger file, in its /tmp, else its working directory (HotSpot looks
+// in both; /tmp first leaves nothing, even for a moment, in the user's
+// directory); owned by its user (HotSpot ignores one of another user's but
+// root's). "" when neither can be written.
 std::string write_trigger(pid_t pid, const std::string& nspid, uid_t uid, gid_t gid) {
-  for (const std::string& dir : {proc(pid, "cwd"), proc(pid, "root") + "/tmp"}) {
+  for (const std::string& dir : {proc(pid, "root") + "/tmp", proc(pid, "cwd")}) {
     const std::string path = dir + "/.attach_pid" + nspid;
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) continue;
