@@ -60,6 +60,14 @@ read -r all jit named hot < <(python3 "$here/jit_shares.py" "$dir/csv" hotLoop)
 echo "profil run --jit: $all samples, $jit in JIT code, $named of them named, hotLoop $hot"
 [ "$all" -ge 500 ] || { echo "too few samples"; exit 1; }
 [ $((named * 100)) -ge $((jit * 95)) ] || { echo "fewer than 95 % of the JIT samples named"; head -8 "$dir/csv"; exit 1; }
+# hotLoop's caller, the script's top level, is interpreted: named too
+# (--interpreted-frames-native-stack), in >= 95 % of hotLoop's stacks.
+"$profil" report --format folded "$dir/out/node.$pid.pb.gz" > "$dir/folded"
+read -r called all_hot < <(awk '{ n = $NF; $NF = ""; k = split($0, f, ";");
+  if (f[k] ~ /hotLoop/) { t += n; if (f[k - 1] ~ /hot\.js/) c += n } } END { print c + 0, t + 0 }' "$dir/folded")
+echo "hotLoop called from hot.js's top level, named, in $called of its $all_hot stacks"
+[ $((called * 100)) -ge $((all_hot * 95)) ] && [ "$all_hot" -gt 0 ] ||
+  { echo "hotLoop's caller is not named"; grep hotLoop "$dir/folded" | head -3; exit 1; }
 
 # --perf-prof: node writes jit-PID.dump (and an isolate log) where it runs.
 mkdir "$dir/cwd"

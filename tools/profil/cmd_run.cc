@@ -399,7 +399,8 @@ const RegisterCommand kRunCommand(
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
                             "Leave function names out of the pprof files");
       app.add_flag("--jit", options->jit,
-                   "Have each runtime write a map of its JIT code: node started with NODE_OPTIONS=--perf-basic-prof, "
+                   "Have each runtime write a map of its JIT code: node started with NODE_OPTIONS=--perf-basic-prof (and "
+                   "--interpreted-frames-native-stack), "
                    "a JVM asked for its map (jcmd PID Compiler.perfmap) while it runs; said in the summary");
       // The program and its arguments never reach CLI11: main() splits them
       // off at the first word that is not an option of ours (takes_program).

@@ -19,6 +19,12 @@ namespace {
 
 constexpr int kAskTimeoutMs = 5000;
 
+// The map, and each interpreted function's frame as a copy of the
+// interpreter's entry named in it (V8's --interpreted-frames-native-stack,
+// for profilers that walk native stacks): a JavaScript function's callers
+// are then named, not a row of Builtins_InterpreterEntryTrampoline.
+constexpr const char* kNodeFlags = "--perf-basic-prof --interpreted-frames-native-stack";
+
 std::string program_of(pid_t pid) {
   char exe[4096];
   const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
@@ -67,12 +73,12 @@ std::string add_jit_environment(std::vector<std::string>* env, bool* added) {
     if (entry.find("--perf-basic-prof") != std::string::npos || entry.find("--perf-prof") != std::string::npos)
       return "the program's " + entry + " asks node for its map already";
     *added = true;
-    entry += " --perf-basic-prof";
+    (entry += " ") += kNodeFlags;
     return "the program started with " + entry + " (node writes /tmp/perf-PID.map by it)";
   }
   *added = true;
-  env->push_back("NODE_OPTIONS=--perf-basic-prof");
-  return "the program started with NODE_OPTIONS=--perf-basic-prof (node writes /tmp/perf-PID.map by it)";
+  env->push_back(std::string("NODE_OPTIONS=") + kNodeFlags);
+  return "the program started with " + env->back() + " (node writes /tmp/perf-PID.map by it)";
 }
 
 void print_jit(const std::vector<std::string>& said, const std::vector<std::string>& asked) {

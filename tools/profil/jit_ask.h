@@ -4,7 +4,9 @@
 // summary says.
 //
 // - node: started with NODE_OPTIONS=--perf-basic-prof added (run only: V8
-//   writes its map only when started so). --perf-basic-prof rather than
+//   writes its map only when started so), and --interpreted-frames-native-
+//   stack, which names the frames of interpreted functions in the stacks
+//   (the callers of a hot function: its module's top level, node's loader). --perf-basic-prof rather than
 //   --perf-prof: it writes /tmp/perf-PID.map, perf's place, which profil
 //   already reads and copies, where --perf-prof writes jit-PID.dump into
 //   the program's working directory (a user's source tree, maybe
@@ -53,8 +55,9 @@ namespace profiling::cli {
 inline constexpr std::chrono::milliseconds kAskEvery{500};
 
 // What run --jit adds to the program's environment: NODE_OPTIONS with
-// --perf-basic-prof appended (kept as it is when it asks for a map
-// already: then *added is false). Returns the line the summary says of it.
+// --perf-basic-prof --interpreted-frames-native-stack appended (kept as it
+// is when it asks for a map already: then *added is false). Returns the
+// line the summary says of it.
 std::string add_jit_environment(std::vector<std::string>* env, bool* added);
 
 // The summary's lines, each "profil: --jit: <line>": what the environment
