@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -116,14 +117,15 @@ void JitAsker::start() {
     std::unique_lock lock(wait_mutex_);
     while (!stop_.load()) {
       lock.unlock();
-      ask_round(&stop_);
+      const std::chrono::nanoseconds longest = ask_round(&stop_);
       lock.lock();
-      wake_.wait_for(lock, kAskEvery, [this] { return stop_.load(); });
+      wake_.wait_for(lock, std::max<std::chrono::nanoseconds>(kAskEvery, kAskCostShare * longest),
+                     [this] { return stop_.load(); });
     }
   });
 }
 
-void JitAsker::ask_now() { ask_round(nullptr); }
+void JitAsker::ask_now() { (void)ask_round(nullptr); }
 
 void JitAsker::stop() {
   {
@@ -157,8 +159,9 @@ std::vector<pid_t> JitAsker::candidates() const {
   return tree;
 }
 
-void JitAsker::ask_round(const std::atomic<bool>* stop) {
+std::chrono::nanoseconds JitAsker::ask_round(const std::atomic<bool>* stop) {
   std::lock_guard lock(mutex_);
+  std::chrono::nanoseconds longest{0};
   for (const pid_t pid : candidates()) {
     if (outside::base_name(program_of(pid)).starts_with("node")) {
       // The code log V8 holds open, wherever its working directory is.
@@ -186,7 +189,9 @@ void JitAsker::ask_round(const std::atomic<bool>* stop) {
       if (jvm.done == 0 || why != "it has ended") jvm.problem = why;
       continue;
     }
+    const auto asked = std::chrono::steady_clock::now();
     const JvmAnswer answer = ask_jvm(pid, "Compiler.perfmap", kAskTimeoutMs, stop);
+    if (!answer.started_listener) longest = std::max(longest, std::chrono::steady_clock::now() - asked);
     ++jvm.asks;
     jvm.started_listener = jvm.started_listener || answer.started_listener;
     std::string problem = answer.problem;
@@ -197,6 +202,7 @@ void JitAsker::ask_round(const std::atomic<bool>* stop) {
       jvm.problem = problem;
     }
   }
+  return longest;
 }
 
 void JitAsker::remove_v8_logs(const std::vector<int64_t>& pids) {

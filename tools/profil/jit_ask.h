@@ -24,7 +24,10 @@
 //   program's stderr. The map a JVM writes holds only the code it holds at
 //   that moment, and at its exit it can no longer be asked (its listener
 //   goes with its last threads; the outside's exit record comes after), so
-//   it is asked as soon as it can be, then every kAskEvery while it runs,
+//   it is asked as soon as it can be, then every kAskEvery while it runs
+//   (or 20 times as long as the last ask took, when that is longer: a JVM
+//   with a large code cache takes longer to write its map, and the asks'
+//   share of its time stays under 5 %),
 //   and at the end of an attach's window; each map is merged into the
 //   output directory's copy (report::merge_jit_map), so code freed between
 //   asks stays named, and memory reused is named by both (jit_map.h). What
@@ -53,6 +56,7 @@
 namespace profiling::cli {
 
 inline constexpr std::chrono::milliseconds kAskEvery{500};
+inline constexpr int kAskCostShare = 20;  // the wait after an ask: at least this many times its length
 
 // What run --jit adds to the program's environment: NODE_OPTIONS with
 // --perf-basic-prof --interpreted-frames-native-stack appended (kept as it
@@ -84,7 +88,7 @@ class JitAsker {
   JitAsker& operator=(const JitAsker&) = delete;
   ~JitAsker();
 
-  // The thread that asks every kAskEvery.
+  // The thread that asks every kAskEvery (or longer, kAskCostShare).
   void start();
   // Asks now, from the caller's thread, whether stopped or not (attach:
   // at the end of its window, once the thread is stopped).
@@ -112,7 +116,9 @@ class JitAsker {
     std::string problem;  // the last ask's, or why it was never asked
   };
   std::vector<pid_t> candidates() const;
-  void ask_round(const std::atomic<bool>* stop);  // stop: cuts an ask short
+  // stop: cuts an ask short. Returns the longest ask to an attach listener
+  // already running (the first ask's start of one is no cost of the map).
+  std::chrono::nanoseconds ask_round(const std::atomic<bool>* stop);
 
   pid_t root_ = 0;
   std::vector<pid_t> pids_;
