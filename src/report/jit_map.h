@@ -26,8 +26,8 @@
 #define PROFIL_REPORT_JIT_MAP_H
 
 #include <cstdint>
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
