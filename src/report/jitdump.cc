@@ -38,6 +38,22 @@ bool string_at(std::string_view bytes, size_t offset, size_t end, std::string_vi
   return true;
 }
 
+// Whether name can be a file's: UTF-8 text without control characters.
+// node 20's V8 now and then writes a debug record's file names from memory
+// it has not filled (bytes of the right length, anything in them).
+bool is_file_name(std::string_view name) {
+  for (size_t i = 0; i < name.size();) {
+    const auto c = static_cast<unsigned char>(name[i]);
+    if (c < 0x20 || c == 0x7f) return false;
+    const size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (length == 0 || i + length > name.size()) return false;
+    for (size_t k = 1; k < length; ++k)
+      if ((static_cast<unsigned char>(name[i + k]) & 0xc0) != 0x80) return false;
+    i += length;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string jitdump_name(int64_t pid) { return "jit-" + std::to_string(pid) + ".dump"; }
@@ -82,7 +98,11 @@ bool parse_jitdump(std::string_view bytes, Jitdump* out, std::string* problem) {
         code.name = name;
         code.time_ns = time;
         if (auto lines = pending_lines.find(code.start); lines != pending_lines.end()) {
+          // Lines outside the code are no lines of it (a damaged record).
           code.lines = std::move(lines->second);
+          std::erase_if(code.lines, [&](const JitLine& l) {
+            return l.address < code.start || l.address - code.start >= code.size;
+          });
           pending_lines.erase(lines);
         }
         by_index[index] = out->codes.size();
@@ -109,6 +129,7 @@ bool parse_jitdump(std::string_view bytes, Jitdump* out, std::string* problem) {
         std::string_view file;
         size_t after = 0;
         if (!string_at(bytes, entry + 16, end, &file, &after)) break;
+        if (!is_file_name(file)) break;  // damaged from here on (a stray NUL shifts what follows)
         auto [it, inserted] = file_index.try_emplace(std::string(file), static_cast<uint32_t>(out->files.size()));
         if (inserted) out->files.emplace_back(file);
         lines.push_back({at<uint64_t>(bytes, entry) - kElfTextOffset, at<uint32_t>(bytes, entry + 8), it->second});

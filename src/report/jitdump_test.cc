@@ -114,6 +114,37 @@ TEST(Jitdump, ARecordCutAtTheEndIsLeftOutAndOtherFilesRefused) {
   EXPECT_NE(problem.find("byte order"), std::string::npos) << problem;
 }
 
+TEST(Jitdump, DebugRecordsThatCannotBeTheCodesNameNoLine) {
+  // node 20's V8 now and then writes debug records from memory it has not
+  // filled: file names of control bytes or no UTF-8 (the entries from the
+  // first such on are left out), entries shifted past the code by a stray
+  // NUL (left out).
+  JitdumpWriter w(9);
+  w.debug_info(0x1000, {{0x1000, 1, "\xf0\xc9\x03"}, {0x1010, 2, "/app/a.js"}});
+  w.load(0x1000, 0x40, 1, "JS:^a /app/a.js:1:1");
+  w.debug_info(0x1000, {{0x1000, 1, "/app/\xa1\xf6.js"}});
+  w.load(0x1000, 0x40, 4, "JS:^a /app/a.js:1:1");
+  w.debug_info(0x2000, {{0x2000, 3, "/app/b.js"}, {0x9000000000002000, 4, "/app/b.js"}});
+  w.load(0x2000, 0x40, 2, "JS:^b /app/b.js:3:1");
+  w.debug_info(0x3000, {{0x3000, 5, "/app/c.js"}});
+  w.load(0x3000, 0x40, 3, "JS:*c /app/c.js:5:1");
+  w.debug_info(0x4000, {{0x4000, 7, "/app/d\xc3\xa9j\xc3\xa0.js"}});  // UTF-8 is a name
+  w.load(0x4000, 0x40, 5, "JS:*d");
+  Jitdump dump;
+  std::string problem;
+  ASSERT_TRUE(parse_jitdump(w.bytes(), &dump, &problem)) << problem;
+  ASSERT_EQ(dump.codes.size(), 5u);
+  EXPECT_EQ(dump.codes[0].name, "JS:^a /app/a.js:1:1");  // named all the same
+  EXPECT_TRUE(dump.codes[0].lines.empty());
+  EXPECT_TRUE(dump.codes[1].lines.empty());
+  ASSERT_EQ(dump.codes[2].lines.size(), 1u);  // b.js:3, the entry before the one past the code
+  EXPECT_EQ(dump.codes[2].lines[0].line, 3u);
+  ASSERT_EQ(dump.codes[3].lines.size(), 1u);
+  ASSERT_EQ(dump.codes[4].lines.size(), 1u);
+  EXPECT_EQ(dump.files.at(dump.codes[4].lines[0].file), "/app/d\xc3\xa9j\xc3\xa0.js");
+  EXPECT_EQ(dump.files.size(), 3u);  // b.js, c.js, déjà.js: no damaged name kept
+}
+
 TEST(Jitdump, CodeHasItsSourceLinesInTheMap) {
   JitdumpWriter w(77);
   w.debug_info(0x5000, {{0x5000, 10, "/app/a.js"}, {0x5020, 12, "/app/a.js"}});

@@ -141,7 +141,11 @@ int attach_command(const AttachOptions& options) {
   print_unreadable_threads(sampling.threads_unreadable());
   sampling.print_python_reads();
   print_source_notes(sampling.notes());
-  if (options.jit) print_jit(jit_said, jit ? jit->lines() : std::vector<std::string>{});
+  if (options.jit) {
+    std::vector<std::string> asked = jit ? jit->lines() : std::vector<std::string>{};
+    if (asked.empty() && jit_said.empty()) jit_said.push_back(who + " ran no JVM while attached: nothing was asked");
+    print_jit(jit_said, asked);
+  }
   if (c.files.empty()) {
     print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;

@@ -97,11 +97,11 @@ void finish_jit(JitAsker* asker, const std::vector<std::string>& said, bool node
 }
 
 std::string jit_not_askable_after_start(pid_t pid) {
-  const std::string name = outside::base_name(program_of(pid));
-  if (!name.starts_with("node")) return "";
-  return "node (pid " + std::to_string(pid) +
-         ") cannot be asked for a map once running: V8 writes one only when started with --perf-basic-prof "
-         "(profil run --jit starts it so)";
+  if (outside::base_name(program_of(pid)).starts_with("node"))
+    return "node (pid " + std::to_string(pid) + ")" +
+           " cannot be asked for a map once running: V8 writes one only when started with --perf-basic-prof "
+           "(profil run --jit starts it so)";
+  return "";
 }
 
 JitAsker::JitAsker(pid_t root, std::vector<pid_t> pids, std::filesystem::path dir)
