@@ -47,6 +47,18 @@ bool is_socket(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+// A connected socket, -1 when the listener refuses (or is not there).
+int connect_to(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0) return fd;
+  ::close(fd);
+  return -1;
+}
+
 bool stopping(const std::atomic<bool>* stop) { return stop != nullptr && stop->load(std::memory_order_relaxed); }
 
 // The trigger file, in its /tmp, else its working directory (HotSpot looks
@@ -96,7 +108,11 @@ JvmAnswer ask_jvm(pid_t pid, const std::string& command, int timeout_ms, const s
   const std::string nspid = namespace_pid(pid);
   const std::string socket_path = proc(pid, "root") + "/tmp/.java_pid" + nspid;
   const auto deadline = [&] { return Clock::now() + std::chrono::milliseconds(timeout_ms); };
-  if (!is_socket(socket_path)) {
+  // A socket left by an earlier JVM of the same pid (one that crashed)
+  // refuses: this one's listener is then started as if there were none,
+  // and HotSpot makes its socket anew.
+  int fd = is_socket(socket_path) ? connect_to(socket_path) : -1;
+  if (fd < 0) {
     struct stat st;
     if (::stat(proc(pid, "").c_str(), &st) != 0) {
       answer.problem = "it has ended";
@@ -104,7 +120,7 @@ JvmAnswer ask_jvm(pid_t pid, const std::string& command, int timeout_ms, const s
     }
     const std::string trigger = write_trigger(pid, nspid, st.st_uid, st.st_gid);
     if (trigger.empty()) {
-      answer.problem = "no .attach_pid file could be written in its working directory or /tmp";
+      answer.problem = "no .attach_pid file could be written in its /tmp or working directory";
       return answer;
     }
     if (::kill(pid, SIGQUIT) != 0) {
@@ -112,23 +128,16 @@ JvmAnswer ask_jvm(pid_t pid, const std::string& command, int timeout_ms, const s
       ::unlink(trigger.c_str());
       return answer;
     }
-    for (const auto until = deadline(); !is_socket(socket_path) && Clock::now() < until && !stopping(stop);)
+    for (const auto until = deadline(); fd < 0 && Clock::now() < until && !stopping(stop);) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (is_socket(socket_path)) fd = connect_to(socket_path);
+    }
     ::unlink(trigger.c_str());
-    if (!is_socket(socket_path)) {
-      answer.problem = "its attach listener did not start within " + std::to_string(timeout_ms) + " ms";
+    if (fd < 0) {
+      answer.problem = "its attach listener did not answer within " + std::to_string(timeout_ms) + " ms";
       return answer;
     }
     answer.started_listener = true;
-  }
-  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un address{};
-  address.sun_family = AF_UNIX;
-  std::strncpy(address.sun_path, socket_path.c_str(), sizeof address.sun_path - 1);
-  if (fd < 0 || ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    answer.problem = socket_path + ": " + errno_text(errno);
-    if (fd >= 0) ::close(fd);
-    return answer;
   }
   // Protocol 1, "jcmd", and its three arguments: the command line, two empty.
   std::string request = "1";
