@@ -1,5 +1,6 @@
-// perf-PID.map files (jit_map.h): parsing as perf does, the latest line
-// winning, and the names given to a profile's anonymous code.
+// perf-PID.map and jit-PID.dump files (jit_map.h): parsing as perf does,
+// code written over other code named by both, and the names given to a
+// profile's anonymous code.
 #include "report/jit_map.h"
 
 #include <gtest/gtest.h>
@@ -8,14 +9,22 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <chrono>
 #include <fstream>
+#include <iterator>
 
 namespace profiling::report {
 namespace {
 
+// The function of the frame at address, "" when none.
+std::string name_at(const JitMap& map, uint64_t address, bool* ambiguous = nullptr) {
+  const std::optional<format::Frame> frame = map.lookup(address, ambiguous);
+  return frame ? frame->function : "";
+}
+
 TEST(JitMap, ParsesLinesAsV8AndPerfWriteThem) {
-  // V8 (--perf-basic-prof) writes hex without 0x; perf-map-agent with it;
-  // names run to the end of the line, spaces and all.
+  // V8 (--perf-basic-prof) writes hex without 0x; perf-map-agent and the
+  // JVM with it; names run to the end of the line, spaces and all.
   JitMap map(
       "3a5c0e8040 4c JS:*hotLoop /tmp/hot.js:3:17\n"
       "0x3a5c0e8100 0x20 py::work:/tmp/w.py\n"
@@ -24,25 +33,31 @@ TEST(JitMap, ParsesLinesAsV8AndPerfWriteThem) {
       "3a5c0e9000 zz not hex\n"
       "3a5c0ea000 10 crlf\r\n");
   EXPECT_EQ(map.size(), 3u);
-  ASSERT_NE(map.lookup(0x3a5c0e8040), nullptr);
-  EXPECT_EQ(*map.lookup(0x3a5c0e8040), "JS:*hotLoop /tmp/hot.js:3:17");
-  EXPECT_EQ(*map.lookup(0x3a5c0e8040 + 0x4b), "JS:*hotLoop /tmp/hot.js:3:17");
-  EXPECT_EQ(map.lookup(0x3a5c0e8040 + 0x4c), nullptr);
-  EXPECT_EQ(map.lookup(0x3a5c0e803f), nullptr);
-  EXPECT_EQ(*map.lookup(0x3a5c0e811f), "py::work:/tmp/w.py");
-  EXPECT_EQ(*map.lookup(0x3a5c0ea000), "crlf");
+  EXPECT_EQ(name_at(map, 0x3a5c0e8040), "JS:*hotLoop /tmp/hot.js:3:17");
+  EXPECT_EQ(name_at(map, 0x3a5c0e8040 + 0x4b), "JS:*hotLoop /tmp/hot.js:3:17");
+  EXPECT_EQ(name_at(map, 0x3a5c0e8040 + 0x4c), "");
+  EXPECT_EQ(name_at(map, 0x3a5c0e803f), "");
+  EXPECT_EQ(name_at(map, 0x3a5c0e811f), "py::work:/tmp/w.py");
+  EXPECT_EQ(name_at(map, 0x3a5c0ea000), "crlf");
 }
 
-TEST(JitMap, LaterLinesWinWhereCodeWasReplaced) {
-  // The JIT freed "old" and put "new" in part of its memory; a long entry
-  // that starts far before an address still covers it.
-  JitMap map("1000 100 old\n1040 10 new\n800 1000 outer\n");
-  EXPECT_EQ(*map.lookup(0x1000), "outer");  // the last line covering it
-  JitMap ordered("800 1000 outer\n1000 100 old\n1040 10 new\n");
-  EXPECT_EQ(*ordered.lookup(0x1045), "new");
-  EXPECT_EQ(*ordered.lookup(0x1050), "old");
-  EXPECT_EQ(*ordered.lookup(0x1200), "outer");
-  EXPECT_EQ(ordered.lookup(0x1800), nullptr);
+TEST(JitMap, CodeWrittenOverOtherCodeIsNamedByBoth) {
+  // The JIT freed "old" and put "new" in part of its memory: without the
+  // samples' times a sample there may be either (issue 34), so neither the
+  // earlier nor the later name alone; a long entry that starts far before
+  // an address still covers it.
+  JitMap map("800 1000 outer\n1000 100 old\n1040 10 new\n");
+  bool ambiguous = false;
+  EXPECT_EQ(name_at(map, 0x1045, &ambiguous), "outer | old | new");
+  EXPECT_TRUE(ambiguous);
+  EXPECT_EQ(name_at(map, 0x1050, &ambiguous), "outer | old");
+  EXPECT_EQ(name_at(map, 0x1200, &ambiguous), "outer");
+  EXPECT_FALSE(ambiguous);
+  EXPECT_EQ(name_at(map, 0x1800), "");
+  // The same code written twice (a JVM asked twice) is one name.
+  JitMap twice("1000 100 int Hot.loop(int)\n2000 10 stub\n1000 100 int Hot.loop(int)\n");
+  EXPECT_EQ(name_at(twice, 0x1010, &ambiguous), "int Hot.loop(int)");
+  EXPECT_FALSE(ambiguous);
 }
 
 TEST(JitMap, AnonymousCodeIsRecognised) {
@@ -135,6 +150,37 @@ TEST_F(JitDir, AMapInTmpOlderThanTheProfileIsAnotherProcesses) {
   EXPECT_EQ(line, "1000 100 stale");
   std::filesystem::remove(path);
   EXPECT_TRUE(keep_jit_map(p, dir_ + "/none", &problem));  // no map: nothing to do
+}
+
+TEST_F(JitDir, AJvmAskedTwiceKeepsTheCodeOfBothAsks) {
+  // A JVM writes the code it holds at each ask over /tmp's map; the copy
+  // in the run's directory keeps every ask's lines, so code freed between
+  // two asks stays named, and memory it reused is named by both.
+  const int64_t pid = 0x7ffffff0 - getpid();
+  const std::string tmp = "/tmp/" + jit_map_name(pid), kept = dir_ + "/" + jit_map_name(pid);
+  const int64_t began = (static_cast<int64_t>(time(nullptr)) - 60) * 1'000'000'000;
+  std::ofstream(kept) << "1000 10 left by an earlier process of this pid\n";
+  std::filesystem::last_write_time(kept, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  std::ofstream(tmp) << "1000 100 int A.f()\n2000 100 Interpreter\n";
+  std::string problem;
+  ASSERT_TRUE(merge_jit_map(pid, began, dir_, &problem)) << problem;
+  std::ofstream(tmp) << "2000 100 Interpreter\n1000 80 int B.g()\n";
+  ASSERT_TRUE(merge_jit_map(pid, began, dir_, &problem)) << problem;
+  std::filesystem::remove(tmp);
+  std::ifstream in(kept);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "1000 100 int A.f()\n2000 100 Interpreter\n1000 80 int B.g()\n");
+  format::Profile p;
+  p.pid = pid;
+  p.time_nanos = began;
+  p.mappings = {{0x1000, 0x3000, 0, "", ""}};
+  p.samples = {{0x1010, 1, 0, 0}, {0x1090, 1, 0, 0}, {0x2000, 1, 0, 0}};
+  size_t ambiguous = 0;
+  EXPECT_EQ(name_jit_code(&p, {dir_}, &ambiguous), 3u);
+  EXPECT_EQ(ambiguous, 1u);
+  EXPECT_EQ(p.frames.at(0x1010).front().function, "int A.f() | int B.g()");
+  EXPECT_EQ(p.frames.at(0x1090).front().function, "int A.f()");
+  EXPECT_EQ(p.frames.at(0x2000).front().function, "Interpreter");
 }
 
 }  // namespace

@@ -9,14 +9,17 @@ namespace {
 
 std::string_view base_name(std::string_view path) { return path.substr(path.rfind('/') + 1); }
 
-// What would name a runtime's JIT code, by the program that ran it.
+// What would name a runtime's JIT code, by the program that ran it: profil
+// run --jit first (issue 34: it asks the runtime itself), then the
+// runtime's own switch.
 std::string jit_remedy(std::string_view program) {
   if (program.starts_with("node") || program.starts_with("nodejs"))
-    return "node writes a map of it with --perf-basic-prof (or NODE_OPTIONS=--perf-basic-prof), which profil reads";
+    return "profil run --jit starts node with --perf-basic-prof, whose map profil reads (or give node the flag, "
+           "or NODE_OPTIONS=--perf-basic-prof, yourself)";
   if (program.starts_with("java"))
-    return "a JVM writes a map of it when asked (JDK 17: jcmd PID Compiler.perfmap, or "
-           "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit), which profil reads";
-  return "a map the runtime writes (/tmp/perf-PID.map, as perf reads) would name it";
+    return "profil run --jit (or profil attach --jit) asks the JVM for a map of it, which profil reads (as "
+           "jcmd PID Compiler.perfmap does; JDK 17)";
+  return "a map the runtime writes (/tmp/perf-PID.map, as perf reads, or a jitdump) would name it";
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // A hint for a program whose samples are mostly in code of a language
 // runtime that profil cannot name (issue 31): JIT code in anonymous memory
-// ([anon]: node without --perf-basic-prof, a JVM), or the interpreter of a
+// ([anon]: node without --perf-basic-prof, a JVM; the hint names profil run
+// --jit, issue 34), or the interpreter of a
 // language whose frames profil does not read yet (Ruby). One line saying
 // what would name them; CPython's frames profil reads itself
 // (docs/python.md).
@@ -17,9 +18,8 @@
 namespace profiling::report {
 
 // A line for each runtime with at least a fifth of the samples:
-//   "42% of the samples are JIT code no map names ([anon]); node writes
-//    one with --perf-basic-prof (NODE_OPTIONS=--perf-basic-prof), which
-//    profil reads"
+//   "42% of the samples are JIT code no map names ([anon]); profil run
+//    --jit starts node with --perf-basic-prof, whose map profil reads ..."
 std::vector<std::string> runtime_hints(const SymbolizedProfile& symbolized);
 
 }  // namespace profiling::report

@@ -29,6 +29,7 @@ TEST(RuntimeHints, NodesJitCodeNamesItsFlag) {
   const auto hints = runtime_hints(s);
   ASSERT_EQ(hints.size(), 1u);
   EXPECT_NE(hints[0].find("60% of the samples are JIT code"), std::string::npos) << hints[0];
+  EXPECT_NE(hints[0].find("profil run --jit"), std::string::npos) << hints[0];
   EXPECT_NE(hints[0].find("--perf-basic-prof"), std::string::npos) << hints[0];
 }
 
@@ -44,6 +45,7 @@ TEST(RuntimeHints, NamedJitCodeAndSmallSharesSayNothing) {
   s.samples = {sample(&anon, 30, false), sample(&ruby, 70, true)};
   const auto hints = runtime_hints(s);
   ASSERT_EQ(hints.size(), 2u);
+  EXPECT_NE(hints[0].find("profil attach --jit"), std::string::npos) << hints[0];
   EXPECT_NE(hints[0].find("jcmd PID Compiler.perfmap"), std::string::npos) << hints[0];
   EXPECT_NE(hints[1].find("Ruby's interpreter"), std::string::npos) << hints[1];
 }

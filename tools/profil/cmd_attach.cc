@@ -4,7 +4,9 @@
 // thread it has and creates, every child it forks from then on, until the
 // duration ends, ^C, or the process exits — and says which. Nothing enters
 // the process: no library, signal, descriptor or thread of ours; when
-// profil detaches it runs on as if never attached. Where the kernel
+// profil detaches it runs on as if never attached — but with --jit, asked
+// for: a JVM is asked for its map through its attach mechanism and keeps
+// the "Attach Listener" thread that answers (jit_ask.h). Where the kernel
 // refuses (perf_event_paranoid, another user's process), one line names
 // the setting and what would allow it.
 #include <signal.h>
@@ -21,6 +23,7 @@
 
 #include "command.h"
 #include "errno_text.h"
+#include "jit_ask.h"
 #include "outside/reader_priority.h"
 #include "outside_run.h"
 #include "run_print.h"
@@ -41,6 +44,7 @@ struct AttachOptions {
   bool interpreter_frames_at_sample = true;
   bool kernel_frames = true;
   bool all = false;  // --all: every process of the machine, no PID
+  bool jit = false;  // ask a JVM for its perf map (jit_ask.h)
 };
 
 std::string comm_of(pid_t pid) {
@@ -100,6 +104,13 @@ int attach_command(const AttachOptions& options) {
     return fail("attach " + std::to_string(pid), why);
   }
   sampling.start();
+  std::unique_ptr<JitAsker> jit;
+  std::vector<std::string> jit_said;
+  if (options.jit && options.all) jit_said.push_back("not with --all: only the process given is asked");
+  else if (options.jit) {
+    if (const std::string why = jit_not_askable_after_start(pid); !why.empty()) jit_said.push_back(why);
+    (jit = std::make_unique<JitAsker>(0, std::vector<pid_t>{pid}, run.dir))->start();
+  }
   std::fprintf(stderr, "profil: attached to %s at %u Hz from outside%s%s; ^C stops\n", who.c_str(), options.hz,
                run.wall ? ", wall clock" : "",
                run.duration_s > 0 ? (" for " + duration_shown(options.duration)).c_str() : "");
@@ -122,6 +133,12 @@ int attach_command(const AttachOptions& options) {
     }
   }
   if (pidfd >= 0) ::close(pidfd);
+  if (jit) {
+    // The end of the window, while the process runs: the code it holds now
+    // (after its exit nothing can be asked).
+    jit->stop();
+    if (why_stopped != "the process's exit") jit->ask_now();
+  }
   const Conversion c = sampling.finish();
   std::fprintf(stderr, "profil: stopped sampling %s at %s\n", who.c_str(), why_stopped.c_str());
   print_losses(c);  // a profile that could not be written (a full disk) says so first
@@ -129,6 +146,11 @@ int attach_command(const AttachOptions& options) {
   print_unreadable_threads(sampling.threads_unreadable());
   sampling.print_python_reads();
   print_source_notes(sampling.notes());
+  if (options.jit) {
+    std::vector<std::string> asked = jit ? jit->lines() : std::vector<std::string>{};
+    if (asked.empty() && jit_said.empty()) jit_said.push_back(who + " ran no JVM while attached: nothing was asked");
+    print_jit(jit_said, asked);
+  }
   if (c.files.empty()) {
     print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;
@@ -161,6 +183,9 @@ const RegisterCommand kAttachCommand(
                             "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
       app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
                             "Leave the kernel's functions out: kernel time as one [kernel] frame under the user stack");
+      app.add_flag("--jit", options->jit,
+                   "Ask a JVM for a map of its JIT code (jcmd PID Compiler.perfmap, through its attach mechanism: it "
+                   "gains an 'Attach Listener' thread) while sampling and at the end; said in the summary");
       return [options]() { return attach_command(*options); };
     },
     15);

@@ -41,6 +41,7 @@
 #include "source_ladder.h"
 #include "outside/image.h"
 #include "inside_snapshots.h"
+#include "jit_ask.h"
 #include "outside_run.h"
 
 namespace profiling::cli {
@@ -77,6 +78,8 @@ struct RunOptions {
   // Return when the program ends; what it left running is profiled on
   // (docs/run.md, "Daemons").
   bool no_wait = false;
+  // Runtimes asked to write maps of their JIT code (jit_ask.h).
+  bool jit = false;
   std::vector<std::string> command;
 };
 
@@ -134,15 +137,21 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   std::string refused;
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  std::vector<std::string> jit_said;
+  bool node_flag = false;
+  if (options.jit) jit_said.push_back(add_jit_environment(&env, &node_flag));
+  std::unique_ptr<JitAsker> jit;
   RunOutcome outcome;
   {
     const ForegroundSignals foreground;
     const Launched launched = launch_program(program, options.command, env, foreground, [&](pid_t pid) {
       refused = sampling.open_before_exec(pid);
       if (refused.empty()) sampling.start();
+      if (options.jit) (jit = std::make_unique<JitAsker>(pid, std::vector<pid_t>{}, dir))->start();
     });
     outcome = wait_for_run(launched, fs::path(program.path).filename().string(), options.no_wait);
   }
+  if (jit) jit->stop();
   if (!outcome.exec_error.empty()) {
     fail(program.path, outcome.exec_error);
     return 126;
@@ -159,6 +168,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
     print_unreadable_threads(sampling.threads_unreadable());
     sampling.print_python_reads();
     print_source_notes(sampling.notes());
+    if (jit) finish_jit(jit.get(), jit_said, node_flag, c);
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
     if (c.files.empty()) print_nothing_sampled_outside(c, options.hz);
   } else {
@@ -280,6 +290,10 @@ int run_command(RunOptions options) {
     if (request.empty()) return usage_error("--every", why);
     env.push_back("PROFIL_SNAPSHOTS=" + request);
   }
+  std::vector<std::string> jit_said;
+  bool node_flag = false;
+  if (options.jit) jit_said.push_back(add_jit_environment(&env, &node_flag));
+  std::unique_ptr<JitAsker> jit;
   create_ledger(ledger_path(dir, run_token(run_id)));
   const fs::file_time_type run_start = fs::file_time_type::clock::now();
   RunOutcome outcome;
@@ -287,9 +301,11 @@ int run_command(RunOptions options) {
     const ForegroundSignals foreground;
     const Launched launched = launch_program(program, options.command, env, foreground);
     if (snapshots) snapshots->start();
+    if (options.jit && launched.pid > 0) (jit = std::make_unique<JitAsker>(launched.pid, std::vector<pid_t>{}, dir))->start();
     outcome = wait_for_run(launched, fs::path(program.path).filename().string(), options.no_wait);
   }
   if (snapshots) snapshots->stop();
+  if (jit) jit->stop();
   if (!outcome.exec_error.empty()) {
     fail(program.path, outcome.exec_error);
     return 126;
@@ -342,6 +358,7 @@ int run_command(RunOptions options) {
   print_not_entered(files.records);
   if (options.stacks != 0) print_cut_stacks(c, options.hz);
   print_notes(diagnosis.notes, &c);
+  if (jit) finish_jit(jit.get(), jit_said, node_flag, c);
   print_nothing_written(c, dir, options.hz, diagnosis.killed, diagnosis.unrecorded, unfinished);
 
   return run_status(outcome, c);
@@ -381,6 +398,10 @@ const RegisterCommand kRunCommand(
                    "Return when the program ends; what it left running is profiled until it ends (docs/run.md)");
       app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
                             "Leave function names out of the pprof files");
+      app.add_flag("--jit", options->jit,
+                   "Have each runtime write a map of its JIT code: node started with NODE_OPTIONS=--perf-basic-prof (and "
+                   "--interpreted-frames-native-stack), "
+                   "a JVM asked for its map (jcmd PID Compiler.perfmap) while it runs; said in the summary");
       // The program and its arguments never reach CLI11: main() splits them
       // off at the first word that is not an option of ours (takes_program).
       app.footer("Usage: profil run [options] [--] PROGRAM [ARGS...]\n"

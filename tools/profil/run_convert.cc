@@ -159,10 +159,19 @@ struct ProfileSinks::State {
   // profile when the run symbolizes. Here because every source's profiles
   // come here when their process ended (or a snapshot was cut: the map so
   // far, replaced at the next).
+  // Code whose memory the JIT reused during the run is named by all it
+  // held ("a | b"): the samples carry no times to choose (jit_map.h), and
+  // the run says how many such addresses were sampled.
   void keep_jit_code(format::Profile* profile) {
     std::string problem;
     if (!report::keep_jit_map(*profile, options.dir.string(), &problem)) c.warnings.push_back(problem);
-    if (options.symbolize) report::name_jit_code(profile, {options.dir.string()});
+    size_t ambiguous = 0;
+    if (options.symbolize) report::name_jit_code(profile, {options.dir.string()}, &ambiguous);
+    if (ambiguous > 0)
+      c.warnings.push_back(fs::path(profile->program).filename().string() + " (pid " + std::to_string(profile->pid) +
+                           "): " + std::to_string(ambiguous) +
+                           " sampled addresses of JIT code held several functions during the run (the JIT reused "
+                           "their memory): each is named by all of them, 'a | b'");
   }
 
   // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process, beside
