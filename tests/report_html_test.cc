@@ -475,18 +475,23 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
     EXPECT_EQ(colour_of(rgb(drawn[path][2])), what) << path << ": " << drawn[path][2];
   };
   auto expect_colour = [&](const std::string& path, const std::string& what) { expect_colour_in(frames, path, what); };
+  // Coloured by the change of each frame's self samples (issue 35):
+  // hot_outer's own 300 stay, so it stays grey though its total grew with
+  // hot_inner and its share of the samples fell.
   expect_colour("all;main;hot_outer;hot_inner", "red");
-  expect_colour("all;main;hot_outer", "red");
+  expect_colour("all;main;hot_outer", "grey");
   expect_colour("all;main;local_helper", "blue");
   expect_colour("all;main;fixture_library_work", "orange");
-  expect_colour("all;main", "grey");  // 100 % of both
+  expect_colour("all;main", "grey");  // its own 30 on both sides
   EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][3], "1200");
   EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][4], "600");
   // Hover: both sides and the verdict.
   ASSERT_EQ(lines["tooltip"].size(), 2u);
-  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 45.11 %|change: +22.30 points of share"), std::string::npos)
+  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 45.11 %; self 600|self change: +600 samples, q = "),
+            std::string::npos)
       << lines["tooltip"][1];
-  EXPECT_NE(lines["tooltip"][1].find(", changed"), std::string::npos) << lines["tooltip"][1];
+  EXPECT_NE(lines["tooltip"][1].find(", changed|share change: +22.30 points of share, q = "), std::string::npos)
+      << lines["tooltip"][1];
   // The base's shape: the lost path drawn, blue; the new function gone.
   ASSERT_EQ(lines["shape"].size(), 2u);
   EXPECT_EQ(lines["shape"][1], "base");
