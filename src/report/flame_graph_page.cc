@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/flame_graph_assets.h"
+#include "report/flame_graph_sandwich.h"
 
 namespace profiling::report {
 
@@ -95,7 +96,7 @@ constexpr const char* kFlameGraphScript = R"(
       return name(d)+where(d)+': total '+total(d)+'; self '+selfShare(d);
     })
     .setDetailsElement(details)
-    .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); })
+    .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); if(window.profilSandwichShow) profilSandwichShow(d); })
     .setSearchMatch(function(d,term){
       if(!term) return false;
       // One RegExp per search, not per frame (a large graph has 10^5).
@@ -180,7 +181,8 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total, uint64_
   out += "<div id=\"flame-graph\"></div>\n<div id=\"flame-graph-details\"></div>\n";
   out += "<p>Each frame's width is its total samples: itself and what it called there. Click a frame to zoom, "
          "hover for its self and total samples with their 95 % intervals; search highlights the functions "
-         "that match and sums their samples.</p>\n";
+         "that match and sums their samples. A click also shows, below, the clicked function's callers and "
+         "callees wherever it runs (a sandwich).</p>\n";
   if (graph.differential())
     out += fmt::format(
         "<p id=\"flame-graph-legend\">The new profile's stacks, each frame coloured by the change of its self "
@@ -198,6 +200,7 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total, uint64_
   out += fmt::format("<script id=\"flame-graph-library\">\n{}\n</script>\n",
                      std::string_view(kFlameGraphLibrary, kFlameGraphLibrarySize));
   out += "<script>" + std::string(kFlameGraphScript) + "</script>\n";
+  out += flame_graph_sandwich_section();
   return out;
 }
 
