@@ -74,10 +74,13 @@ void ProfileMerger::occupy(const format::Mapping& mapping) {
   top_ = std::max(top_, mapping.limit);
 }
 
-void ProfileMerger::add_program(const std::string& program, uint64_t processes) {
-  auto [it, inserted] = program_of_.try_emplace(program, sum_.programs.size());
-  if (inserted) sum_.programs.push_back({program, 0});
-  overflow_ |= format::saturating_add(sum_.programs[it->second].processes, processes);
+void ProfileMerger::add_program(const format::ProgramProcesses& program) {
+  auto [it, inserted] = program_of_.try_emplace(program.program, sum_.programs.size());
+  if (inserted) sum_.programs.push_back({program.program, 0});
+  format::ProgramProcesses& sum = sum_.programs[it->second];
+  overflow_ |= format::saturating_add(sum.processes, program.processes);
+  // Profiles, one per process where the input did not count snapshots.
+  overflow_ |= format::saturating_add(sum.snapshots, program.snapshots ? program.snapshots : program.processes);
 }
 
 void ProfileMerger::relabel_first_input() {
@@ -88,7 +91,7 @@ void ProfileMerger::relabel_first_input() {
   sum_.pid = 0;
   sum_.programs.clear();
   program_of_.clear();
-  for (const format::ProgramProcesses& p : first_programs_) add_program(p.program, p.processes);
+  for (const format::ProgramProcesses& p : first_programs_) add_program(p);
   std::vector<format::ProgramProcesses>().swap(first_programs_);
   const auto pid = static_cast<int32_t>(first_pid_);  // Linux pids fit 32 bits (format::Sample::pid)
   auto relabelled = [&](int32_t own) { return processes_ == Processes::summed ? 0 : own ? own : pid; };
@@ -253,13 +256,17 @@ void ProfileMerger::add(LoadedProfile&& input) {
   if (own.empty()) {
     if (unlabelled) pids.push_back(static_cast<int32_t>(p.pid));
     std::sort(pids.begin(), pids.end());
-    const uint64_t processes = std::max<size_t>(1, std::unique(pids.begin(), pids.end()) - pids.begin());
-    own.push_back({p.program, processes});
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    const uint64_t processes = std::max<size_t>(1, pids.size());
+    // A profile of one known process met before (the same program and
+    // pid) is another snapshot of it: one profile, no new process.
+    const bool again = pids.size() == 1 && pids[0] != 0 && !processes_seen_.insert({p.program, pids[0]}).second;
+    own.push_back({p.program, again ? 0 : processes, again ? 1 : processes});
   }
   if (inputs_ == 1) {
     first_programs_ = std::move(own);
   } else {
-    for (const format::ProgramProcesses& program : own) add_program(program.program, program.processes);
+    for (const format::ProgramProcesses& program : own) add_program(program);
   }
 }
 
@@ -279,7 +286,10 @@ format::Profile ProfileMerger::finish(bool* saturated) {
   sum.has_observations = observations_ && inputs_ > 0;
   if (!sum.has_observations)
     for (format::Sample& s : sum.samples) s.observations = 0;
-  // Of several processes the program is what they ran, not the first's.
+  // Of several processes the program is what they ran, not the first's;
+  // snapshots are counted where some process came in several.
+  for (format::ProgramProcesses& program : sum.programs)
+    if (program.snapshots <= program.processes) program.snapshots = 0;
   if (inputs_ > 1) sum.program = format::describe_programs(sum.programs);
   *this = ProfileMerger(processes_);
   return sum;

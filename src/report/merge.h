@@ -11,8 +11,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "format/profile.h"
@@ -67,7 +69,7 @@ class ProfileMerger {
   void relabel_first_input();
   bool overlaps(uint64_t start, uint64_t limit) const;
   void occupy(const format::Mapping& mapping);
-  void add_program(const std::string& program, uint64_t processes);
+  void add_program(const format::ProgramProcesses& program);
 
   Processes processes_;
   size_t inputs_ = 0;
@@ -94,6 +96,9 @@ class ProfileMerger {
   int64_t first_pid_ = 0;
   std::vector<format::ProgramProcesses> first_programs_;
   std::unordered_map<std::string, size_t> program_of_;
+  // The (program, pid) of each input of one process met so far: another
+  // input of the same is a snapshot of it, not another process (issue 35).
+  std::set<std::pair<std::string, int32_t>> processes_seen_;
 };
 
 }  // namespace profiling::report

@@ -383,7 +383,10 @@ TEST(StreamingMerge, RepeatedInputsDoNotGrowTheSum) {
   EXPECT_EQ(sizes, after_two);
   format::Profile sum = merger.finish();
   ASSERT_EQ(sum.programs.size(), 1u);
-  EXPECT_EQ(sum.programs[0].processes, 320 * processes_in(p) + processes_in(another));
+  // The same process 320 times is one process in 320 snapshots (issue 35).
+  ASSERT_EQ(processes_in(p), 1u);
+  EXPECT_EQ(sum.programs[0].processes, 2u);
+  EXPECT_EQ(sum.programs[0].snapshots, 321u);
 }
 
 // Summed over the processes, other processes of the same program add
@@ -441,6 +444,23 @@ TEST(StreamingMerge, SaysWhichProgramsAndHowManyProcesses) {
   legacy.add(LoadedProfile{"shared", InputKind::pprof, shared});
   legacy.add(LoadedProfile{"6", InputKind::pprof, process_of("/bin/sh", 6)});
   EXPECT_EQ(legacy.finish().programs, (std::vector<format::ProgramProcesses>{{"", 2}, {"/bin/sh", 1}}));
+}
+
+// The snapshots of one process (--every: one profile per interval, each
+// with the process's pid) sum to one process, not one per file (issue 35:
+// "(4 processes)"); another process of the same program is one more.
+TEST(StreamingMerge, CountsSnapshotsOfOneProcessAsOneProcess) {
+  ProfileMerger merger;
+  for (int snapshot = 0; snapshot < 4; ++snapshot)
+    merger.add(LoadedProfile{"spin.7.s" + std::to_string(snapshot + 1), InputKind::pprof, process_of("/usr/bin/spin", 7)});
+  merger.add(LoadedProfile{"sh.8", InputKind::pprof, process_of("/bin/sh", 8)});
+  format::Profile sum = merger.finish();
+  EXPECT_EQ(sum.programs, (std::vector<format::ProgramProcesses>{{"/usr/bin/spin", 1, 4}, {"/bin/sh", 1}}));
+  EXPECT_EQ(sum.program, "spin (4 snapshots of 1 process), sh (1)");
+
+  ProfileMerger two;
+  for (int pid : {7, 7, 9, 9, 9}) two.add(LoadedProfile{std::to_string(pid), InputKind::pprof, process_of("/usr/bin/spin", pid)});
+  EXPECT_EQ(two.finish().program, "spin (5 snapshots of 2 processes)");
 }
 
 TEST(StreamingMerge, DescribesProgramsForAReader) {
