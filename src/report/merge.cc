@@ -258,10 +258,12 @@ void ProfileMerger::add(LoadedProfile&& input) {
     std::sort(pids.begin(), pids.end());
     pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
     const uint64_t processes = std::max<size_t>(1, pids.size());
-    // A profile of one known process met before (the same program and
-    // pid) is another snapshot of it: one profile, no new process.
-    const bool again = pids.size() == 1 && pids[0] != 0 && !processes_seen_.insert({p.program, pids[0]}).second;
-    own.push_back({p.program, again ? 0 : processes, again ? 1 : processes});
+    // A profile of one known process: its window, to tell its snapshots
+    // from other processes at finish().
+    if (pids.size() == 1 && pids[0] != 0 && p.time_nanos > 0)
+      windows_[{p.program, pids[0]}].emplace_back(p.time_nanos,
+                                                  p.time_nanos + static_cast<int64_t>(p.duration_ns));
+    own.push_back({p.program, processes});
   }
   if (inputs_ == 1) {
     first_programs_ = std::move(own);
@@ -286,6 +288,17 @@ format::Profile ProfileMerger::finish(bool* saturated) {
   sum.has_observations = observations_ && inputs_ > 0;
   if (!sum.has_observations)
     for (format::Sample& s : sum.samples) s.observations = 0;
+  // The snapshots of one process (windows joined end to start, in any
+  // order of the inputs) are one process of several profiles.
+  for (auto& [key, windows] : windows_) {
+    std::sort(windows.begin(), windows.end());
+    uint64_t joined = 0;
+    for (size_t i = 1; i < windows.size(); ++i) joined += windows[i].first == windows[i - 1].second;
+    auto it = program_of_.find(key.first);
+    if (joined == 0 || it == program_of_.end()) continue;
+    format::ProgramProcesses& program = sum.programs[it->second];
+    program.processes = program.processes > joined ? program.processes - joined : 1;
+  }
   // Of several processes the program is what they ran, not the first's;
   // snapshots are counted where some process came in several.
   for (format::ProgramProcesses& program : sum.programs)

@@ -11,7 +11,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -96,9 +95,12 @@ class ProfileMerger {
   int64_t first_pid_ = 0;
   std::vector<format::ProgramProcesses> first_programs_;
   std::unordered_map<std::string, size_t> program_of_;
-  // The (program, pid) of each input of one process met so far: another
-  // input of the same is a snapshot of it, not another process (issue 35).
-  std::set<std::pair<std::string, int32_t>> processes_seen_;
+  // The time windows (start, end; Unix ns) of the inputs of one known
+  // process, by (program, pid): inputs whose windows join end to start
+  // are the snapshots of one process (--every cuts them so), counted as
+  // one at finish() (issue 35); a pid met again after a gap is another
+  // process (pids are reused, and every container has a pid 1).
+  std::map<std::pair<std::string, int32_t>, std::vector<std::pair<int64_t, int64_t>>> windows_;
 };
 
 }  // namespace profiling::report
