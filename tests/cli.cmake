@@ -10,3 +10,8 @@ if(PROFIL_GROFF AND PROFIL_MANDOC)
 else()
   message(STATUS "man page test left out: it needs groff and mandoc (scripts/install-deps.sh)")
 endif()
+# profil completion bash (issue 35), in a real bash through tmux: TAB
+# completes commands, options, their values and the program. Without tmux
+# the test says so and skips.
+add_test(NAME cli_completion COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli_completion.sh $<TARGET_FILE:profil_cli>)
+set_tests_properties(cli_completion PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)

@@ -14,7 +14,12 @@
 # - a command's page lists the formats its --help lists (the table in
 #   tools/profil/formats.cc): the same names in the same order in the
 #   SYNOPSIS, and each on a line of its own (`.B NAME`) where it is described;
-# - every page's .TH names "profil VERSION".
+# - every page's .TH names "profil VERSION";
+# - profil(1) lists every command `profil --help` lists, in its SYNOPSIS
+#   (".B profil COMMAND") and its COMMANDS (".B COMMAND"), and every
+#   option of each command's --help (but --help) is in the command's page,
+#   in its SYNOPSIS and described after it (issue 35: the options are read
+#   from --help, so a new one fails here until its page has it).
 # usage: man_pages.sh DIR PROFIL VERSION
 dir=$1
 profil=$(realpath "$2") || exit 1
@@ -67,6 +72,40 @@ commands=$("$profil" --help | sed -n '/^Subcommands:/,$p' | sed -n 's/^  \([a-z]
 for command in $commands; do
   [ -f "man1/profil-$command.1" ] || fail "profil --help lists $command, but man1/profil-$command.1 does not exist"
 done
+# Option words in a page's roff as --help prints them: "\-" is "-", font
+# changes go.
+plain() { sed 's/\\-/-/g; s/\\f[BIRP]//g; s/\\(em/ /g' "$1"; }
+# has_word TEXT_FILE WORD: WORD stands alone (not inside a longer option).
+has_word() { grep -q -E -- "(^|[^a-zA-Z0-9-])$2([^a-zA-Z0-9-]|\$)" "$1"; }
+scratch=$(mktemp -d) || exit 1
+trap 'rm -rf "$scratch"' EXIT
+main_page=$scratch/profil.1
+plain man1/profil.1 > "$main_page"
+sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$main_page" > "$main_page.usage"
+sed -n '/^\.SH COMMANDS/,/^\.SH OPTIONS/p' "$main_page" > "$main_page.commands"
+for command in $commands; do
+  grep -q -E "^\.B profil $command( |\$)" "$main_page.usage" ||
+    fail "man1/profil.1: the SYNOPSIS has no '.B profil $command' line"
+  grep -q -x "\.B $command" "$main_page.commands" || fail "man1/profil.1: COMMANDS does not list $command ('.B $command')"
+  page=man1/profil-$command.1
+  [ -f "$page" ] || continue
+  plain "$page" > "$main_page.page"
+  sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$main_page.page" > "$main_page.synopsis"
+  sed '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/d' "$main_page.page" > "$main_page.described"
+  # One line of --help per option: its names, "-o,--output".
+  options=$("$profil" "$command" --help | sed -n '/^Options:/,/^[^ ]/p' | sed -n 's/^  \(-[^ ]*\).*/\1/p')
+  [ -n "$options" ] || fail "profil $command --help lists no option"
+  for names in $options; do
+    case $names in -h,--help) continue ;; esac
+    in_synopsis=
+    for option in $(echo "$names" | tr ',' ' '); do
+      has_word "$main_page.synopsis" "$option" && in_synopsis=1
+      has_word "$main_page.described" "$option" || fail "$page: $option is not described (profil $command --help has it)"
+    done
+    [ -n "$in_synopsis" ] || fail "$page: the SYNOPSIS lacks $names (profil $command --help has it)"
+  done
+done
+
 for command in $commands; do
   formats=$("$profil" "$command" --help | sed -n '/^Formats:/,$p' | sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p')
   [ -n "$formats" ] || continue

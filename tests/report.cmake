@@ -154,6 +154,14 @@ if(TARGET report_html_test)
   add_dependencies(report_html_test report_make_profile profil_cli)
 endif()
 
+# The page's sandwich view (issue 35) against --callers/--callees: its
+# script, run by node on the page's data, finds each function's callers and
+# callees with the samples the JSON of call_relations gives.
+add_test(NAME report_html_sandwich_matches_callers
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/report_sandwich.sh $<TARGET_FILE:profil_cli>
+          $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR}/report_fixture_pie)
+set_tests_properties(report_html_sandwich_matches_callers PROPERTIES SKIP_RETURN_CODE 77)
+
 # profil diff on two real profiles: the function made slower comes first.
 add_test(NAME report_diff_names_the_slower_function
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_diff_real.sh $<TARGET_FILE:profil_cli>

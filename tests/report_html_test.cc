@@ -183,6 +183,13 @@ constexpr const char* kDriver = R"(<script>
                 var s=document.getElementById('flame-graph-search'); s.value=''; s.dispatchEvent(new Event('input'));
                 find('all;main;hot_outer').dispatchEvent(new MouseEvent('click',{bubbles:true})); },
     function(){ log('zoomed',graph.getAttribute('data-zoomed')); frames('zoomed');
+                // The click's sandwich (issue 35): each chart's frames as name=samples@depth.
+                var sw=document.getElementById('flame-graph-sandwich');
+                function drawn(id){ var all=[]; document.querySelectorAll('#'+id+' svg g.frame').forEach(function(g){
+                  var d=d3.select(g).datum(); all.push(document.flameNames[d.data.n]+'='+d.data.v+'@'+d.depth); });
+                  return all.sort().join(','); }
+                log('sandwich',sw.hidden?'hidden':'shown',sw.getAttribute('data-function'),drawn('flame-graph-callers'),
+                    drawn('flame-graph-callees'));
                 document.getElementById('flame-graph-reset').click(); },
     function(){ frames('reset'); document.getElementById('flame-graph-toggle').click(); },
     function(){ log('orientation',graph.getAttribute('data-orientation')); frames('flame'); }
@@ -350,6 +357,20 @@ TEST_F(HtmlReport, ChromiumDrawsTheFlameGraphOfTheStacks) {
   // frames beside it are gone and its callers stay, full width.
   ASSERT_EQ(lines["zoomed"].size(), 2u);
   EXPECT_EQ(lines["zoomed"][1], "hot_outer");
+  // The click also drew hot_outer's sandwich: its callers (main, and the
+  // truncated stacks' root) above it, its callee hot_inner below, each
+  // with the samples of those stacks.
+  ASSERT_EQ(lines["sandwich"].size(), 5u);
+  EXPECT_EQ(lines["sandwich"][1], "shown");
+  EXPECT_EQ(lines["sandwich"][2], "hot_outer");
+  const uint64_t outer = expected.at("all;main;hot_outer") + expected.at("all;[truncated];hot_outer");
+  EXPECT_EQ(lines["sandwich"][3], fmt::format("[truncated]={}@1,hot_outer={}@0,main={}@1",
+                                              expected.at("all;[truncated];hot_outer"), outer,
+                                              expected.at("all;main;hot_outer")));
+  EXPECT_EQ(lines["sandwich"][4], fmt::format("hot_inner={}@1,hot_outer={}@0",
+                                              expected.at("all;main;hot_outer;hot_inner") +
+                                                  expected.at("all;[truncated];hot_outer;hot_inner"),
+                                              outer));
   const auto& zoomed = steps["zoomed"];
   ASSERT_TRUE(zoomed.count("all;main;hot_outer"));
   EXPECT_NEAR(zoomed.at("all;main;hot_outer").frame_width, width, 1e-6);
@@ -475,18 +496,23 @@ TEST_F(HtmlReport, ChromiumDrawsTheDifferentialFlameGraph) {
     EXPECT_EQ(colour_of(rgb(drawn[path][2])), what) << path << ": " << drawn[path][2];
   };
   auto expect_colour = [&](const std::string& path, const std::string& what) { expect_colour_in(frames, path, what); };
+  // Coloured by the change of each frame's self samples (issue 35):
+  // hot_outer's own 300 stay, so it stays grey though its total grew with
+  // hot_inner and its share of the samples fell.
   expect_colour("all;main;hot_outer;hot_inner", "red");
-  expect_colour("all;main;hot_outer", "red");
+  expect_colour("all;main;hot_outer", "grey");
   expect_colour("all;main;local_helper", "blue");
   expect_colour("all;main;fixture_library_work", "orange");
-  expect_colour("all;main", "grey");  // 100 % of both
+  expect_colour("all;main", "grey");  // its own 30 on both sides
   EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][3], "1200");
   EXPECT_EQ(frames["all;main;hot_outer;hot_inner"][4], "600");
   // Hover: both sides and the verdict.
   ASSERT_EQ(lines["tooltip"].size(), 2u);
-  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 45.11 %|change: +22.30 points of share"), std::string::npos)
+  EXPECT_NE(lines["tooltip"][1].find("|base: 600 samples, 45.11 %; self 600|self change: +600 samples, q = "),
+            std::string::npos)
       << lines["tooltip"][1];
-  EXPECT_NE(lines["tooltip"][1].find(", changed"), std::string::npos) << lines["tooltip"][1];
+  EXPECT_NE(lines["tooltip"][1].find(", changed|share change: +22.30 points of share, q = "), std::string::npos)
+      << lines["tooltip"][1];
   // The base's shape: the lost path drawn, blue; the new function gone.
   ASSERT_EQ(lines["shape"].size(), 2u);
   EXPECT_EQ(lines["shape"][1], "base");

@@ -151,7 +151,8 @@ std::string describe_programs(const std::vector<ProgramProcesses>& programs) {
     std::string name = named[base_name(p.program)] > 1 ? p.program : base_name(p.program);
     if (name.empty()) name = "[unknown program]";
     if (!text.empty()) text += ", ";
-    text += name + " (" + std::to_string(p.processes);
+    text += name + " (" + (p.snapshots > p.processes ? std::to_string(p.snapshots) + " snapshots of " : "") +
+            std::to_string(p.processes);
     if (i == 0) text += p.processes == 1 ? " process" : " processes";
     text += ")";
   }

@@ -173,11 +173,15 @@ void canonicalize_stacks(Profile* profile);
 struct ProgramProcesses {
   std::string program;  // its path, as the processes' profiles named it ("" unknown)
   uint64_t processes = 0;
+  // The profiles those processes came in, where some came in several
+  // (the snapshots of --every, summed: "4 snapshots of 1 process"); 0 when
+  // each came in one. Not kept in a file: a sum read back counts processes.
+  uint64_t snapshots = 0;
   friend bool operator==(const ProgramProcesses&, const ProgramProcesses&) = default;
 };
 
 // What a sum of several processes holds, for a reader: "python3.11 (3
-// processes), sh (1)", most processes first, the programs by file name
+// processes), sh (1)", "spin (4 snapshots of 1 process)", most processes first, the programs by file name
 // (their paths where two share one), the first ten and then how many more.
 std::string describe_programs(const std::vector<ProgramProcesses>& programs);
 

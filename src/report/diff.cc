@@ -92,6 +92,12 @@ std::vector<double> benjamini_hochberg(const std::vector<double>& p_values) {
   return q;
 }
 
+int diff_direction(const Diff& diff, const DiffRow& row) {
+  const auto [base_exposure, new_exposure] = diff_exposures(diff);
+  if (base_exposure > 0 && new_exposure > 0) return row.rate_significant ? (row.rate_z > 0 ? 1 : -1) : 0;
+  return row.significant ? (row.z > 0 ? 1 : -1) : 0;
+}
+
 namespace {
 
 struct Counts {
@@ -107,10 +113,9 @@ struct Draws {
 };
 using Key = std::pair<std::string, std::string>;  // (object basename, function)
 
-// What one sample is exposed to on each side for the rate test: samples
-// per CPU second (seconds per run), times the wall seconds when asked and
-// both are known (else 0: no test).
-std::pair<double, double> exposures(const Diff& diff) {
+}  // namespace
+
+std::pair<double, double> diff_exposures(const Diff& diff) {
   auto rate = [](const Summary& s) { return s.period_ns ? 1e9 / static_cast<double>(s.period_ns) : 0.0; };
   double e1 = rate(diff.base), e2 = rate(diff.changed);
   if (diff.per_wall_second) {
@@ -120,12 +125,14 @@ std::pair<double, double> exposures(const Diff& diff) {
   return {e1, e2};
 }
 
+namespace {
+
 Diff diff_counts(const std::map<Key, Counts>& counts, uint64_t base_total, uint64_t new_total, Draws draws,
                  Diff diff) {
   const double n1 = static_cast<double>(base_total), n2 = static_cast<double>(new_total);
   const double base_period = static_cast<double>(diff.base.period_ns) / 1e9;
   const double new_period = static_cast<double>(diff.changed.period_ns) / 1e9;
-  auto [base_exposure, new_exposure] = exposures(diff);
+  auto [base_exposure, new_exposure] = diff_exposures(diff);
   // Of draws, each side's exposure is in draws: a draw stands for the
   // side's mean weight in periods (16 at 4 kHz on a 250 Hz kernel), so a
   // rate of draws per period is the rate of samples over that weight.

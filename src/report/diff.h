@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "report/report.h"
@@ -78,6 +79,19 @@ Diff diff_profiles(const SymbolizedProfile& base, const SymbolizedProfile& chang
 // The summaries are the sides' (their files named).
 Diff diff_stacks(const StackSet& base, const StackSet& changed, const Summary& base_summary,
                  const Summary& new_summary, DiffOptions options = {});
+
+// What one sample of each side (base, new) is exposed to in the rate
+// test: samples per CPU second (a change of seconds per run), times each
+// profile's wall seconds with per_wall_second (of seconds per second);
+// 0 where a side's period (or duration) is unknown: no test.
+std::pair<double, double> diff_exposures(const Diff& diff);
+
+// How a row is coloured, in every format: +1 slower, -1 faster, 0 within
+// the noise. By its self seconds' test (the flame graph's rule, issue 35:
+// a function whose time did not move is not coloured because another
+// grew), or by its share's where the seconds cannot be tested (a profile
+// without a period).
+int diff_direction(const Diff& diff, const DiffRow& row);
 
 // Is k2 of n2 against k1 of n1 a change of share beyond sampling noise?
 // The two-sided p value: Fisher's exact test (k2 hypergeometric given

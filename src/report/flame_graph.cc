@@ -36,6 +36,12 @@ void FlameGraph::add_base(const std::vector<FlameFrame>& root_first, uint64_t co
   add_to(root_first, count, &Node::base, observations, &Node::base_observations);
 }
 
+void FlameGraph::set_exposures(double base, double changed, bool per_wall_second) {
+  base_exposure_ = base;
+  new_exposure_ = changed;
+  per_wall_second_ = per_wall_second;
+}
+
 void FlameGraph::add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field,
                         uint64_t observations, uint64_t Node::*observations_field) {
   if (count == 0) return;
@@ -91,16 +97,45 @@ std::string FlameGraph::json(uint64_t total, uint64_t total_observations) const 
   if (observed) out += fmt::format("\"total_observations\":{},", total_observations);
   // A differential graph tests the draws when both sides have them.
   const bool observed_both = observed && nodes_[0].base_observations != 0;
-  // A differential graph's verdicts: each drawn node's change of share
-  // tested (the new total against the base's), held to a false discovery
-  // rate across the nodes as profil diff's rows are.
-  std::vector<double> q_of;
+  // A differential graph's verdicts, each held to a false discovery rate
+  // across the nodes as profil diff's rows are: q, each drawn node's
+  // change of share (the new total against the base's), for the tooltip;
+  // r, the change of its self samples at each side's exposure (the
+  // colour; flame_graph.h says why).
+  std::vector<double> q_of, r_of;
+  std::vector<uint64_t> self_of, base_self_of;
   const uint64_t base_total = nodes_[0].base;
+  // The rate test of draws as diff.cc's: a draw stands for the side's mean
+  // weight in samples.
+  double base_exposure = base_exposure_, new_exposure = new_exposure_;
+  if (observed_both) {
+    base_exposure *= static_cast<double>(nodes_[0].base_observations) / static_cast<double>(base_total);
+    new_exposure *= static_cast<double>(nodes_[0].observations) / static_cast<double>(nodes_[0].total);
+  }
   if (differential_) {
-    out += fmt::format("\"base_total\":{},", base_total);
+    out += fmt::format("\"base_total\":{},\"rate_per\":\"{}\",", base_total, per_wall_second_ ? "wall_second" : "run");
+    // Self samples (and draws) of each side: the node's less its children's.
+    self_of.assign(nodes_.size(), 0);
+    base_self_of.assign(nodes_.size(), 0);
+    std::vector<uint64_t> self_draws(nodes_.size(), 0), base_self_draws(nodes_.size(), 0);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const Node& node = nodes_[i];
+      uint64_t v = node.total, b = node.base, w = node.observations, bw = node.base_observations;
+      for (const auto& [key, child] : node.children) {
+        const Node& c = nodes_[child];
+        v -= std::min(v, c.total);
+        b -= std::min(b, c.base);
+        w -= std::min(w, c.observations);
+        bw -= std::min(bw, c.base_observations);
+      }
+      self_of[i] = v;
+      base_self_of[i] = b;
+      self_draws[i] = w;
+      base_self_draws[i] = bw;
+    }
     // Every node but the root (100 % on both sides) is a test.
     std::vector<size_t> tested;
-    std::vector<double> p;
+    std::vector<double> p, rate_p;
     for (size_t i = 1; i < nodes_.size(); ++i) {
       if (!nodes_[i].total && !nodes_[i].base) continue;
       double z;
@@ -108,12 +143,21 @@ std::string FlameGraph::json(uint64_t total, uint64_t total_observations) const 
       p.push_back(observed_both ? diff_test(nodes_[i].base_observations, nodes_[0].base_observations,
                                             nodes_[i].observations, total_observations, &z)
                                 : diff_test(nodes_[i].base, base_total, nodes_[i].total, total, &z));
+      rate_p.push_back(observed_both
+                           ? poisson_rate_test(base_self_draws[i], base_exposure, self_draws[i], new_exposure, &z)
+                           : poisson_rate_test(base_self_of[i], base_exposure, self_of[i], new_exposure, &z));
     }
-    const std::vector<double> q = benjamini_hochberg(p);
+    const std::vector<double> q = benjamini_hochberg(p), r = benjamini_hochberg(rate_p);
     q_of.assign(nodes_.size(), 1.0);
-    for (size_t j = 0; j < tested.size(); ++j) q_of[tested[j]] = q[j];
+    r_of.assign(nodes_.size(), 1.0);
+    for (size_t j = 0; j < tested.size(); ++j) {
+      q_of[tested[j]] = q[j];
+      r_of[tested[j]] = r[j];
+    }
   }
-  const double scale = base_total ? static_cast<double>(total) / static_cast<double>(base_total) : 0;
+  // The base's self samples in the new profile's: what it would have with
+  // the base's rate.
+  const double scale = base_exposure_ > 0 ? new_exposure_ / base_exposure_ : 0;
   append_table(out, "names", names_);
   append_table(out, "objects", objects_);
   out += "\"tree\":";
@@ -130,9 +174,9 @@ std::string FlameGraph::json(uint64_t total, uint64_t total_observations) const 
     if (node.inlined) out += ",\"i\":1";
     if (observed) out += fmt::format(",\"w\":{}", node.observations);
     if (differential_) {
-      out += fmt::format(",\"b\":{},\"q\":{:.3g}", node.base, q_of[id]);
-      const double delta = static_cast<double>(node.total) - static_cast<double>(node.base) * scale;
-      if (q_of[id] < kDiffLevel && delta != 0) out += fmt::format(",\"d\":{:.6g}", delta);
+      out += fmt::format(",\"b\":{},\"q\":{:.3g},\"r\":{:.3g}", node.base, q_of[id], r_of[id]);
+      const double delta = static_cast<double>(self_of[id]) - static_cast<double>(base_self_of[id]) * scale;
+      if (r_of[id] < kDiffLevel && delta != 0) out += fmt::format(",\"d\":{:.6g}", delta);
     }
     if (node.children.empty()) {
       out += '}';
@@ -191,8 +235,12 @@ FlameGraph flame_graph_of(const StackSet& set) {
   return graph;
 }
 
-FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed) {
+FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed, const Diff& diff) {
   FlameGraph graph;
+  // Without a period (or a duration) on a side, its samples are taken at
+  // the other's rate: a change in samples is still one.
+  const auto [base_exposure, new_exposure] = diff_exposures(diff);
+  if (base_exposure > 0 && new_exposure > 0) graph.set_exposures(base_exposure, new_exposure, diff.per_wall_second);
   add_stacks(graph, changed, false);
   add_stacks(graph, base, true);
   return graph;

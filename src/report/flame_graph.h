@@ -47,6 +47,11 @@ class FlameGraph {
   uint64_t observations() const { return nodes_[0].observations; }
   uint64_t base_observations() const { return nodes_[0].base_observations; }
   bool differential() const { return differential_; }
+  // What one sample of each side is exposed to, for the self samples'
+  // rate test (diff.h diff_exposures: samples per CPU second, times the
+  // wall seconds with per_wall_second); 1 and 1 until set: equal rates.
+  void set_exposures(double base, double changed, bool per_wall_second);
+  bool rate_per_wall_second() const { return per_wall_second_; }
   // The JSON the page reads, names and objects interned once:
   //   {"total":T,"names":[...],"objects":[...],
   //    "tree":{"n":name,"o":object,"v":samples,"i":1 (inlined),"c":[children]}}
@@ -54,14 +59,23 @@ class FlameGraph {
   // whatever was filtered); the root is named "all". Children come in name
   // order (then object), as flame graphs place them. No "<" is left in the
   // text (written \u003c), so it can be inlined in a <script> element.
-  // A differential graph adds "base_total" and per node "b" (its base
-  // samples), "q" (diff_test's p value of its change of share, adjusted
-  // across the nodes by benjamini_hochberg) and, where q < kDiffLevel,
-  // "d": its change, new less base scaled to the new total (Gregg's
-  // difffolded.pl -n), which d3-flame-graph's differentialColorMapper
-  // paints red (grew) or blue (shrank); a node within the noise gets no
-  // "d" and stays grey. Nodes only in the base have "v":0: the page draws
-  // the new profile's shape, or the base's ("b") at its shape button.
+  // A differential graph adds "base_total", "rate_per" ("run", or
+  // "wall_second" after set_exposures(..., true)) and per node "b" (its
+  // base samples), "q" (diff_test's p value of its change of share of the
+  // total, adjusted across the nodes by benjamini_hochberg: the tooltip's),
+  // "r" (poisson_rate_test's of its self samples, each side's exposure
+  // set_exposures', adjusted the same way) and, where r < kDiffLevel, "d":
+  // the change of its self samples, new less base times new_exposure /
+  // base_exposure, which the page paints red (grew) or blue (shrank), as
+  // d3-flame-graph's differentialColorMapper does, or orange on a path the
+  // base did not have ("b":0). Colours follow the change in samples (or in seconds per
+  // second), not of share: when one function grows, every other frame's
+  // share falls though its time did not move, and each frame is coloured
+  // by its self time, as Gregg's flamegraph.pl colours the leaf of each
+  // stack, so the callers of what grew stay grey (issue 35). A node within
+  // the noise gets no "d" and stays grey. Nodes only in the base have
+  // "v":0: the page draws the new profile's shape, or the base's ("b") at
+  // its shape button.
   // With total_observations (the draws behind total; issue 22) and
   // observations in the graph: "total_observations" and per node "w" (its
   // draws), from which the page's intervals come as report.h's
@@ -88,6 +102,8 @@ class FlameGraph {
   void add_to(const std::vector<FlameFrame>& root_first, uint64_t count, uint64_t Node::*field,
               uint64_t observations, uint64_t Node::*observations_field);
   bool differential_ = false;
+  double base_exposure_ = 1, new_exposure_ = 1;
+  bool per_wall_second_ = false;
   std::vector<Node> nodes_;
   std::vector<std::string> names_, objects_;
   Ids name_ids_, object_ids_;
@@ -97,8 +113,10 @@ class FlameGraph {
 // frame_label does, objects by file name.
 FlameGraph flame_graph_of(const StackSet& set);
 // The differential flame graph of `profil diff --format html`: the new
-// stacks' shape, each frame with its base samples too.
-FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed);
+// stacks' shape, each frame with its base samples too, its self samples
+// tested at the diff's exposures (diff_exposures).
+struct Diff;
+FlameGraph differential_flame_graph(const StackSet& base, const StackSet& changed, const Diff& diff);
 
 // The flame graph of the report's stacks (report.stacks, model.h). The
 // address view's report holds the function view's stacks; its graph is

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/flame_graph_assets.h"
+#include "report/flame_graph_sandwich.h"
 
 namespace profiling::report {
 
@@ -68,12 +69,16 @@ constexpr const char* kFlameGraphScript = R"(
   function name(d){ return names[d.data.n]; }
   function where(d){ var o=objects[d.data.o]; return o?' ('+o+')':''; }
   // A differential graph (profil diff): the new profile's shape, each
-  // frame also with its base samples and whether its share changed.
+  // frame also with its base samples, whether its self samples changed
+  // (its colour) and whether its share did.
   var differential=('base_total' in data), nb=data.base_total;
+  function signed(x,digits){ return (x>=0?'+':'')+(digits===undefined?String(x):x.toFixed(digits)); }
   function change(d){
-    var b=d.data.b||0, pb=nb?100*b/nb:0, pn=n?100*d.data.v/n:0, c=pn-pb;
-    return 'base: '+b+' samples, '+pb.toFixed(2)+' %\nchange: '+(c>=0?'+':'')+c.toFixed(2)+
-      ' points of share, q = '+d.data.q+(('d' in d.data)?', changed':', within the noise');
+    var b=d.data.b||0, pb=nb?100*b/nb:0, pn=n?100*d.data.v/n:0, c=pn-pb, sb=self(d,'b'), sn=self(d);
+    return 'base: '+b+' samples, '+pb.toFixed(2)+' %; self '+sb+'\nself change: '+signed(sn-sb)+' samples'+
+      (data.rate_per==='wall_second'?' (tested per wall second)':'')+', q = '+d.data.r+
+      (('d' in d.data)?', changed':', within the noise')+
+      '\nshare change: '+signed(c,2)+' points of share, q = '+d.data.q;
   }
   function describe(d){
     return name(d)+where(d)+'\ntotal: '+total(d)+'\nself: '+selfShare(d)+(differential?'\n'+change(d):'');
@@ -92,7 +97,7 @@ constexpr const char* kFlameGraphScript = R"(
       return name(d)+where(d)+': total '+total(d)+'; self '+selfShare(d);
     })
     .setDetailsElement(details)
-    .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); })
+    .onClick(function(d){ el.setAttribute('data-zoomed',name(d)); if(window.profilSandwichShow) profilSandwichShow(d); })
     .setSearchMatch(function(d,term){
       if(!term) return false;
       // One RegExp per search, not per frame (a large graph has 10^5).
@@ -112,13 +117,24 @@ constexpr const char* kFlameGraphScript = R"(
       matches.textContent=results.length?'matches: '+frames.size+' function'+(frames.size==1?'':'s')+', '+share(sum,drawn):'no match';
       matches.setAttribute('data-samples',sum);
     });
-  // Red grew, blue shrank, more saturated the larger the change against
-  // the frame's samples; grey within the noise (no "d"); orange: new.
+  // Red grew, blue shrank (its self samples, or seconds per second), more
+  // saturated the larger the change against the frame's samples (as
+  // d3-flame-graph's differentialColorMapper); grey within the noise (no
+  // "d"); orange: a path the base did not have. Not the library's mapper:
+  // it takes a change equal to the frame's value for "new", which in the
+  // base's shape (values "b") is any frame whose self samples doubled.
   // The shape button redraws the base's stacks (widths from "b"), where
   // the paths the new profile lost are (blue): Gregg's negated graph.
   var shape=document.getElementById('flame-graph-shape');
   if(differential){
-    chart.setColorMapper(flamegraph.colorMapper.differentialColorMapper);
+    chart.setColorMapper(function(d,original){
+      if(d.highlight) return original;
+      var delta=d.data.d;
+      if(!delta) return 'rgb(220,220,220)';
+      if(!d.data.b) return 'rgb(255,190,90)';
+      var c=Math.round(235*(1-Math.abs(delta)/Math.max(d.value||0,Math.abs(delta))));
+      return delta>0?'rgb(220,'+c+','+c+')':'rgb('+c+','+c+',220)';
+    });
     chart.getValue(function(d){ return el.getAttribute('data-shape')==='base'?(d.b||0):d.v; });
     el.setAttribute('data-differential','1'); el.setAttribute('data-shape','new');
     shape.addEventListener('click',function(){
@@ -166,20 +182,26 @@ std::string flame_graph_section(const FlameGraph& graph, uint64_t total, uint64_
   out += "<div id=\"flame-graph\"></div>\n<div id=\"flame-graph-details\"></div>\n";
   out += "<p>Each frame's width is its total samples: itself and what it called there. Click a frame to zoom, "
          "hover for its self and total samples with their 95 % intervals; search highlights the functions "
-         "that match and sums their samples.</p>\n";
+         "that match and sums their samples. A click also shows, below, the clicked function's callers and "
+         "callees wherever it runs (a sandwich).</p>\n";
   if (graph.differential())
-    out += "<p id=\"flame-graph-legend\">The new profile's stacks, coloured by the change of each frame's share "
-           "since the base: <span style=\"color:#c00\">red</span> grew, <span style=\"color:#00c\">blue</span> "
-           "shrank, the deeper the larger the change against the frame's samples; grey frames are within the "
-           "sampling noise (Fisher's exact or z test, false discovery rate 5 % across the frames); orange frames are "
-           "new. The shape button draws the base's stacks instead, with the same colours: there the paths the new "
-           "profile lost are (blue).</p>\n";
+    out += fmt::format(
+        "<p id=\"flame-graph-legend\">The new profile's stacks, each frame coloured by the change of its self "
+        "samples since the base ({}): <span style=\"color:#c00\">red</span> grew, <span "
+        "style=\"color:#00c\">blue</span> shrank, the deeper the larger the change against the frame's samples; "
+        "grey frames are within the sampling noise (the conditional binomial test of two Poisson counts, false "
+        "discovery rate 5 % across the frames), their callers too when only a callee changed; orange frames are "
+        "new paths, whose own samples changed. The tooltip also gives the change of the frame's share of all samples and its test. The shape "
+        "button draws the base's stacks instead, with the same colours: there the paths the new profile lost are "
+        "(blue).</p>\n",
+        graph.rate_per_wall_second() ? "per wall second of each profile" : "per run, at each profile's rate");
   out += "<script type=\"application/json\" id=\"flame-graph-data\">" + graph.json(total, total_observations) + "</script>\n";
   // On lines of its own, so that a reader (or a golden test) can tell the
   // library from the page.
   out += fmt::format("<script id=\"flame-graph-library\">\n{}\n</script>\n",
                      std::string_view(kFlameGraphLibrary, kFlameGraphLibrarySize));
   out += "<script>" + std::string(kFlameGraphScript) + "</script>\n";
+  out += flame_graph_sandwich_section();
   return out;
 }
 

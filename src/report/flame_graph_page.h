@@ -2,7 +2,9 @@
 // element, the graph's JSON (flame_graph.h), the d3-flame-graph library
 // compiled in (flame_graph_assets.h) and the script that draws it: click to
 // zoom, search that highlights and sums its matches, hover for self and
-// total samples with their 95 % Wilson intervals, flame or icicle.
+// total samples with their 95 % Wilson intervals, flame or icicle; a
+// click also shows the function's callers and callees
+// (flame_graph_sandwich.h).
 #ifndef PROFIL_REPORT_FLAME_GRAPH_PAGE_H
 #define PROFIL_REPORT_FLAME_GRAPH_PAGE_H
 

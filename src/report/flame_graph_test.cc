@@ -102,41 +102,81 @@ TEST(FlameGraph, DeepStacksNeedNoRecursion) {
 }
 
 // profil diff's graph: the new stacks' shape, each node with its base
-// samples; a change beyond the noise carries "d" (new less base scaled to
-// the new total), a change within it none, a base-only path has "v":0.
-TEST(FlameGraph, DifferentialMarksOnlyChangesBeyondTheNoise) {
-  FlameGraph graph;
-  graph.add(stack({"main", "grew"}), 600);
-  graph.add(stack({"main", "same"}), 400);
-  graph.add_base(stack({"main", "grew"}), 200);
-  graph.add_base(stack({"main", "same"}), 205);
-  graph.add_base(stack({"main", "gone"}), 95);
-  ASSERT_TRUE(graph.differential());
-  EXPECT_EQ(graph.samples(), 1000u);
-  EXPECT_EQ(graph.base_samples(), 500u);
-  const std::string json = graph.json(graph.samples());
+// samples; a node whose self samples changed beyond the noise carries "d"
+// (new less base at the sides' exposures), one within it none, a base-only
+// path has "v":0. The colour rule of issue 35: one function grows, and
+// every other frame's share falls (its "q" says so) but not its samples,
+// so only the one that grew is coloured; its callers, whose totals grew
+// with it, are not.
+std::string node_of(const std::string& json, const std::string& name) {
   const std::vector<std::string> names = names_of(json);
-  auto node = [&](const std::string& name) {
-    const auto id = std::find(names.begin(), names.end(), name) - names.begin();
-    std::smatch m;
-    if (!std::regex_search(json, m, std::regex("\\{\"n\":" + std::to_string(id) + ",[^{}\\[]*")))
-      return std::string();
-    return m.str();
-  };
-  EXPECT_NE(json.find("\"base_total\":500,"), std::string::npos) << json;
-  // grew: 40 % -> 60 % of the samples; 600 - 200 x 2 = 200.
-  EXPECT_NE(node("grew").find("\"b\":200"), std::string::npos) << json;
-  EXPECT_NE(node("grew").find("\"d\":200"), std::string::npos) << json;
-  // same: 41 % -> 40 %, noise: no "d"; gone: 19 % -> 0, only in the base.
-  EXPECT_NE(node("same").find("\"b\":205"), std::string::npos) << json;
-  EXPECT_EQ(node("same").find("\"d\""), std::string::npos) << json;
-  EXPECT_NE(node("gone").find("\"v\":0,\"b\":95"), std::string::npos) << json;
-  EXPECT_NE(node("gone").find("\"d\":-190"), std::string::npos) << json;
+  const auto id = std::find(names.begin(), names.end(), name) - names.begin();
+  std::smatch m;
+  if (!std::regex_search(json, m, std::regex("\\{\"n\":" + std::to_string(id) + ",[^{}\\[]*"))) return {};
+  return m.str();
+}
+
+double field(const std::string& node, const std::string& name) {
+  std::smatch m;
+  if (!std::regex_search(node, m, std::regex("\"" + name + "\":([-+0-9.e]+)"))) return -1;
+  return std::stod(m[1]);
+}
+
+TEST(FlameGraph, DifferentialColoursOnlyTheFunctionWhoseSamplesChanged) {
+  FlameGraph graph;
+  graph.add(stack({"main", "caller", "grew"}), 1200);
+  graph.add(stack({"main", "caller"}), 300);
+  graph.add(stack({"main", "same"}), 400);
+  graph.add(stack({"main"}), 30);
+  graph.add_base(stack({"main", "caller", "grew"}), 400);
+  graph.add_base(stack({"main", "caller"}), 300);
+  graph.add_base(stack({"main", "same"}), 400);
+  graph.add_base(stack({"main", "gone"}), 95);
+  graph.add_base(stack({"main"}), 30);
+  ASSERT_TRUE(graph.differential());
+  EXPECT_EQ(graph.samples(), 1930u);
+  EXPECT_EQ(graph.base_samples(), 1225u);
+  const std::string json = graph.json(graph.samples());
+  EXPECT_NE(json.find("\"base_total\":1225,\"rate_per\":\"run\","), std::string::npos) << json;
+  // grew: 400 -> 1200 self samples at one rate: +800, beyond the noise.
+  EXPECT_EQ(field(node_of(json, "grew"), "b"), 400) << json;
+  EXPECT_EQ(field(node_of(json, "grew"), "d"), 800) << json;
+  EXPECT_LT(field(node_of(json, "grew"), "r"), 0.05) << json;
+  // same: 400 -> 400 samples, its share 33 % -> 21 % (q below the level:
+  // the old rule painted it blue); no "d".
+  EXPECT_LT(field(node_of(json, "same"), "q"), 0.05) << json;
+  EXPECT_EQ(field(node_of(json, "same"), "r"), 1) << json;
+  EXPECT_EQ(node_of(json, "same").find("\"d\""), std::string::npos) << json;
+  // caller and main: their totals grew with grew, their self samples did not.
+  for (const char* unchanged : {"caller", "main"})
+    EXPECT_EQ(node_of(json, unchanged).find("\"d\""), std::string::npos) << unchanged << ": " << json;
+  // gone: only in the base, 95 samples lost.
+  EXPECT_NE(node_of(json, "gone").find("\"v\":0,\"b\":95"), std::string::npos) << json;
+  EXPECT_EQ(field(node_of(json, "gone"), "d"), -95) << json;
   // A graph of one profile has none of these fields.
   FlameGraph plain;
   plain.add(stack({"main"}), 3);
   EXPECT_FALSE(plain.differential());
   EXPECT_EQ(plain.json(3).find("\"b\":"), std::string::npos);
+}
+
+
+// --per-second: the new profile covers twice the wall time, so twice the
+// samples of a function is no change of its seconds per second; three
+// times is, by the samples beyond the base's at the new duration.
+TEST(FlameGraph, DifferentialPerSecondScalesTheBaseByTheExposures) {
+  FlameGraph graph;
+  graph.add(stack({"main", "steady"}), 800);
+  graph.add(stack({"main", "grew"}), 1200);
+  graph.add_base(stack({"main", "steady"}), 400);
+  graph.add_base(stack({"main", "grew"}), 400);
+  graph.set_exposures(500.0 * 10, 500.0 * 20, true);  // 500 Hz, 10 s and 20 s
+  const std::string json = graph.json(graph.samples());
+  EXPECT_NE(json.find("\"rate_per\":\"wall_second\""), std::string::npos) << json;
+  EXPECT_EQ(node_of(json, "steady").find("\"d\""), std::string::npos) << json;
+  EXPECT_GT(field(node_of(json, "steady"), "r"), 0.05) << json;
+  EXPECT_EQ(field(node_of(json, "grew"), "d"), 400) << json;  // 1200 - 400 x 2
+  EXPECT_EQ(node_of(json, "main").find("\"d\""), std::string::npos) << json;
 }
 
 }  // namespace

@@ -408,7 +408,7 @@ std::string render_diff_html(const Diff& diff, const std::string& base_name, con
          summary_paragraphs(diff.base) + "<p>new: <code>" + escape(new_name) + "</code></p>\n" +
          summary_paragraphs(diff.changed) + "</div>\n";
   if (diff.base_stacks && diff.new_stacks) {
-    const FlameGraph graph = differential_flame_graph(*diff.base_stacks, *diff.new_stacks);
+    const FlameGraph graph = differential_flame_graph(*diff.base_stacks, *diff.new_stacks, diff);
     out += flame_graph_section(graph, graph.samples(), graph.observations());
   }
   // The rows as profil diff's text: self seconds and their test, share and
@@ -422,11 +422,9 @@ std::string render_diff_html(const Diff& diff, const std::string& base_name, con
                        significant ? " style=\"font-weight:bold\"" : "", q);
   };
   for (const DiffRow& r : diff.rows) {
-    // Red slower, blue faster: by the seconds when they changed, else by
-    // the share.
-    const char* tint = !(r.significant || r.rate_significant) ? ""
-                       : (r.rate_significant ? r.rate_z : r.z) > 0 ? " style=\"color:#b00\""
-                                                                    : " style=\"color:#00a\"";
+    // Red slower, blue faster (diff_direction: by the seconds).
+    const int direction = diff_direction(diff, r);
+    const char* tint = direction > 0 ? " style=\"color:#b00\"" : direction < 0 ? " style=\"color:#00a\"" : "";
     out += fmt::format(
         "<tr{}><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:+}</td>"
         "<td class=\"num\" data-v=\"{:.6f}\">{:+.3f}</td>{}<td class=\"num\" data-v=\"{:.6f}\">{:+.2f}%</td>{}"

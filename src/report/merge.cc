@@ -74,10 +74,13 @@ void ProfileMerger::occupy(const format::Mapping& mapping) {
   top_ = std::max(top_, mapping.limit);
 }
 
-void ProfileMerger::add_program(const std::string& program, uint64_t processes) {
-  auto [it, inserted] = program_of_.try_emplace(program, sum_.programs.size());
-  if (inserted) sum_.programs.push_back({program, 0});
-  overflow_ |= format::saturating_add(sum_.programs[it->second].processes, processes);
+void ProfileMerger::add_program(const format::ProgramProcesses& program) {
+  auto [it, inserted] = program_of_.try_emplace(program.program, sum_.programs.size());
+  if (inserted) sum_.programs.push_back({program.program, 0});
+  format::ProgramProcesses& sum = sum_.programs[it->second];
+  overflow_ |= format::saturating_add(sum.processes, program.processes);
+  // Profiles, one per process where the input did not count snapshots.
+  overflow_ |= format::saturating_add(sum.snapshots, program.snapshots ? program.snapshots : program.processes);
 }
 
 void ProfileMerger::relabel_first_input() {
@@ -88,7 +91,7 @@ void ProfileMerger::relabel_first_input() {
   sum_.pid = 0;
   sum_.programs.clear();
   program_of_.clear();
-  for (const format::ProgramProcesses& p : first_programs_) add_program(p.program, p.processes);
+  for (const format::ProgramProcesses& p : first_programs_) add_program(p);
   std::vector<format::ProgramProcesses>().swap(first_programs_);
   const auto pid = static_cast<int32_t>(first_pid_);  // Linux pids fit 32 bits (format::Sample::pid)
   auto relabelled = [&](int32_t own) { return processes_ == Processes::summed ? 0 : own ? own : pid; };
@@ -253,13 +256,19 @@ void ProfileMerger::add(LoadedProfile&& input) {
   if (own.empty()) {
     if (unlabelled) pids.push_back(static_cast<int32_t>(p.pid));
     std::sort(pids.begin(), pids.end());
-    const uint64_t processes = std::max<size_t>(1, std::unique(pids.begin(), pids.end()) - pids.begin());
+    pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+    const uint64_t processes = std::max<size_t>(1, pids.size());
+    // A profile of one known process: its window, to tell its snapshots
+    // from other processes at finish().
+    if (pids.size() == 1 && pids[0] != 0 && p.time_nanos > 0)
+      windows_[{p.program, pids[0]}].emplace_back(p.time_nanos,
+                                                  p.time_nanos + static_cast<int64_t>(p.duration_ns));
     own.push_back({p.program, processes});
   }
   if (inputs_ == 1) {
     first_programs_ = std::move(own);
   } else {
-    for (const format::ProgramProcesses& program : own) add_program(program.program, program.processes);
+    for (const format::ProgramProcesses& program : own) add_program(program);
   }
 }
 
@@ -279,7 +288,21 @@ format::Profile ProfileMerger::finish(bool* saturated) {
   sum.has_observations = observations_ && inputs_ > 0;
   if (!sum.has_observations)
     for (format::Sample& s : sum.samples) s.observations = 0;
-  // Of several processes the program is what they ran, not the first's.
+  // The snapshots of one process (windows joined end to start, in any
+  // order of the inputs) are one process of several profiles.
+  for (auto& [key, windows] : windows_) {
+    std::sort(windows.begin(), windows.end());
+    uint64_t joined = 0;
+    for (size_t i = 1; i < windows.size(); ++i) joined += windows[i].first == windows[i - 1].second;
+    auto it = program_of_.find(key.first);
+    if (joined == 0 || it == program_of_.end()) continue;
+    format::ProgramProcesses& program = sum.programs[it->second];
+    program.processes = program.processes > joined ? program.processes - joined : 1;
+  }
+  // Of several processes the program is what they ran, not the first's;
+  // snapshots are counted where some process came in several.
+  for (format::ProgramProcesses& program : sum.programs)
+    if (program.snapshots <= program.processes) program.snapshots = 0;
   if (inputs_ > 1) sum.program = format::describe_programs(sum.programs);
   *this = ProfileMerger(processes_);
   return sum;

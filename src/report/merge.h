@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "format/profile.h"
@@ -67,7 +68,7 @@ class ProfileMerger {
   void relabel_first_input();
   bool overlaps(uint64_t start, uint64_t limit) const;
   void occupy(const format::Mapping& mapping);
-  void add_program(const std::string& program, uint64_t processes);
+  void add_program(const format::ProgramProcesses& program);
 
   Processes processes_;
   size_t inputs_ = 0;
@@ -94,6 +95,12 @@ class ProfileMerger {
   int64_t first_pid_ = 0;
   std::vector<format::ProgramProcesses> first_programs_;
   std::unordered_map<std::string, size_t> program_of_;
+  // The time windows (start, end; Unix ns) of the inputs of one known
+  // process, by (program, pid): inputs whose windows join end to start
+  // are the snapshots of one process (--every cuts them so), counted as
+  // one at finish() (issue 35); a pid met again after a gap is another
+  // process (pids are reused, and every container has a pid 1).
+  std::map<std::pair<std::string, int32_t>, std::vector<std::pair<int64_t, int64_t>>> windows_;
 };
 
 }  // namespace profiling::report

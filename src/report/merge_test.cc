@@ -443,6 +443,35 @@ TEST(StreamingMerge, SaysWhichProgramsAndHowManyProcesses) {
   EXPECT_EQ(legacy.finish().programs, (std::vector<format::ProgramProcesses>{{"", 2}, {"/bin/sh", 1}}));
 }
 
+// The snapshots of one process (--every: one profile per interval, each
+// with the process's pid, the windows joined end to start) sum to one
+// process, not one per file (issue 35: "(4 processes)"), in whatever order
+// they come; the same pid after a gap is another process (pids are reused).
+format::Profile window_of(format::Profile p, int64_t start_s, int64_t end_s) {
+  p.time_nanos = start_s * 1'000'000'000;
+  p.duration_ns = static_cast<uint64_t>((end_s - start_s) * 1'000'000'000);
+  return p;
+}
+
+TEST(StreamingMerge, CountsSnapshotsOfOneProcessAsOneProcess) {
+  const format::Profile spin = process_of("/usr/bin/spin", 7);
+  ProfileMerger merger;
+  for (int start : {10, 12, 11, 13})
+    merger.add(LoadedProfile{"spin.7.s" + std::to_string(start), InputKind::pprof, window_of(spin, start, start + 1)});
+  merger.add(LoadedProfile{"sh.8", InputKind::pprof, process_of("/bin/sh", 8)});
+  format::Profile sum = merger.finish();
+  EXPECT_EQ(sum.programs, (std::vector<format::ProgramProcesses>{{"/usr/bin/spin", 1, 4}, {"/bin/sh", 1}}));
+  EXPECT_EQ(sum.program, "spin (4 snapshots of 1 process), sh (1)");
+
+  // pid 7 twice, with a gap between: two processes of the one pid; pid 9
+  // in three snapshots.
+  ProfileMerger two;
+  for (auto [pid, start] : std::vector<std::pair<int, int>>{{7, 10}, {7, 20}, {9, 10}, {9, 11}, {9, 12}})
+    two.add(LoadedProfile{std::to_string(pid), InputKind::pprof,
+                          window_of(process_of("/usr/bin/spin", pid), start, start + 1)});
+  EXPECT_EQ(two.finish().program, "spin (5 snapshots of 3 processes)");
+}
+
 TEST(StreamingMerge, DescribesProgramsForAReader) {
   using format::describe_programs;
   EXPECT_EQ(describe_programs({{"/bin/sh", 1}}), "sh (1 process)");

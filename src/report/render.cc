@@ -276,37 +276,51 @@ std::string render_diff_text(const Diff& diff, const std::string& base_name, con
   std::string out = fmt::format("{}profil diff{}: each function, base -> new\n", bold, reset);
   out += fmt::format("base: {}: {}\n", base_name, describe_summary(diff.base));
   out += fmt::format("new:  {}: {}\n\n", new_name, describe_summary(diff.changed));
+  // Fits kDiffTextWidth columns (issue 35: every column of the CSV made
+  // lines of 226): self samples, the seconds' change and its q, the change
+  // of share and of total share, each with its q; the function and object
+  // take what is left, shortened as pprof shortens names. The change in
+  // samples, the share's interval and the verdicts' words are in the CSV
+  // and JSON; a verdict here is its q ("*" below the level) and the row's
+  // colour.
+  constexpr size_t kFixed = 8 + 2 + 8 + 2 + 9 + 2 + 7 + 2 + 8 + 2 + 7 + 2 + 8 + 2 + 7 + 2;
+  size_t object_width = 6, longest_name = 8;
+  for (const DiffRow& r : diff.rows) {
+    object_width = std::max(object_width, width_of(r.object));
+    longest_name = std::max(longest_name, width_of(r.function));
+  }
+  // The object gets what the names leave, kDiffObjectColumn at least.
+  const size_t object_room = kDiffTextWidth - kFixed - 2 - std::min(longest_name, kDiffTextWidth - kFixed - 2 -
+                                                                                     kDiffObjectColumn);
+  object_width = std::min(object_width, object_room);
+  const size_t name_room = kDiffTextWidth - kFixed - 2 - object_width;
   size_t function_width = 8;
   for (const DiffRow& r : diff.rows)
-    function_width = std::max(function_width, width_of(shorten_name(r.function, kNameColumn)));
-  // Self: samples, seconds and their test, the change of share with its
-  // interval and test; total (cumulative): the change of share and its
-  // test. Each test's q: its p adjusted across the rows (FDR).
-  out += fmt::format(
-      "{}{:>8}  {:>8}  {:>7}  {:>9}  {:>7}  {:>7}  {:>8}  {:>8}  {:>7}  {:>7}  {:>8}  {:>9}  {:>7}  {:>7}  {}  {}{}\n",
-      bold, "base", "new", "change", "change s", "q", "seconds", "share", "±95%", "q", "share", "total", "share", "q",
-      "total", pad_right("function", function_width), "object", reset);
-  auto verdict = [](bool significant) { return significant ? "changed" : "noise"; };
+    function_width = std::max(function_width, width_of(shorten_name(r.function, name_room)));
+  out += fmt::format("{}{:>8}  {:>8}  {:>9}  {:>7}  {:>8}  {:>7}  {:>8}  {:>7}  {}  {}{}\n", bold, "base", "new",
+                     "change s", "q", "share", "q", "total", "q", pad_right("function", function_width), "object",
+                     reset);
+  auto q_text = [](double q, bool significant) {
+    return pad_left((q < 0.001 ? std::string("<0.001") : fmt::format("{:.2g}", q)) + (significant ? "*" : ""), 7);
+  };
   for (const DiffRow& r : diff.rows) {
-    const char* tint = "";
-    if (colour && (r.significant || r.rate_significant))
-      tint = (r.rate_significant ? r.rate_z : r.z) > 0 ? "\x1b[31m" : "\x1b[32m";  // by the seconds first
-    out += fmt::format(
-        "{}{:>8}  {:>8}  {:>+7}  {:>+9.3f}  {:>7.2g}  {:>7}  {:>+7.2f}%  {:>8.2f}  {:>7.2g}  {:>7}  {:>7.2f}%  {:>+8.2f}%  "
-        "{:>7.2g}  {:>7}  {}  {}{}\n",
-        tint, r.base_samples, r.new_samples, r.delta_samples, r.delta_seconds, r.rate_q_value,
-        verdict(r.rate_significant), r.delta, r.delta_error, r.q_value, verdict(r.significant),
-        r.new_cumulative_percent, r.cumulative_delta, r.cumulative_q_value, verdict(r.cumulative_significant),
-        pad_right(shorten_name(r.function, kNameColumn), function_width), r.object, *tint ? reset : "");
+    const int direction = colour ? diff_direction(diff, r) : 0;
+    const char* tint = direction > 0 ? "\x1b[31m" : direction < 0 ? "\x1b[32m" : "";
+    out += fmt::format("{}{:>8}  {:>8}  {:>+9.3f}  {}  {:>+7.2f}%  {}  {:>+7.2f}%  {}  {}  {}{}\n", tint,
+                       r.base_samples, r.new_samples, r.delta_seconds, q_text(r.rate_q_value, r.rate_significant),
+                       r.delta, q_text(r.q_value, r.significant), r.cumulative_delta,
+                       q_text(r.cumulative_q_value, r.cumulative_significant),
+                       pad_right(shorten_name(r.function, name_room), function_width),
+                       shorten_name(r.object, object_width), *tint ? reset : "");
   }
   out += fmt::format(
-      "\nbase, new, change: self samples; change s: seconds (samples x period); share: change in percentage points "
-      "of all samples; total: cumulative share (the function and its callees) in new, and its change.\n"
-      "seconds: did the function's self time {} change (samples as Poisson counts, the conditional binomial test); "
-      "share: did its share of the samples change (Fisher's exact test up to {} samples, two-proportion z test "
-      "above).\nq: the test's p value adjusted for the false discovery rate across the {} rows (Benjamini-Hochberg); "
-      "\"changed\": q < {}, else within the sampling noise\n",
-      diff.per_wall_second ? "per wall second" : "per run", kExactTestLimit, diff.rows.size(), kDiffLevel);
+      "\nbase, new: self samples; change s: of self seconds (samples x period); share: change of the share of all\n"
+      "samples, in percentage points; total: of the cumulative share (the function and its callees).\n"
+      "q: each test's p value adjusted for the false discovery rate across the {} rows (Benjamini-Hochberg);\n"
+      "*: q < {}, a change beyond the sampling noise. Seconds: did the self time {} change (the conditional\n"
+      "binomial test of two Poisson counts); share, total: did the share change (Fisher's exact test up to {}\n"
+      "samples, the two-proportion z test above). Every column, the interval of each change: --format csv or json.\n",
+      diff.rows.size(), kDiffLevel, diff.per_wall_second ? "per wall second" : "per run", kExactTestLimit);
   return out;
 }
 

@@ -53,6 +53,10 @@ size_t width_of(const std::string& text);
 // The widest a name column gets in text (frame_names.h shorten_name): wide
 // enough for most C++ names' function part.
 inline constexpr size_t kNameColumn = 72;
+// profil diff's text: its lines fit kDiffTextWidth columns (a terminal's
+// 120), objects' names shortened to kDiffObjectColumn (issue 35).
+inline constexpr size_t kDiffTextWidth = 120;
+inline constexpr size_t kDiffObjectColumn = 16;
 // count as a percentage of total (0 without a total).
 inline double percent_of(uint64_t count, uint64_t total) {
   return total ? 100.0 * static_cast<double>(count) / static_cast<double>(total) : 0;

@@ -16,6 +16,10 @@
  *   pool SECONDS            print "ready", then for SECONDS a thread pool
  *                           that grows and shrinks all the time: 1 to 64
  *                           threads at once, each living a few microseconds
+ *   leave SECONDS           print "ready", wait for SIGUSR1, then fork a
+ *                           child that burns SECONDS of CPU, tells the
+ *                           parent, and burns on (killed, else 120 s); the parent
+ *                           prints "child PID" and exits, leaving it running
  * Built dynamic (outside_target) and static (outside_target_static). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -142,6 +146,30 @@ int main(int argc, char** argv) {
            children.ru_utime.tv_sec + children.ru_stime.tv_sec +
                (children.ru_utime.tv_usec + children.ru_stime.tv_usec) * 1e-6,
            self.ru_utime.tv_sec + self.ru_stime.tv_sec + (self.ru_utime.tv_usec + self.ru_stime.tv_usec) * 1e-6);
+    return 0;
+  }
+  if (strcmp(mode, "leave") == 0) {
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, NULL);
+    printf("ready\n");
+    fflush(stdout);
+    int signo = 0;
+    sigwait(&usr1, &signo);
+    int told[2];
+    if (pipe(told) != 0) return 1;
+    const pid_t child = fork();
+    if (child == 0) {
+      spin_work(seconds);
+      if (write(told[1], "x", 1) != 1) _exit(1);
+      for (int i = 0; i < 120; ++i) spin_work(1.0);  /* killed long before, or a lost test's child ends */
+      _exit(0);
+    }
+    char byte;
+    if (child < 0 || read(told[0], &byte, 1) != 1) return 1;
+    printf("child %d\n", (int)child);
+    fflush(stdout);
     return 0;
   }
   if (strcmp(mode, "serve") == 0) {

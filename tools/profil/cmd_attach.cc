@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "command.h"
@@ -116,6 +117,7 @@ int attach_command(const AttachOptions& options) {
                run.duration_s > 0 ? (" for " + duration_shown(options.duration)).c_str() : "");
 
   // The process's end is seen through a pidfd (Linux 5.3), else by polling.
+  static const std::string kExit = "the process's exit";
   const int pidfd = options.all ? -1 : static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   std::string why_stopped;
   while (why_stopped.empty()) {
@@ -123,13 +125,13 @@ int attach_command(const AttachOptions& options) {
     const int signo = ::sigtimedwait(&stop_signals, nullptr, &tick);
     if (signo > 0) why_stopped = signo == SIGINT ? "^C" : signal_name(signo);
     else if (sampling.duration_over()) why_stopped = "the duration (" + duration_shown(options.duration) + ")";
-    else if (!options.all && ::kill(pid, 0) != 0 && errno == ESRCH) why_stopped = "the process's exit";
+    else if (!options.all && ::kill(pid, 0) != 0 && errno == ESRCH) why_stopped = kExit;
     else if (pidfd >= 0) {
       fd_set ready;
       FD_ZERO(&ready);
       FD_SET(pidfd, &ready);
       timeval now{0, 0};
-      if (::select(pidfd + 1, &ready, nullptr, nullptr, &now) > 0) why_stopped = "the process's exit";
+      if (::select(pidfd + 1, &ready, nullptr, nullptr, &now) > 0) why_stopped = kExit;
     }
   }
   if (pidfd >= 0) ::close(pidfd);
@@ -140,7 +142,20 @@ int attach_command(const AttachOptions& options) {
     if (why_stopped != "the process's exit") jit->ask_now();
   }
   const Conversion c = sampling.finish();
-  std::fprintf(stderr, "profil: stopped sampling %s at %s\n", who.c_str(), why_stopped.c_str());
+  // The process's exit ends the sampling, but the processes it started
+  // (the events are inherited) may run on: said here, so that their own
+  // lines' "still running when this profile ended" contradicts nothing
+  // (issue 35).
+  std::set<int64_t> running_on;
+  for (const ProcessSummary& p : c.processes)
+    if (!options.all && p.pid != pid && p.end_reason == format::profraw::EndReason::checkpoint)
+      running_on.insert(p.pid);
+  std::string still;
+  if (why_stopped == kExit && !running_on.empty())
+    still = "; " + std::to_string(running_on.size()) +
+            (running_on.size() == 1 ? " process it started still ran, sampled until then"
+                                    : " processes it started still ran, sampled until then");
+  std::fprintf(stderr, "profil: stopped sampling %s at %s%s\n", who.c_str(), why_stopped.c_str(), still.c_str());
   print_losses(c);  // a profile that could not be written (a full disk) says so first
   print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
