@@ -85,8 +85,9 @@ constexpr const char* kFlameGraphScript = R"(
     .width(Math.max(el.clientWidth||960,320)).cellHeight(18).minFrameSize(0.5)
     .transitionDuration(still?0:400).sort(false).tooltip(tip).inverted(true)
     .getName(name)
-    // Inlined code aqua, an interpreted program's own functions green.
-    .getLibtype(function(d){ return d.data.i?'inlined':objects[d.data.o]==='[python]'?'jit':''; })
+    // Inlined code aqua, an interpreted program's own functions (Python's,
+    // Ruby's) green.
+    .getLibtype(function(d){ var o=objects[d.data.o]; return d.data.i?'inlined':o==='[python]'||o==='[ruby]'?'jit':''; })
     .setLabelHandler(function(d){
       return name(d)+where(d)+': total '+total(d)+'; self '+selfShare(d);
     })
