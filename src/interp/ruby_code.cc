@@ -86,6 +86,14 @@ uint32_t RubyCodeNamer::identify(uint64_t address) {
 }
 
 int RubyCodeNamer::line(const RubyCode& code, uint64_t pc) {
+  // A pc's line never changes while its iseq lives (the body identifies
+  // it): the hot frames' pcs repeat, so most samples read no table.
+  const auto [known, added] = lines_.try_emplace({code.body, pc}, 0);
+  if (added) known->second = read_line(code, pc);
+  return known->second;
+}
+
+int RubyCodeNamer::read_line(const RubyCode& code, uint64_t pc) {
   const RubyLayout& l = layout_;
   const uint32_t size = code.line_table_size;
   if (code.line_table == 0 || size == 0 || size > kMaxLineTable || pc < code.encoded) return code.first_line;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "interp/frames.h"
@@ -57,11 +58,17 @@ class RubyCodeNamer {
  private:
   bool read_head(uint64_t address, RubyCode* head);
   bool read_path(uint64_t pathobj, std::string* out);
+  int read_line(const RubyCode& code, uint64_t pc);
+
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const { return p.first * 31 ^ p.second; }
+  };
 
   RubyLayout layout_;
   MemoryReader& memory_;
   std::vector<RubyCode> codes_;
   std::unordered_map<uint64_t, uint32_t> by_address_;
+  std::unordered_map<std::pair<uint64_t, uint64_t>, int, PairHash> lines_;  // (body, pc) -> line
 };
 
 }  // namespace profiling::interp
