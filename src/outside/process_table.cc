@@ -217,16 +217,12 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
   SampleStack stack = unwind_sample(s, kernel, image->code, options_.sampling.max_depth);
   image->kernel_addresses.insert(stack.kernel_frames.begin(), stack.kernel_frames.end());
-  if (InterpreterFrames* frames = interpreter_of(*image)) {
+  Image& i = *image;
+  if (InterpreterFrames* frames = options_.sampling.interpreter_frames ? i.interpreter.find(i.pid, i.code.code(), &python_, &ruby_) : nullptr) {
     frames->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
     interpreter_poll_ms_.store(frames->read_late() ? 1 : 20, std::memory_order_relaxed);
   }
   tally(stack.leaf, image->stacks.intern(stack.callers, stack.truncated));
-}
-
-InterpreterFrames* ProcessTable::interpreter_of(Image& image) {
-  if (!options_.sampling.interpreter_frames) return nullptr;
-  return image.interpreter.find(image.pid, image.code.code(), &python_, &ruby_);
 }
 
 // The thread's latest name; one the records never named (a thread of a

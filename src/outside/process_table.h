@@ -101,16 +101,14 @@ class ProcessTable {
   // Python frames read at the sample by this BPF program (python_bpf.h),
   // owned by the perf source; set before the reader starts.
   void set_python_reads(PythonStackReads* at_sample) { python_.at_sample = at_sample; }
-  // How the samples got their Python frames, so far.
+  // How the samples got their Python and Ruby frames, so far.
   const PythonReads& python_reads() const { return python_; }
-  // How the samples got their Ruby frames, so far.
   const RubyReads& ruby_reads() const { return ruby_; }
   uint64_t lost() const { return lost_; }
 
  private:
   struct Image;
   Image* current(pid_t pid);
-  InterpreterFrames* interpreter_of(Image& image);
   ImageProfile profile_of(pid_t pid, Image& image, uint64_t now_ns);
   void settle_ended_threads();
   Image* image_at(pid_t pid, uint64_t time);
