@@ -16,6 +16,7 @@ set -euo pipefail
 profil=$1 python=$2
 shift 2
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/interp_checks.sh"
 work=$(mktemp -d "${TMPDIR:-/tmp}/profil-python.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 error_allowed=${ERROR_ALLOWED:-0.05}
@@ -65,14 +66,7 @@ profile=$(ls "$work"/out/*.pb.gz | head -1)
 
 # Python frames alone, folded (root first): three's and one's samples.
 "$profil" report --interpreter python --format folded "$profile" > "$work/python.folded"
-read -r n3 n1 < <(awk '{ n = $NF; $NF = ""; if ($0 ~ /(^|;)three(;| |$)/) a += n; else if ($0 ~ /(^|;)one(;| |$)/) b += n }
-                       END { print a + 0, b + 0 }' "$work/python.folded")
-n=$((n3 + n1))
-[ "$n" -ge 200 ] || { echo "only $n samples in three() and one()"; head -20 "$work/python.folded"; exit 1; }
-awk -v n3="$n3" -v n="$n" -v t="$timed" -v e="$error_allowed" 'BEGIN {
-  p = n3 / n; sd = sqrt(t * (1 - t) / n); d = p - t; if (d < 0) d = -d
-  printf "shares: three %.4f of %d samples, timed %.4f (allowed %.4f)\n", p, n, t, 4 * sd + e
-  exit (d <= 4 * sd + e) ? 0 : 1 }' || { echo "FAIL: the shares do not agree"; exit 1; }
+shares_agree "$work/python.folded" "$timed" "$error_allowed"
 
 # Merged, with objects: keyed's samples read main -> c_path -> native -> keyed.
 "$profil" report --format folded --folded-objects "$profile" > "$work/merged.folded"
@@ -97,10 +91,5 @@ awk '{ n = $NF; $NF = ""; sub(/ +$/, ""); k = split($0, f, ";"); keyed = 0
 # gets to a sample, which a loaded machine decides; 10 % here, 10.03 %
 # beside two busy loops, so only a sanity bound, MISFITS_ALLOWED; at the
 # sample, at most 1 %).
-awk -v m="${MISFITS_ALLOWED:-0.5}" '{ n = $NF; total += n
-       if ($0 ~ /the stack moved before it was read/) misfit += n
-       else if ($0 ~ /(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)/) bare += n }
-     END { printf "eval loop without Python frames: %d of %d samples; stack moved before read: %d\n", bare, total, misfit
-           exit (bare <= 0.01 * total && misfit <= m * total) ? 0 : 1 }' "$work/merged.folded" || {
-  echo "FAIL: the evaluation loop without Python frames"; exit 1; }
+loop_never_bare "$work/merged.folded" '(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)' "${MISFITS_ALLOWED:-0.5}"
 echo "ok: $python"

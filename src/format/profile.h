@@ -128,13 +128,20 @@ inline constexpr uint64_t kAddresslessBase = 0xC000'0000'0000'0000;
 // function at one of its lines, issue 31): each (code, line) its own
 // non-canonical address, named in Profile::frames (function, file, line),
 // placed in the stack just inside the native frame of the interpreter's
-// evaluation loop that ran it. Their object in reports is "[python]".
+// evaluation loop that ran it. Their object in reports is "[python]";
+// from kRubyFrameBase on they are a Ruby method's, "[ruby]" (issue 34).
 inline constexpr uint64_t kInterpreterFrameBase = 0xA000'0000'0000'0000;
+inline constexpr uint64_t kRubyFrameBase = 0xA800'0000'0000'0000;
 inline constexpr uint64_t kInterpreterFrameLimit = 0xB000'0000'0000'0000;
 inline constexpr bool is_interpreter_frame(uint64_t address) {
   return address >= kInterpreterFrameBase && address < kInterpreterFrameLimit;
 }
 inline constexpr const char* kPythonObject = "[python]";
+inline constexpr const char* kRubyObject = "[ruby]";
+// The object of an interpreter frame's address.
+inline constexpr const char* interpreter_object(uint64_t address) {
+  return address >= kRubyFrameBase ? kRubyObject : kPythonObject;
+}
 
 // Where a profile sampled from outside puts the samples taken while the
 // thread was in the kernel (their user stack above it): a non-canonical

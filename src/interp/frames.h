@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace profiling::interp {
 
@@ -42,6 +43,17 @@ class MemoryReader {
  protected:
   ~MemoryReader() = default;
 };
+
+// One word through a reader, and one word of bytes already read (the
+// walkers read a struct at once and pick its fields).
+inline bool read_u64(MemoryReader& memory, uint64_t address, uint64_t* value) {
+  return memory.read(address, value, sizeof *value);
+}
+inline uint64_t u64_at(const uint8_t* bytes, int64_t offset) {
+  uint64_t value;
+  std::memcpy(&value, bytes + offset, sizeof value);
+  return value;
+}
 
 enum RawFrameFlags : uint32_t {
   kEntryFrame = 1u << 0,  // the outermost frame of one eval-loop C call

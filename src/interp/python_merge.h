@@ -1,7 +1,11 @@
 // Merging one sample's interpreter frames into its native stack: the rule
 // of frames.h as one function, for every sampler that reads them (from
 // outside after the fact, outside/python_frames.cc; from inside at the
-// sample, runtime/python_inside.h at the dump).
+// sample, runtime/python_inside.h at the dump) and every runtime whose
+// frames follow that rule: CPython's, and Ruby's (issue 34:
+// outside/ruby_frames.cc, with rb_vm_exec as the loop and its own misfit
+// address; the kMisfitFrame and kBetweenFramesFrame names below are
+// CPython's).
 //
 // ASYNC-SIGNAL-SAFE: merge_python_frames allocates nothing, takes no lock
 // and throws nothing (the preload runtime's dump runs it in a signal

@@ -13,105 +13,11 @@
 #include <sstream>
 #include <thread>
 
+#include "interp/process_symbols.h"
 #include "interp/readers.h"
 
 namespace profiling::interp {
 namespace {
-
-struct Mapping {
-  uint64_t start = 0, offset = UINT64_MAX;
-};
-
-// The files mapped in pid, each with its mapping of lowest file offset.
-std::map<std::string, Mapping> mapped_files(pid_t pid) {
-  std::map<std::string, Mapping> files;
-  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    std::istringstream in(line);
-    std::string range, perms, offset, dev, inode, path;
-    in >> range >> perms >> offset >> dev >> inode;
-    std::getline(in >> std::ws, path);
-    if (path.empty() || path[0] != '/') continue;
-    Mapping m;
-    m.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-    m.offset = std::stoull(offset, nullptr, 16);
-    Mapping& kept = files[path];
-    if (m.offset < kept.offset) kept = m;
-  }
-  return files;
-}
-
-struct ElfSymbols {
-  std::map<std::string, uint64_t> values;  // the wanted symbols found
-  std::map<std::string, uint64_t> sizes;   // and their sizes
-  uint64_t bias = 0;
-  bool ok = false;
-};
-
-// The symbols we want from the file (dynamic and .symtab) and the load
-// bias of its mapping at `mapping`.
-ElfSymbols read_symbols(const std::string& file, const Mapping& mapping, std::string* why) {
-  static const char* const kWanted[] = {"_PyRuntime", "Py_Version", "interp_head", "_PyThreadState_Current",
-                                        "PyCode_Type", "_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx"};
-  ElfSymbols out;
-  elf_version(EV_CURRENT);
-  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    *why = file + ": " + std::strerror(errno);
-    return out;
-  }
-  Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
-  GElf_Ehdr ehdr;
-  size_t phnum = 0;
-  if (elf == nullptr || gelf_getehdr(elf, &ehdr) == nullptr || elf_getphdrnum(elf, &phnum) != 0) {
-    *why = file + ": not an ELF file libelf reads (" + elf_errmsg(-1) + ")";
-    if (elf != nullptr) elf_end(elf);
-    ::close(fd);
-    return out;
-  }
-  bool placed = ehdr.e_type == ET_EXEC;  // a fixed-address program: bias 0
-  for (size_t i = 0; i < phnum && !placed; ++i) {
-    GElf_Phdr ph;
-    if (gelf_getphdr(elf, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
-    if ((ph.p_offset & ~uint64_t{0xfff}) == mapping.offset) {
-      out.bias = mapping.start - (ph.p_vaddr & ~uint64_t{0xfff});
-      placed = true;
-    }
-  }
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) == nullptr || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-        sh.sh_entsize == 0)
-      continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    const size_t count = sh.sh_size / sh.sh_entsize;
-    for (size_t i = 0; data != nullptr && i < count; ++i) {
-      GElf_Sym sym;
-      if (gelf_getsym(data, static_cast<int>(i), &sym) == nullptr || sym.st_value == 0) continue;
-      const char* name = elf_strptr(elf, sh.sh_link, sym.st_name);
-      if (name == nullptr || name[0] == '\0') continue;
-      for (const char* wanted : kWanted)
-        if (std::strcmp(name, wanted) == 0) {
-          out.values[wanted] = sym.st_value;
-          out.sizes[wanted] = sym.st_size;
-        }
-    }
-  }
-  elf_end(elf);
-  ::close(fd);
-  if (!placed) {
-    *why = file + ": no loadable segment at the mapped offset";
-    return out;
-  }
-  out.ok = true;
-  return out;
-}
-
-bool read_u64(MemoryReader& memory, uint64_t address, uint64_t* value) {
-  return memory.read(address, value, sizeof *value);
-}
 
 // The tid-sized offsets of pthread_self()'s struct that hold gettid().
 std::vector<int> tid_offsets_here() {
@@ -149,7 +55,7 @@ std::optional<PythonTarget> find_python(pid_t pid, std::string* why) {
   static const std::regex kLibrary(R"(^libpython(\d+)\.(\d+)[a-z]*\.so.*)");
   static const std::regex kProgram(R"(^python(\d+)(?:\.(\d+))?[a-z]*$)");
   // libpython first: a program linked with it keeps no interpreter state.
-  std::vector<std::pair<std::string, Mapping>> candidates;
+  std::vector<std::pair<std::string, MappedFile>> candidates;
   for (const std::regex* pattern : {&kLibrary, &kProgram})
     for (const auto& [path, mapping] : files) {
       const std::string base = path.substr(path.rfind('/') + 1);
@@ -161,7 +67,10 @@ std::optional<PythonTarget> find_python(pid_t pid, std::string* why) {
   }
   std::string last_why;
   for (const auto& [path, mapping] : candidates) {
-    ElfSymbols symbols = read_symbols(root + path, mapping, &last_why);
+    ElfSymbols symbols = read_symbols(root + path, mapping,
+                                      {"_PyRuntime", "Py_Version", "interp_head", "_PyThreadState_Current",
+                                       "PyCode_Type", "_PyEval_EvalFrameDefault", "PyEval_EvalFrameEx"},
+                                      &last_why);
     if (!symbols.ok) continue;
     auto symbol = [&](const char* name) {
       auto it = symbols.values.find(name);

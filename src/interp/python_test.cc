@@ -5,24 +5,18 @@
 // threads' stacks by tid and checks names, files, lines and entry frames.
 // A version not installed is skipped with its path.
 #include <dirent.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "interp/python_stack.h"
-
-extern char** environ;
+#include "interp/stopped_script.h"
 
 namespace profiling::interp {
 namespace {
@@ -92,43 +86,15 @@ class PythonFrames : public ::testing::TestWithParam<Python> {
   void SetUp() override {
     const Python& python = GetParam();
     if (::access(python.path, X_OK) != 0) GTEST_SKIP() << python.path << " is not installed";
-    char dir_template[] = "/tmp/profil_interp_XXXXXX";
-    ASSERT_NE(::mkdtemp(dir_template), nullptr);
-    dir_ = dir_template;
-    script_ = dir_ + "/stops.py";
-    std::ofstream(script_) << kScript;
-    int in[2], out[2];
-    ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
-    ASSERT_EQ(::pipe2(out, O_CLOEXEC), 0);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, in[0], 0);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    char* argv[] = {const_cast<char*>(python.path), const_cast<char*>(script_.c_str()), nullptr};
-    ASSERT_EQ(::posix_spawn(&pid_, python.path, &actions, nullptr, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(in[0]);
-    ::close(out[1]);
-    stdin_ = in[1];  // kept open and never written: os.read blocks
-    char ready[6] = {};
-    ASSERT_EQ(::read(out[0], ready, 6), 6) << python.path << " did not reach leaf()";
-    ::close(out[0]);
+    ASSERT_TRUE(child_.start(python.path, "stops.py", kScript)) << python.path << " did not reach leaf()";
+    pid_ = child_.pid();
+    script_ = child_.path();
     std::string why;
     reader_ = PythonStackReader::open(pid_, &why);
     ASSERT_NE(reader_, nullptr) << why;
     // Both threads stopped where the script says (the main thread wrote
     // "ready" just before its read; the other may still be on its way).
     for (int tries = 0; tries < 500 && !stopped(); ++tries) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-
-  void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-    if (stdin_ >= 0) ::close(stdin_);
-    if (!script_.empty()) ::unlink(script_.c_str());
-    if (!dir_.empty()) ::rmdir(dir_.c_str());
   }
 
   pid_t other_thread() const {
@@ -152,9 +118,9 @@ class PythonFrames : public ::testing::TestWithParam<Python> {
 
   bool new_frames() const { return GetParam().major == 3 && GetParam().minor >= 11; }
 
+  StoppedScript child_;  // killed last
   pid_t pid_ = 0;
-  int stdin_ = -1;
-  std::string dir_, script_;
+  std::string script_;
   std::unique_ptr<PythonStackReader> reader_;
 };
 

@@ -5,20 +5,6 @@
 #include <cstring>
 
 namespace profiling::interp {
-namespace {
-
-bool read_u64(MemoryReader& memory, uint64_t address, uint64_t* value) {
-  return memory.read(address, value, sizeof *value);
-}
-
-uint64_t u64_at(const uint8_t* bytes, int32_t offset) {
-  uint64_t v;
-  std::memcpy(&v, bytes + offset, sizeof v);
-  return v;
-}
-
-}  // namespace
-
 WalkResult walk_python_frames(const PythonLayout& layout, MemoryReader& memory, uint64_t thread_state, RawFrame* out,
                               uint32_t capacity) {
   WalkResult result;

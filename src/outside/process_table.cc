@@ -37,7 +37,7 @@ struct ProcessTable::Image {
   // Threads that ended in this image, and the CPU time their samples did
   // not take (thread_time.h).
   format::profraw::Unsampled ended_within_period{};
-  PythonLookup python;  // its CPython, when it runs one
+  InterpreterLookup interpreter;  // its CPython or Ruby, when it runs one
   std::unordered_set<uint64_t> kernel_addresses;  // of its kernel frames since the last take
 };
 
@@ -180,8 +180,8 @@ void ProcessTable::settle_ended_threads() {
   threads_.settle(options_.sampling.period_ns(), [&](pid_t pid, uint64_t exit_time, uint32_t tid, uint64_t unsampled_ns) {
     Image* image = image_at(pid, exit_time);
     if (image == nullptr) return;
-    // Its Python thread state is freed, and its tid may come back.
-    if (PythonFrames* python = image->python.found()) python->forget_thread(static_cast<pid_t>(tid));
+    // Its interpreter's thread state is freed, and its tid may come back.
+    if (InterpreterFrames* frames = image->interpreter.found()) frames->forget_thread(static_cast<pid_t>(tid));
     if (unsampled_ns == 0) return;
     format::profraw::Unsampled& u = image->ended_within_period;
     if (u.threads < std::size(u.tids)) u.tids[u.threads] = static_cast<int32_t>(tid);
@@ -217,16 +217,12 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
   SampleStack stack = unwind_sample(s, kernel, image->code, options_.sampling.max_depth);
   image->kernel_addresses.insert(stack.kernel_frames.begin(), stack.kernel_frames.end());
-  if (PythonFrames* python = python_of(*image)) {
-    python->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
-    interpreter_poll_ms_.store(python->read_late() ? 1 : 20, std::memory_order_relaxed);
+  Image& i = *image;
+  if (InterpreterFrames* frames = options_.sampling.interpreter_frames ? i.interpreter.find(i.pid, i.code.code(), &python_, &ruby_) : nullptr) {
+    frames->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
+    interpreter_poll_ms_.store(frames->read_late() ? 1 : 20, std::memory_order_relaxed);
   }
   tally(stack.leaf, image->stacks.intern(stack.callers, stack.truncated));
-}
-
-PythonFrames* ProcessTable::python_of(Image& image) {
-  if (!options_.sampling.interpreter_frames) return nullptr;
-  return image.python.find(image.pid, image.code.code(), &python_);
 }
 
 // The thread's latest name; one the records never named (a thread of a
@@ -271,7 +267,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
   }
   profile.stacks = std::move(image.stacks);
-  if (const PythonFrames* python = image.python.found()) python->name_frames(&profile.frames);
+  if (const InterpreterFrames* frames = image.interpreter.found()) frames->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
   if (!image.kernel_addresses.empty()) {
     if (!kernel_symbols_) kernel_symbols_ = std::make_unique<KernelSymbols>(KernelSymbols::read());

@@ -25,7 +25,7 @@
 #include "outside/mappings.h"
 #include "outside/options.h"
 #include "outside/kernel_symbols.h"
-#include "outside/python_frames.h"
+#include "outside/interpreter_lookup.h"
 #include "outside/thread_time.h"
 #include "perf/records.h"
 
@@ -101,14 +101,14 @@ class ProcessTable {
   // Python frames read at the sample by this BPF program (python_bpf.h),
   // owned by the perf source; set before the reader starts.
   void set_python_reads(PythonStackReads* at_sample) { python_.at_sample = at_sample; }
-  // How the samples got their Python frames, so far.
+  // How the samples got their Python and Ruby frames, so far.
   const PythonReads& python_reads() const { return python_; }
+  const RubyReads& ruby_reads() const { return ruby_; }
   uint64_t lost() const { return lost_; }
 
  private:
   struct Image;
   Image* current(pid_t pid);
-  PythonFrames* python_of(Image& image);
   ImageProfile profile_of(pid_t pid, Image& image, uint64_t now_ns);
   void settle_ended_threads();
   Image* image_at(pid_t pid, uint64_t time);
@@ -128,6 +128,7 @@ class ProcessTable {
   uint64_t samples_ = 0, unknown_samples_ = 0, lost_ = 0;
   std::atomic<int> interpreter_poll_ms_{100};
   PythonReads python_;
+  RubyReads ruby_;
   std::unique_ptr<KernelSymbols> kernel_symbols_;  // read at the first profile with kernel frames
   ThreadTimes threads_;  // the CPU time of ended threads beyond their samples
 };

@@ -13,8 +13,6 @@ namespace {
 // frames (the walk says kTruncated and the native stack's outer eval-loop
 // frames then have none: counted as a misfit).
 constexpr uint32_t kMaxPythonDepth = 256;
-// How long a code object's identity, once read, names the samples after it.
-constexpr uint64_t kRecentNs = 100'000'000;
 }  // namespace
 
 PythonFrames::PythonFrames(const interp::PythonTarget& target, PythonReads* reads)
@@ -24,9 +22,6 @@ PythonFrames::PythonFrames(const interp::PythonTarget& target, PythonReads* read
       memory_(target.pid),
       threads_(target_, memory_),
       namer_(target_.layout, cached_, target_.code_type) {
-  names_.push_back(format::Frame{kMisfitFrame, kMisfitFrame, "", 0});        // kMisfitAddress
-  names_.push_back(format::Frame{kUnnamedFrame, kUnnamedFrame, "", 0});      // kUnnamedAddress
-  names_.push_back(format::Frame{kEnteringFrame, kEnteringFrame, "", 0});    // kEnteringAddress
   if (at_sample_ != nullptr && !at_sample_->add_process(target_.pid, target_.layout)) at_sample_ = nullptr;
 }
 
@@ -52,23 +47,6 @@ std::unique_ptr<PythonFrames> PythonFrames::open_if_python(pid_t pid, const std:
   });
   std::string why;
   return maps_python ? open(pid, &why, reads) : nullptr;
-}
-
-void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, uint64_t* leaf,
-                         std::vector<uint64_t>* callers) {
-  callers->insert(callers->begin(), *leaf);
-  merge(tid, time, native_truncated, callers);
-  *leaf = callers->front();
-  callers->erase(callers->begin());
-}
-
-uint64_t PythonFrames::address_of(uint32_t code, int line) {
-  const auto [it, added] = addresses_.try_emplace({code, line}, 0);
-  if (!added) return it->second;
-  const interp::PythonCode& c = namer_.code(code);
-  it->second = format::kInterpreterFrameBase + names_.size();
-  names_.push_back(format::Frame{c.name, c.name, c.file, line > 0 ? line : c.first_line});
-  return it->second;
 }
 
 void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames) {
@@ -98,26 +76,9 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
     ++reads_.read_late;
   }
   if (walk.count == 0) return;
-  // Name each frame now: an address reused later by another code object
-  // gets another id (python_code.h's rule), so this sample keeps its names.
   std::vector<uint64_t>& python = python_;
   python.resize(walk.count);
-  // Samples within kRecentNs of each other share one identify() per code
-  // object (python_code.h allows a batch: a code object freed and its
-  // address reused by another within it keeps the first's name); the hot
-  // frames repeat, so most samples read no code object.
-  if (time < recent_since_ || time - recent_since_ > kRecentNs) {
-    recent_.clear();
-    recent_since_ = time;
-  }
-  for (uint32_t i = 0; i < walk.count; ++i) {
-    const auto [known, added] = recent_.try_emplace(raw_[i].code, interp::PythonCodeNamer::kNoCode);
-    if (added) known->second = namer_.identify(raw_[i].code);
-    const uint32_t id = known->second;
-    python[i] = id == interp::PythonCodeNamer::kNoCode
-                    ? kUnnamedAddress
-                    : address_of(id, namer_.line(namer_.code(id), raw_[i].instruction));
-  }
+  names_.name(namer_, raw_.data(), walk.count, time, kUnnamedAddress, python.data());
   ++reads_.merged;
   merged_frames_.resize(frames->size() + walk.count + 1);
   // Read at the sample, one loop call more than the walk's entries is the
@@ -137,7 +98,7 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
 }
 
 void PythonFrames::name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {
-  for (size_t i = 0; i < names_.size(); ++i) (*frames)[format::kInterpreterFrameBase + i] = {names_[i]};
+  names_.name_frames(frames);
 }
 
 }  // namespace profiling::outside

@@ -33,7 +33,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "format/profile.h"
@@ -41,6 +40,7 @@
 #include "interp/python_merge.h"
 #include "interp/python_process.h"
 #include "interp/readers.h"
+#include "outside/interpreter_frames.h"
 #include "outside/mappings.h"
 #include "outside/python_bpf.h"
 
@@ -70,7 +70,7 @@ struct PythonReads {
   uint64_t misfits_late = 0;
 };
 
-class PythonFrames {
+class PythonFrames final : public InterpreterFrames {
  public:
   // The CPython of pid, or nullptr with *why (interp::find_python's line).
   // reads: how frames are read, and the counts of the reads; it outlives
@@ -80,28 +80,21 @@ class PythonFrames {
   // nullptr at once for any other (find_python reads /proc and ELF files).
   static std::unique_ptr<PythonFrames> open_if_python(pid_t pid, const std::vector<MappedCode>& code,
                                                       PythonReads* reads);
-  ~PythonFrames();
+  ~PythonFrames() override;
 
-  // frames: one sample's stack, innermost first (the leaf, then the
-  // callers), taken at time (ns, CLOCK_MONOTONIC), cut before its outermost
-  // frame when native_truncated; the Python frames of thread tid are put
-  // into it.
-  void merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames);
-  // The same for a sample's leaf and callers as the process table keeps them.
-  void merge(pid_t tid, uint64_t time, bool native_truncated, uint64_t* leaf, std::vector<uint64_t>* callers);
-  // A thread ended: its state is freed, its tid may come back as another.
-  void forget_thread(pid_t tid) {
+  using InterpreterFrames::merge;
+  void merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames) override;
+  void forget_thread(pid_t tid) override {
     threads_.forget(tid);
     if (at_sample_ != nullptr) at_sample_->forget_thread(tid);
   }
 
   // The names of the addresses merge() made, for a profile's frames.
-  void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const;
+  void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const override;
   const interp::PythonTarget& target() const { return target_; }
-  // The last sample's frames were read after the fact (the reader should
-  // read within a millisecond of each sample: the next are read so too,
-  // until the BPF program has the thread).
-  bool read_late() const { return read_late_; }
+  // The next samples are read after the fact too, until the BPF program
+  // has the thread.
+  bool read_late() const override { return read_late_; }
 
 
  private:
@@ -109,7 +102,6 @@ class PythonFrames {
   bool in_eval_loop(uint64_t address) const {
     return address >= target_.eval_loop_start && address < target_.eval_loop_end;
   }
-  uint64_t address_of(uint32_t code, int line);
 
   interp::PythonTarget target_;
   PythonReads& reads_;
@@ -119,34 +111,11 @@ class PythonFrames {
   interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
   interp::PythonThreads threads_;
   interp::PythonCodeNamer namer_;
-  std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
-  std::vector<format::Frame> names_;                         // by address - kInterpreterFrameBase
+  FrameNames<interp::PythonCodeNamer> names_{format::kInterpreterFrameBase,
+                                             {kMisfitFrame, kUnnamedFrame, kEnteringFrame}};
   std::vector<interp::RawFrame> raw_;
-  // Code object address -> its id, for the samples of the last few
-  // milliseconds (python_frames.cc: kRecentNs).
-  std::unordered_map<uint64_t, uint32_t> recent_;
-  uint64_t recent_since_ = 0;
   std::vector<uint64_t> python_;  // a sample's Python frames' addresses
   std::vector<uint64_t> merged_frames_;
-};
-
-// A process image's PythonFrames, looked for again whenever its code
-// mappings changed (a libpython is mapped before the interpreter starts)
-// while none was found.
-class PythonLookup {
- public:
-  PythonFrames* find(pid_t pid, const std::vector<MappedCode>& code, PythonReads* reads) {
-    if (frames_ == nullptr && looked_at_ != code.size()) {
-      looked_at_ = code.size();
-      frames_ = PythonFrames::open_if_python(pid, code, reads);
-    }
-    return frames_.get();
-  }
-  PythonFrames* found() const { return frames_.get(); }
-
- private:
-  std::unique_ptr<PythonFrames> frames_;
-  size_t looked_at_ = SIZE_MAX;
 };
 
 }  // namespace profiling::outside

@@ -138,6 +138,11 @@ PythonReads Sampler::python_reads() const {
   return table_->python_reads();
 }
 
+RubyReads Sampler::ruby_reads() const {
+  std::lock_guard<FeedLock> hold(lock_);
+  return table_->ruby_reads();
+}
+
 std::string Sampler::python_reads_refused() const {
   return !perf_->python_reads_refused().empty() ? perf_->python_reads_refused() : python_at_sample_refused_;
 }

@@ -90,6 +90,8 @@ class Sampler {
   // at the sample where the BPF program was asked for and refused ("").
   PythonReads python_reads() const;
   std::string python_reads_refused() const;
+  // How the samples got their Ruby frames (ruby_frames.h).
+  RubyReads ruby_reads() const;
   // After stop(): the perf source's lines for the run's summary
   // (PerfSource::notes: throttling, the descriptor limit, the reader's
   // priority).

@@ -90,9 +90,10 @@ constexpr const char* kFlameGraphScript = R"(
     .width(Math.max(el.clientWidth||960,320)).cellHeight(18).minFrameSize(0.5)
     .transitionDuration(still?0:400).sort(false).tooltip(tip).inverted(true)
     .getName(name)
-    // Inlined code aqua; an interpreted program's own functions, and JIT
-    // code named from its map, green (d3-flame-graph's 'jit' hue).
-    .getLibtype(function(d){ var o=objects[d.data.o]; return d.data.i?'inlined':o==='[python]'||o==='[jit]'?'jit':''; })
+    // Inlined code aqua; an interpreted program's own functions (Python's,
+    // Ruby's), and JIT code named from its map, green (d3-flame-graph's
+    // 'jit' hue).
+    .getLibtype(function(d){ var o=objects[d.data.o]; return d.data.i?'inlined':o==='[python]'||o==='[ruby]'||o==='[jit]'?'jit':''; })
     .setLabelHandler(function(d){
       return name(d)+where(d)+': total '+total(d)+'; self '+selfShare(d);
     })

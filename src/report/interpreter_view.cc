@@ -7,7 +7,8 @@ namespace profiling::report {
 
 std::optional<InterpreterView> parse_interpreter_view(std::string_view name) {
   if (name == "merged") return InterpreterView::merged;
-  if (name == "python") return InterpreterView::python;
+  // The program's own frames alone, whichever runtime's (issue 34).
+  if (name == "python" || name == "ruby") return InterpreterView::python;
   if (name == "native") return InterpreterView::native;
   return std::nullopt;
 }

@@ -1,12 +1,12 @@
 // Which frames of an interpreted program a view shows (issue 31, `profil
 // report --interpreter`): a profile keeps both the interpreter's native
 // frames and the program's own (format::kInterpreterFrameBase: a Python
-// function at a line, placed just inside the native frame of the
+// function or Ruby method at a line, placed just inside the native frame of the
 // evaluation loop that ran it), and each view reads one of three stacks:
 // - merged (the default): the program's frames in place of the evaluation
 //   loop's native frames that ran them, every other native frame kept
 //   (`main.py:main → parse.py:parse → _json (C) → parse.py:hook`);
-// - python: the program's frames alone (py-spy's usual view); a sample
+// - python (or ruby): the program's frames alone (py-spy's usual view); a sample
 //   without any (a native thread) keeps its native stack;
 // - native: the native frames alone (the stack as the CPU had it).
 // A profile without interpreter frames is left as it is.
@@ -24,7 +24,8 @@ namespace profiling::report {
 
 enum class InterpreterView { merged, python, native };
 
-// "merged", "python", "native"; nullopt for anything else.
+// "merged", "python" (or "ruby": the same view), "native"; nullopt for
+// anything else.
 std::optional<InterpreterView> parse_interpreter_view(std::string_view name);
 
 // Rewrites the profile's samples and stacks to the view's frames; samples

@@ -77,7 +77,9 @@ TEST(InterpreterView, ProfileWithoutInterpreterFramesIsUntouched) {
   apply_interpreter_view(&p, InterpreterView::python);
   EXPECT_EQ(p, before);
   EXPECT_EQ(parse_interpreter_view("merged"), InterpreterView::merged);
-  EXPECT_FALSE(parse_interpreter_view("ruby").has_value());
+  // Ruby's frames (issue 34) take the same view as Python's.
+  EXPECT_EQ(parse_interpreter_view("ruby"), InterpreterView::python);
+  EXPECT_FALSE(parse_interpreter_view("perl").has_value());
 }
 
 }  // namespace

@@ -37,9 +37,13 @@ std::vector<std::string> runtime_hints(const SymbolizedProfile& symbolized) {
   if (share(jit) >= 20)
     hints.push_back(fmt::format("{:.0f}% of the samples are JIT code no map names ([anon]); {}", share(jit),
                                 jit_remedy(base_name(symbolized.profile->program))));
-  if (share(ruby) >= 20)
-    hints.push_back(fmt::format("{:.0f}% of the samples are in Ruby's interpreter (libruby), whose methods profil "
-                                "does not read yet: rbspy reads them",
+  // A profile with Ruby methods (issue 34) has them merged where they ran.
+  const auto& frames = symbolized.profile->frames;
+  const bool ruby_methods = frames.lower_bound(format::kRubyFrameBase) != frames.lower_bound(format::kInterpreterFrameLimit);
+  if (share(ruby) >= 20 && !ruby_methods)
+    hints.push_back(fmt::format("{:.0f}% of the samples are in Ruby's interpreter (libruby), and the profile has no "
+                                "Ruby methods: profil reads them for Ruby 3.1, from outside (run, attach; not "
+                                "--inside), and says in the run's summary why it did not",
                                 share(ruby)));
   return hints;
 }

@@ -1,8 +1,8 @@
 // A hint for a program whose samples are mostly in code of a language
 // runtime that profil cannot name (issue 31): JIT code in anonymous memory
 // ([anon]: node without --perf-basic-prof, a JVM; the hint names profil run
-// --jit, issue 34), or the interpreter of a
-// language whose frames profil does not read yet (Ruby). One line saying
+// --jit, issue 34), or Ruby's interpreter in a profile without Ruby methods
+// (profil reads Ruby 3.1's from outside: docs/ruby.md). One line saying
 // what would name them; CPython's frames profil reads itself
 // (docs/python.md).
 //

@@ -51,3 +51,21 @@ TEST(RuntimeHints, NamedJitCodeAndSmallSharesSayNothing) {
 }
 
 }  // namespace
+
+// Ruby's methods read (issue 34): the interpreter's share is theirs, no hint.
+TEST(RuntimeHints, RubyMethodsInTheProfileSayNothing) {
+  Profile profile;
+  profile.program = "/usr/bin/ruby";
+  const Mapping ruby{0x4000, 0x8000, 0, "/usr/lib/libruby-3.1.so.3.1", ""};
+  SymbolizedProfile s;
+  s.profile = &profile;
+  s.total = 100;
+  s.samples = {sample(&ruby, 90, false)};
+  ASSERT_EQ(runtime_hints(s).size(), 1u);
+  profile.frames[profiling::format::kRubyFrameBase + 5] = {profiling::format::Frame{"work", "work", "a.rb", 3}};
+  EXPECT_TRUE(runtime_hints(s).empty());
+  // A Python frame is not a Ruby method.
+  profile.frames.clear();
+  profile.frames[profiling::format::kInterpreterFrameBase + 5] = {profiling::format::Frame{"f", "f", "a.py", 3}};
+  EXPECT_EQ(runtime_hints(s).size(), 1u);
+}

@@ -100,7 +100,7 @@ Symbol Symbolizer::symbolize(const format::Mapping* mapping, uint64_t address,
   // CPU time no sample caught (format::unsampled_address): its own object,
   // so the object view shows how much of the total it is.
   if (!mapping && address >= format::kUnsampledAddressBase) symbol.object = "[unsampled]";
-  if (!mapping && format::is_interpreter_frame(address)) symbol.object = format::kPythonObject;
+  if (!mapping && format::is_interpreter_frame(address)) symbol.object = format::interpreter_object(address);
   if (!mapping && address == format::kKernelAddress) symbol.object = format::kKernelFrame;
   // A kernel function sampled from outside (issue 33): named by the
   // profile's frames from /proc/kallsyms.

@@ -42,15 +42,13 @@ bool SelfMemory::read(uint64_t address, void* out, size_t size) {
   return true;
 }
 
+using interp::read_u64;
+
 namespace {
 
 // The thread's PyThreadState as last found (0: none yet): checked at each
 // use by its thread_id (python_sampling.h).
 __thread uint64_t t_thread_state __attribute__((tls_model("initial-exec")));
-
-bool read_u64(interp::MemoryReader& memory, uint64_t address, uint64_t* value) {
-  return memory.read(address, value, sizeof *value);
-}
 
 uint64_t find_thread_state(const PythonSampling& python, interp::MemoryReader& memory) {
   const interp::PythonLayout& l = python.layout;

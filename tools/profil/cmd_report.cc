@@ -160,8 +160,8 @@ RegisterCommand register_report(
       add_symbolize_option(app, &args->symbolize);
       app.add_option("--interpreter", args->interpreter,
                      "An interpreted program's stacks: its own functions in place of the interpreter's loop "
-                     "(merged, the default), its functions alone (python), or the native frames alone (native)")
-          ->check(CLI::IsMember({"merged", "python", "native"}));
+                     "(merged, the default), its functions alone (python or ruby), or the native frames alone (native)")
+          ->check(CLI::IsMember({"merged", "python", "ruby", "native"}));
       add_output_option(app, &args->output, "Write to FILE");
       add_color_option(app, &args->color);
       return [args] { return run_report(*args); };

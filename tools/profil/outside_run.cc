@@ -67,6 +67,12 @@ OutsideRun::OutsideRun(const OutsideRunOptions& options)
     : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames, .interpreter_frames_at_sample = options.interpreter_frames_at_sample, .kernel_frames = options.kernel_frames}) {}
 
 void OutsideRun::print_python_reads() const {
+  // Ruby's (issue 34): read after the fact only; "did not fit" as below.
+  const outside::RubyReads ruby = sampler_.ruby_reads();
+  if (ruby.merged != 0)
+    std::fprintf(stderr, "profil: Ruby frames in %llu samples: read after the fact (%llu did not fit)\n",
+                 static_cast<unsigned long long>(ruby.merged), static_cast<unsigned long long>(ruby.misfits));
+  if (!ruby.not_read.empty()) std::fprintf(stderr, "profil: %s\n", ruby.not_read.c_str());
   const outside::PythonReads r = sampler_.python_reads();
   const uint64_t samples = r.read_at_sample + r.read_late;
   if (samples == 0) return;

@@ -1,0 +1,110 @@
+// What the process table asks of any runtime's frames merged from outside
+// (issues 31, 34): CPython's (python_frames.h) and Ruby's (ruby_frames.h)
+// each put their frames into a sample's native stack by frames.h's rule
+// (interp::merge_python_frames), at addresses of their own range
+// (format::kInterpreterFrameBase for Python, format::kRubyFrameBase for
+// Ruby), named in the profile's frames.
+//
+// NOT async-signal-safe, not thread-safe: the process table's, under the
+// sampler's lock.
+#ifndef PROFIL_OUTSIDE_INTERPRETER_FRAMES_H
+#define PROFIL_OUTSIDE_INTERPRETER_FRAMES_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "format/profile.h"
+#include "interp/frames.h"
+
+namespace profiling::outside {
+
+class InterpreterFrames {
+ public:
+  virtual ~InterpreterFrames() = default;
+  // frames: one sample's stack, innermost first (the leaf, then the
+  // callers), taken at time (ns, CLOCK_MONOTONIC), cut before its outermost
+  // frame when native_truncated; the runtime's frames of thread tid are put
+  // into it.
+  virtual void merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames) = 0;
+  // The same for a sample's leaf and callers as the process table keeps them.
+  void merge(pid_t tid, uint64_t time, bool native_truncated, uint64_t* leaf, std::vector<uint64_t>* callers) {
+    callers->insert(callers->begin(), *leaf);
+    merge(tid, time, native_truncated, callers);
+    *leaf = callers->front();
+    callers->erase(callers->begin());
+  }
+  // A thread ended: its state is freed, its tid may come back as another.
+  virtual void forget_thread(pid_t tid) = 0;
+  // The names of the addresses merge() made, for a profile's frames.
+  virtual void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const = 0;
+  // The last sample's frames were read after the fact (the reader should
+  // read within a millisecond of each sample).
+  virtual bool read_late() const = 0;
+};
+
+// The addresses a runtime's frames are shown at, from base on: the fixed
+// frames given first (base, base + 1, ...: the misfit's and others), then
+// one per (code id, line), named in the profile. Namer is the runtime's
+// (interp::PythonCodeNamer, interp::RubyCodeNamer): identify(address) ->
+// an id or Namer::kNoCode, code(id) with name, file and first_line, and
+// line(code, instruction).
+template <class Namer>
+class FrameNames {
+ public:
+  FrameNames(uint64_t base, std::initializer_list<const char*> fixed) : base_(base) {
+    for (const char* name : fixed) names_.push_back(format::Frame{name, name, "", 0});
+  }
+
+  // shown[i]: the address raw[i] is shown at, unnamed where its code could
+  // not be read. Named now, at the sample: an address reused later by
+  // another code object gets another id (python_code.h's rule), so this
+  // sample keeps its names. Samples within kRecentNs of each other share
+  // one identify() per code object (python_code.h allows a batch: code
+  // freed and its address reused within it keeps the first's name); the
+  // hot frames repeat, so most samples read no code object.
+  void name(Namer& namer, const interp::RawFrame* raw, uint32_t count, uint64_t time, uint64_t unnamed,
+            uint64_t* shown) {
+    if (time < recent_since_ || time - recent_since_ > kRecentNs) {
+      recent_.clear();
+      recent_since_ = time;
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      const auto [known, added] = recent_.try_emplace(raw[i].code, Namer::kNoCode);
+      if (added) known->second = namer.identify(raw[i].code);
+      const uint32_t id = known->second;
+      shown[i] = id == Namer::kNoCode ? unnamed : address_of(namer, id, namer.line(namer.code(id), raw[i].instruction));
+    }
+  }
+
+  void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {
+    for (size_t i = 0; i < names_.size(); ++i) (*frames)[base_ + i] = {names_[i]};
+  }
+
+ private:
+  static constexpr uint64_t kRecentNs = 100'000'000;
+
+  uint64_t address_of(Namer& namer, uint32_t code, int line) {
+    const auto [it, added] = addresses_.try_emplace({code, line}, 0);
+    if (!added) return it->second;
+    const auto& c = namer.code(code);
+    it->second = base_ + names_.size();
+    names_.push_back(format::Frame{c.name, c.name, c.file, line > 0 ? line : c.first_line});
+    return it->second;
+  }
+
+  uint64_t base_;
+  std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
+  std::vector<format::Frame> names_;                         // by address - base_
+  std::unordered_map<uint64_t, uint32_t> recent_;            // code address -> its id, since recent_since_
+  uint64_t recent_since_ = 0;
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_INTERPRETER_FRAMES_H

@@ -1,0 +1,86 @@
+// A Ruby process's frames merged into its samples' native stacks from
+// outside (issue 34), after the fact: the reader thread, as it unwinds a
+// sample, finds the sampled thread's execution context through the VM
+// (interp/ruby_process.h: no TLS read), walks its control frames
+// (process_vm_readv, interp/ruby_walk.h) and puts each Ruby frame just
+// inside the native rb_vm_exec frame that ran it (frames.h's rule, by
+// interp::merge_python_frames), as an address of its own
+// (format::kRubyFrameBase + an id per iseq and line) named in the
+// profile's frames: label (method, "block in m", "<main>"), file, line.
+// The native frames stay: `profil report --interpreter` chooses the view.
+//
+// Read after the fact, the Ruby stack may have moved on since the kernel
+// took the sample (the reader reads every millisecond while a process has
+// Ruby frames): a sample whose frames do not fit its native stack (not as
+// many rb_vm_exec frames as entry frames) is not merged; it gets one
+// frame, kRubyMisfitFrame, just inside its innermost rb_vm_exec frame.
+// Not read at the sample (no BPF program, no --inside): left to do.
+//
+// NOT async-signal-safe, not thread-safe: the process table's, under the
+// sampler's lock.
+#ifndef PROFIL_OUTSIDE_RUBY_FRAMES_H
+#define PROFIL_OUTSIDE_RUBY_FRAMES_H
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "format/profile.h"
+#include "interp/readers.h"
+#include "interp/ruby_code.h"
+#include "interp/ruby_process.h"
+#include "outside/interpreter_frames.h"
+#include "outside/mappings.h"
+
+namespace profiling::outside {
+
+inline constexpr const char* kRubyMisfitFrame = "[ruby: the stack moved before it was read]";
+inline constexpr uint64_t kRubyMisfitAddress = format::kRubyFrameBase;
+// An iseq that could not be read when it was named (freed, or its process
+// ended).
+inline constexpr const char* kRubyUnnamedFrame = "[ruby: frame not readable when named]";
+inline constexpr uint64_t kRubyUnnamedAddress = format::kRubyFrameBase + 1;
+
+// How a tree's samples got their Ruby frames (said in the run's summary).
+struct RubyReads {
+  uint64_t merged = 0;        // samples given Ruby frames
+  uint64_t misfits = 0;       // ...of those read, the ones that did not fit their native stack
+  std::string not_read;       // a Ruby whose frames were not read, and why ("Ruby 3.2: frames not read, left native")
+};
+
+class RubyFrames final : public InterpreterFrames {
+ public:
+  // The Ruby of a process whose code maps a libruby or ruby program, else
+  // nullptr (reads->not_read says why when it is a Ruby not read). reads
+  // outlives the RubyFrames.
+  static std::unique_ptr<RubyFrames> open_if_ruby(pid_t pid, const std::vector<MappedCode>& code, RubyReads* reads);
+
+  using InterpreterFrames::merge;
+  void merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames) override;
+  void forget_thread(pid_t tid) override { threads_.forget(tid); }
+  void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const override;
+  bool read_late() const override { return true; }
+  const interp::RubyTarget& target() const { return target_; }
+
+ private:
+  RubyFrames(const interp::RubyTarget& target, RubyReads* reads);
+
+  interp::RubyTarget target_;
+  RubyReads& reads_;
+  interp::ProcessMemory memory_;
+  interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
+  interp::RubyThreads threads_;
+  interp::RubyCodeNamer namer_;
+  FrameNames<interp::RubyCodeNamer> names_{format::kRubyFrameBase, {kRubyMisfitFrame, kRubyUnnamedFrame}};
+  std::vector<interp::RawFrame> raw_;
+  std::vector<uint64_t> shown_;  // a sample's Ruby frames' addresses
+  std::vector<uint64_t> merged_frames_;
+};
+
+}  // namespace profiling::outside
+
+#endif  // PROFIL_OUTSIDE_RUBY_FRAMES_H

@@ -1,0 +1,15 @@
+# A Ruby program's own methods in profil's profiles (issue 34): Debian's
+# ruby (3.1) under profil run, from outside after the fact
+# (tests/run_ruby.sh: the 3 : 1 shares against timing, the Ruby -> C ->
+# Ruby block path in order, rb_vm_exec never left bare), and its output and
+# exit status unchanged in 20 runs of 20 (tests/run_ruby_unchanged.sh).
+# Skipped (77) where ruby is missing or not 3.1.
+if(TARGET profil_cli)
+  find_program(PROFIL_TEST_RUBY ruby)
+  if(PROFIL_TEST_RUBY)
+    add_test(NAME run_ruby COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_ruby.sh $<TARGET_FILE:profil_cli> ${PROFIL_TEST_RUBY})
+    add_test(NAME run_ruby_unchanged
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_ruby_unchanged.sh $<TARGET_FILE:profil_cli> ${PROFIL_TEST_RUBY})
+    set_tests_properties(run_ruby run_ruby_unchanged PROPERTIES SKIP_RETURN_CODE 77)
+  endif()
+endif()
