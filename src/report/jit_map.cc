@@ -122,24 +122,23 @@ int64_t began_ns(const format::Profile& profile) {
 
 namespace {
 
-// Whether st, a /tmp/perf-PID.map, can be this process's: a regular file
-// of ours or root's (perf asks the same: anyone can write in /tmp), last
-// written since the process began (else an earlier process of the same pid
-// left it: pids are reused, 32768 of them here). A file's time is the
-// kernel's coarse clock, up to a tick behind: 20 ms of grace.
-bool may_be_this_processes(const struct stat& st, int64_t began) {
-  if (!S_ISREG(st.st_mode) || (st.st_uid != ::geteuid() && st.st_uid != 0)) return false;
+// Whether st, a file in /tmp, was last written since the process began
+// (else an earlier process of the same pid left it: pids are reused, 32768
+// of them here). A file's time is the kernel's coarse clock, up to a tick
+// behind: 20 ms of grace.
+bool written_since(const struct stat& st, int64_t began) {
   const int64_t written_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
   return began == 0 || written_ns + 20'000'000 >= began;
 }
 
 // A JIT file of pid at path that may be read: a regular file of ours or
-// root's; in /tmp only one may_be_this_processes.
+// root's (perf asks the same: anyone can write in /tmp); in /tmp only one
+// written_since the process began.
 bool readable_jit_file(const std::string& path, bool in_tmp, int64_t began, std::string* bytes) {
   struct stat st;
   if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   if (st.st_uid != ::geteuid() && st.st_uid != 0) return false;
-  if (in_tmp && !may_be_this_processes(st, began)) return false;
+  if (in_tmp && !written_since(st, began)) return false;
   std::string problem;
   return format::try_read_file(path, bytes, &problem, format::kMaxInputSize, /*follow_symlinks=*/false);
 }
