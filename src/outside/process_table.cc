@@ -250,7 +250,14 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   profile.program = image.program;
   profile.pid = pid;
   profile.clock = options_.sampling.wall ? "wall" : "perf";
-  profile.period_ns = options_.sampling.period_ns();
+  // An event's count is no time (issue 33): its samples stand for
+  // event_period events, and no CPU time is derived from them.
+  const bool time = options_.sampling.event.is_time();
+  profile.period_ns = time ? options_.sampling.period_ns() : 0;
+  if (!time) {
+    profile.event = options_.sampling.event.name;
+    profile.event_period = options_.sampling.event.period;
+  }
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
@@ -282,11 +289,11 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   d.ppid = image.ppid;
   d.hz = options_.sampling.hz;
   d.end_reason = image.ended ? image.end_reason : format::profraw::EndReason::checkpoint;
-  d.cpu_ns = image.count * options_.sampling.period_ns();
+  d.cpu_ns = image.count * profile.period_ns;
   d.stacks_captured = options_.sampling.stacks;
   d.max_depth = options_.sampling.max_depth;
   d.start_clock = profile.clock;
-  if (image.lost != 0) {
+  if (image.lost != 0 && time) {
     format::profraw::Unsampled u{};
     u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
     u.cpu_ns = image.lost * options_.sampling.period_ns();
