@@ -1,6 +1,7 @@
 #include "outside/process_table.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 #include <unordered_set>
 
@@ -41,19 +42,12 @@ struct ProcessTable::Image {
   std::unordered_set<uint64_t> kernel_addresses;  // of its kernel frames since the last take
 };
 
-namespace {
-
-std::string hex(const uint8_t* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[bytes[i] >> 4];
-    out += digits[bytes[i] & 15];
-  }
+static std::string hex(const uint8_t* bytes, size_t n) {
+  std::string out(2 * n, '0');
+  // Each writes its NUL over the next digit, the last over the string's own.
+  for (size_t i = 0; i < n; ++i) std::snprintf(&out[2 * i], 3, "%02x", bytes[i]);
   return out;
 }
-
-}  // namespace
 
 ProcessTable::ProcessTable(Options options) : options_(options) {}
 ProcessTable::~ProcessTable() = default;
@@ -250,14 +244,10 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   profile.program = image.program;
   profile.pid = pid;
   profile.clock = options_.sampling.wall ? "wall" : "perf";
-  // An event's count is no time (issue 33): its samples stand for
-  // event_period events, and no CPU time is derived from them.
-  const bool time = options_.sampling.event.is_time();
-  profile.period_ns = time ? options_.sampling.period_ns() : 0;
-  if (!time) {
-    profile.event = options_.sampling.event.name;
-    profile.event_period = options_.sampling.event.period;
-  }
+  // An event's count is no time (issue 33): event_period events a sample.
+  const Event& event = options_.sampling.event;
+  profile.period_ns = event.is_time() ? options_.sampling.period_ns() : 0;
+  if (!event.is_time()) profile.event = event.name, profile.event_period = event.period;
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
@@ -293,7 +283,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   d.stacks_captured = options_.sampling.stacks;
   d.max_depth = options_.sampling.max_depth;
   d.start_clock = profile.clock;
-  if (image.lost != 0 && time) {
+  if (image.lost != 0 && event.is_time()) {
     format::profraw::Unsampled u{};
     u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
     u.cpu_ns = image.lost * options_.sampling.period_ns();
