@@ -84,6 +84,7 @@ Profile decode_pprof(std::string_view bytes) {
     std::string key = comment.substr(7, equals - 7), value = comment.substr(equals + 1);
     if (key == "program") profile.program = value;
     if (key == "clock") profile.clock = value;
+    if (key == "event") profile.event = value;
     if (key == "pid") std::from_chars(value.data(), value.data() + value.size(), profile.pid);
     if (key == "dropped") std::from_chars(value.data(), value.data() + value.size(), profile.dropped);
     if (key == "own_samples") std::from_chars(value.data(), value.data() + value.size(), profile.own_samples);
@@ -100,6 +101,8 @@ Profile decode_pprof(std::string_view bytes) {
   if (in.has_period_type() && string_at(in.period_type().unit(), "period unit") == "nanoseconds" &&
       in.period() > 0)
     profile.period_ns = static_cast<uint64_t>(in.period());
+  // An event's profile (issue 33): its period is events per sample.
+  if (!profile.event.empty() && in.period() > 0) profile.event_period = static_cast<uint64_t>(in.period());
   if (in.duration_nanos() > 0) profile.duration_ns = static_cast<uint64_t>(in.duration_nanos());
   profile.time_nanos = in.time_nanos();
 

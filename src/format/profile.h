@@ -198,7 +198,14 @@ struct Profile {
   std::string program;
   int64_t pid = 0;
   std::string clock;          // "cpu", "perf", "wall", or "" when unknown
-  uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz)
+  uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz); 0 for an event
+  // The event sampled, when not time (issue 33, --event): perf's name
+  // ("page-faults", "cycles"), each count standing for event_period of
+  // them, never for seconds. "" with event_period 0: time, as clock says.
+  // pprof carries it as the period type (NAME/count) and a
+  // "profil.event=NAME" comment.
+  std::string event;
+  uint64_t event_period = 0;
   uint64_t duration_ns = 0;   // wall time the profile covers, 0 when unknown
   int64_t time_nanos = 0;     // when the profile started (Unix epoch ns)
   // When the process (its present image) began, Unix epoch ns; 0 when

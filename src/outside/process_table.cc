@@ -1,6 +1,7 @@
 #include "outside/process_table.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 #include <unordered_set>
 
@@ -41,19 +42,12 @@ struct ProcessTable::Image {
   std::unordered_set<uint64_t> kernel_addresses;  // of its kernel frames since the last take
 };
 
-namespace {
-
-std::string hex(const uint8_t* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[bytes[i] >> 4];
-    out += digits[bytes[i] & 15];
-  }
+static std::string hex(const uint8_t* bytes, size_t n) {
+  std::string out(2 * n, '0');
+  // Each writes its NUL over the next digit, the last over the string's own.
+  for (size_t i = 0; i < n; ++i) std::snprintf(&out[2 * i], 3, "%02x", bytes[i]);
   return out;
 }
-
-}  // namespace
 
 ProcessTable::ProcessTable(Options options) : options_(options) {}
 ProcessTable::~ProcessTable() = default;
@@ -246,7 +240,10 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   profile.program = image.program;
   profile.pid = pid;
   profile.clock = options_.sampling.wall ? "wall" : "perf";
-  profile.period_ns = options_.sampling.period_ns();
+  // An event's count is no time (issue 33): event_period events a sample.
+  const Event& event = options_.sampling.event;
+  profile.period_ns = event.is_time() ? options_.sampling.period_ns() : 0;
+  if (!event.is_time()) profile.event = event.name, profile.event_period = event.period;
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
@@ -278,11 +275,11 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   d.ppid = image.ppid;
   d.hz = options_.sampling.hz;
   d.end_reason = image.ended ? image.end_reason : format::profraw::EndReason::checkpoint;
-  d.cpu_ns = image.count * options_.sampling.period_ns();
+  d.cpu_ns = image.count * profile.period_ns;
   d.stacks_captured = options_.sampling.stacks;
   d.max_depth = options_.sampling.max_depth;
   d.start_clock = profile.clock;
-  if (image.lost != 0) {
+  if (image.lost != 0 && event.is_time()) {
     format::profraw::Unsampled u{};
     u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
     u.cpu_ns = image.lost * options_.sampling.period_ns();

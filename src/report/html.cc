@@ -319,11 +319,13 @@ std::string source_sections(const SymbolizedProfile& symbolized) {
 // A summary's samples, rate, clock, program and files, as paragraphs.
 std::string summary_paragraphs(const Summary& s) {
   std::string out = fmt::format("<p><b>{}</b> samples", s.samples);
+  if (!s.event.empty())
+    out = fmt::format("<p><b>{}</b> {} samples, one every {}", s.samples, escape(s.event), s.event_period);
   if (s.period_ns)
     // The wall clock samples blocked time too (as render.cc's text header says).
     out += fmt::format(" at <b>{:.6g} Hz</b> ({} ns each): <b>{:.3f} s</b> of {} time", s.rate_hz, s.period_ns, s.cpu_seconds,
                        s.clock == "wall" ? "wall" : "CPU");
-  if (!s.clock.empty()) out += fmt::format(", {} clock", escape(s.clock));
+  if (!s.clock.empty() && s.event.empty()) out += fmt::format(", {} clock", escape(s.clock));
   if (s.wall_seconds > 0) out += fmt::format(", over {:.3f} s", s.wall_seconds);
   if (s.dropped) out += fmt::format(", {} dropped", s.dropped);
   out += fmt::format(", {} objects.</p>\n", s.objects);

@@ -120,6 +120,19 @@ void ProfileMerger::add(LoadedProfile&& input) {
                                        " ns; profiles taken at different rates cannot be summed");
     }
   }
+  // Counts of two events (or time and an event), or of one event taken
+  // at two periods, are no sum (issue 33).
+  const auto what = [](const format::Profile& q) {
+    return q.event.empty() ? std::string("time") : q.event + " every " + std::to_string(q.event_period);
+  };
+  if (inputs_ == 0) {
+    event_source_ = input.path;
+    sum_.event = p.event;
+    sum_.event_period = p.event_period;
+  } else if (p.event != sum_.event || p.event_period != sum_.event_period) {
+    throw InputError(input.path, "sampled " + what(p) + ", " + event_source_ + " " + what(sum_) +
+                                     ": profiles of different events cannot be summed");
+  }
   ++inputs_;
   if (inputs_ == 1) {
     sum_.clock = p.clock;

@@ -107,6 +107,8 @@ Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::st
   summary.dropped = p.dropped;
   summary.own_samples = p.own_samples;
   summary.clock = p.clock;
+  summary.event = p.event;
+  summary.event_period = p.event_period;
   summary.program = p.program;
   summary.files = files;
   std::set<std::string> objects;

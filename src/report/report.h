@@ -92,6 +92,10 @@ struct Summary {
   // samples and every row (format::Profile::own_samples).
   uint64_t own_samples = 0;
   std::string clock;
+  // The event sampled, when not time (format::Profile::event, issue 33):
+  // samples stand for event_period events each, and period_ns is 0.
+  std::string event;
+  uint64_t event_period = 0;
   std::string program;
   std::vector<std::string> files;
   size_t objects = 0;       // distinct objects sampled

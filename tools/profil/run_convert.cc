@@ -105,6 +105,8 @@ ProcessSummary summarize(const std::string& stem, const format::ProfrawData& dat
   p.samples = data.profile.total_count();
   p.period_ns = data.profile.period_ns;
   p.clock = data.profile.clock;
+  p.event = data.profile.event;
+  p.event_period = data.profile.event_period;
   p.hz = data.hz;
   p.dropped = data.profile.dropped;
   p.end_reason = data.end_reason;
