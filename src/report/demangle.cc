@@ -1,6 +1,5 @@
 #include "report/demangle.h"
 
-#include <cxxabi.h>
 #include <libiberty/demangle.h>
 
 #include <cstdlib>
@@ -34,9 +33,13 @@ std::string demangle(const std::string& name) {
   // suffix (LTO) is accepted and left out.
   if (std::string rust = take(rust_demangle(name.c_str(), DMGL_PARAMS | DMGL_ANSI)); !rust.empty()) return rust;
   if (name[1] != 'Z') return name;
-  int status = 0;
-  std::string cxx = take(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status));
-  return status == 0 && !cxx.empty() ? cxx : name;
+  // C++ through the same libiberty, its return types dropped
+  // (DMGL_RET_DROP): a function template's mangled name carries its return
+  // type, which __cxa_demangle prints first ("void Foo<int>::bar<int>(int)"),
+  // splitting the name column on a word no reader looks for; perf, pprof
+  // and gdb's "info symbol" name it "Foo<int>::bar<int>(int)" (issue 35).
+  std::string cxx = take(cplus_demangle(name.c_str(), DMGL_PARAMS | DMGL_ANSI | DMGL_RET_DROP));
+  return cxx.empty() ? name : cxx;
 }
 
 }  // namespace profiling::report

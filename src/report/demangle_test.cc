@@ -34,6 +34,16 @@ TEST(Demangle, CxxAsBefore) {
   EXPECT_EQ(demangle("_ZNSt6vectorIiSaIiEE9push_backERKi"), "std::vector<int, std::allocator<int> >::push_back(int const&)");
 }
 
+// A function template's name carries its return type; perf prints none
+// (issue 35). Names from g++ 12 (nm of explicit instantiations).
+TEST(Demangle, CxxWithoutReturnTypes) {
+  EXPECT_EQ(demangle("_ZN3FooIiE3bazIiEEvT_"), "Foo<int>::baz<int>(int)");
+  EXPECT_EQ(demangle("_Z5twiceIiET_S0_"), "twice<int>(int)");
+  EXPECT_EQ(demangle("_ZN3FooIiE3barEv"), "Foo<int>::bar()");
+  // A return type inside a parameter (a function pointer) stays.
+  EXPECT_EQ(demangle("_Z5applyIiEvPFT_S0_E"), "apply<int>(int (*)(int))");
+}
+
 TEST(Demangle, OtherNamesUnchanged) {
   for (const char* name : {"main", "i", "_start", "_R", "_Z", "_ZN3foo", "_RNvC", "__libc_start_main", ""})
     EXPECT_EQ(demangle(name), name) << name;
