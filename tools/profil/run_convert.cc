@@ -16,6 +16,7 @@
 #include "report/jit_map.h"
 #include "report/own_samples.h"
 #include "report/symbolizer.h"
+#include "report/vdso_names.h"
 
 namespace profiling::cli {
 namespace {
@@ -165,6 +166,12 @@ struct ProfileSinks::State {
     if (options.symbolize) report::name_jit_code(profile, {options.dir.string()});
   }
 
+  // The vDSO's functions, named now from profil's own (the same kernel's):
+  // no report can read that object later (report/vdso_names.h, issue 35).
+  void name_vdso_code(format::Profile* profile) {
+    if (options.symbolize) report::name_vdso_code(profile);
+  }
+
   // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process, beside
   // its dump; the dump removed.
   void write_own(ProcessSummary& p, const std::string& raw_path, const std::string& stem,
@@ -218,6 +225,7 @@ void ProfileSinks::add(ProcessProfile profile) {
     p.unsampled_counts = data.profile.total_count() - p.samples;
     s.converter.add_build_ids(&data.profile);
     s.keep_jit_code(&data.profile);
+    s.name_vdso_code(&data.profile);
     if (s.options.share && p.cpu_ns() < kOwnFileCpuNs)
       s.small.push_back({index, profile.raw_path, profile.stem, std::move(data.profile)});
     else
