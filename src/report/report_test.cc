@@ -291,17 +291,22 @@ TEST(Render, CsvJsonFoldedAndText) {
 
 // Folded stacks: root first, identical name chains summed, a truncated
 // stack under "[truncated]", --focus on any frame, objects by option.
-TEST(Render, FoldedStacksRootFirst) {
+// An app (leaf 0x1100, a 0x1200, main 0x1300) and a libc.so (qsort 0x3100)
+// named by the file's frames, with no samples yet.
+format::Profile app_and_libc() {
   format::Profile p;
   p.period_ns = 1'000'000;
   p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/app", ""});
   p.mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/libc.so", ""});
-  auto named = [&p](uint64_t address, const char* name) { p.frames[address] = {{name, name, "", 0}}; };
-  named(0x1100, "leaf");
-  named(0x1101, "leaf");
-  named(0x1200, "a");
-  named(0x1300, "main");
-  named(0x3100, "qsort");
+  for (auto [address, name] : {std::pair<uint64_t, const char*>{0x1100, "leaf"}, {0x1200, "a"}, {0x1300, "main"},
+                               {0x3100, "qsort"}})
+    p.frames[address] = {{name, name, "", 0}};
+  return p;
+}
+
+TEST(Render, FoldedStacksRootFirst) {
+  format::Profile p = app_and_libc();
+  p.frames[0x1101] = p.frames[0x1100];
   const uint32_t from_a = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, false);
   const uint32_t via_qsort = p.stacks.intern(std::vector<uint64_t>{0x3100, 0x1200, 0x1300}, false);
   const uint32_t cut = p.stacks.intern(std::vector<uint64_t>{0x1200}, true);
@@ -338,15 +343,7 @@ TEST(Render, FoldedStacksRootFirst) {
 // --sort (issue 35): by self (the default), total or name, before --top;
 // the flat views of leaves alone as well.
 TEST(Report, RowsSortBySelfTotalOrName) {
-  format::Profile p;
-  p.period_ns = 1'000'000;
-  p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/app", ""});
-  p.mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/libc.so", ""});
-  auto named = [&p](uint64_t address, const char* name) { p.frames[address] = {{name, name, "", 0}}; };
-  named(0x1100, "leaf");
-  named(0x1200, "a");
-  named(0x1300, "main");
-  named(0x3100, "qsort");
+  format::Profile p = app_and_libc();
   const uint32_t from_a = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, false);
   const uint32_t via_qsort = p.stacks.intern(std::vector<uint64_t>{0x3100, 0x1200, 0x1300}, false);
   p.samples = {{0x1100, 5, 0, from_a}, {0x1100, 3, 0, via_qsort}, {0x1300, 4, 0, 0}, {0x3100, 1, 0, from_a}};
