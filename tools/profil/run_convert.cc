@@ -47,10 +47,13 @@ int refused_error(const std::exception& e) {
 class Converter {
  public:
   // The files carry function names, and the lines and inline frames of
-  // DWARF the objects bring (the program's own build); distribution debug
-  // files (libc6-dbg) are left to profil report, which finds them by build
-  // id: inflating libc's was half of the run's symbolizing (issue 23).
-  explicit Converter(bool symbolize) : symbolize_(symbolize) { symbolizer_.read_distribution_dwarf(false); }
+  // every DWARF the symbolizer finds: the objects' own and distribution
+  // debug files' (libc6-dbg, -dbgsym), so that every reader of the file,
+  // go tool pprof as profil report, sees the same frames (issue 35; issue
+  // 23 had left the debug files to the report: inflating libc's was half
+  // of the run's symbolizing, now read from the uncompressed copy
+  // debug_file_cache.h keeps, docs/report.md "Symbolization").
+  explicit Converter(bool symbolize) : symbolize_(symbolize) {}
 
   // Each file mapping gets its object's build id (NT_GNU_BUILD_ID), read
   // once per path.
