@@ -281,6 +281,14 @@ TEST(Outside, StaticProgramIsSampledFromOutsideWithWholeStacks) {
   EXPECT_GE(static_cast<double>(c.complete), 0.95 * static_cast<double>(c.samples)) << r.err;
 }
 
+// The names of the .gz files in dir.
+std::vector<std::string> gz_files(const fs::path& dir) {
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".gz") files.push_back(entry.path().filename().string());
+  return files;
+}
+
 // The vDSO from outside (issue 35): its mapping kept, its functions named
 // from profil's own vDSO, as inside; no sample "[unknown]" at 0x0.
 TEST(Outside, VdsoCodeIsNamedAsInside) {
@@ -327,11 +335,23 @@ TEST(Attach, RewrittenProcessTitleDoesNotNameTheFile) {
   int status = 0;
   ::waitpid(reaper, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(dir.path() / "stderr.txt");
-  std::vector<std::string> files;
-  for (const auto& entry : fs::directory_iterator(dir.path()))
-    if (entry.path().extension() == ".gz") files.push_back(entry.path().filename().string());
+  const std::vector<std::string> files = gz_files(dir.path());
   ASSERT_EQ(files.size(), 1u);
   EXPECT_EQ(files.front(), "outside_target." + std::to_string(target.pid()) + ".pb.gz");
+}
+
+// The same from inside (here for the target): the preload names the dump
+// by argv[0] as the program started, not by what it wrote there later
+// (glibc's program_invocation_short_name then reads "l] idle").
+TEST(Inside, RewrittenProcessTitleDoesNotNameTheFile) {
+  TempDir dir;
+  const Result r = run({bin("profil"), "run", "--inside", "-o", dir.path().string(), "--", bin("outside_target"),
+                        "title", "0.2"},
+                       dir.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::vector<std::string> files = gz_files(dir.path());
+  ASSERT_EQ(files.size(), 1u) << r.err;
+  EXPECT_TRUE(files.front().starts_with("outside_target.")) << files.front();
 }
 
 // --duration: sampling ends, the program runs on to its end unprofiled.
