@@ -24,6 +24,7 @@ struct ReportArgs {
   std::vector<std::string> files;
   std::string format = "text";
   std::string by = "function";
+  std::string sort = "self";
   size_t top = 0;
   double min_percent = 0;
   std::string focus, ignore, hide, callers, callees;
@@ -40,6 +41,7 @@ struct ReportArgs {
 int run_report(const ReportArgs& args) {
   report::ReportOptions options;
   if (!report::parse_view(args.by, &options.view)) return fail("--by", "unknown view " + args.by);
+  if (!report::parse_row_order(args.sort, &options.sort)) return fail("--sort", "unknown order " + args.sort);
   options.top = args.top;
   if (options.top == 0 && options.view == report::View::address) options.top = 40;
   options.min_percent = args.min_percent;
@@ -141,7 +143,10 @@ RegisterCommand register_report(
           ->check(CLI::IsMember({"function", "line", "object", "address", "thread", "process"}));
       app.add_flag("--threads", args->threads,
                    "Each stack's thread (\"name tid\") as its root in the tree, folded stacks and flame graph");
-      app.add_option("--top", args->top, "Show only the N hottest rows");
+      app.add_option("--sort", args->sort,
+                     "Rows by self samples (the default), total samples (the row and all it called) or name")
+          ->check(CLI::IsMember({"self", "total", "name"}));
+      app.add_option("--top", args->top, "Show only the first N rows (the N hottest by default)");
       app.add_option("--min-percent", args->min_percent, "Leave out rows below P percent");
       app.add_option("--focus", args->focus,
                      "Only samples whose stack has a function matching REGEX (an object in --by object)");
