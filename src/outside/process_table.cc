@@ -8,6 +8,7 @@
 #include "outside/proc_process.h"
 #include "perf/event.h"
 #include "outside/sample_stack.h"
+#include "outside/sample_times.h"
 
 namespace profiling::outside {
 
@@ -31,14 +32,7 @@ struct ProcessTable::Image {
     uint64_t periods = 0, observations = 0;
   };
   std::map<std::tuple<uint64_t, uint32_t, pid_t>, Tally> counts;  // (leaf, stack, tid) -> samples
-  // Each sample as taken (issue 33), in the order read: its time
-  // (CLOCK_MONOTONIC), leaf, periods, stack (in `stacks`) and thread.
-  struct Timed {
-    uint64_t time, leaf;
-    uint32_t periods, stack;
-    pid_t tid;
-  };
-  std::vector<Timed> timed;
+  SampleTimes times;  // each sample's (issue 33)
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
   uint64_t lost = 0;
@@ -49,19 +43,11 @@ struct ProcessTable::Image {
   std::unordered_set<uint64_t> kernel_addresses;  // of its kernel frames since the last take
 };
 
-namespace {
-
-std::string hex(const uint8_t* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
+static std::string hex(const uint8_t* bytes, size_t n) {
   std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[bytes[i] >> 4];
-    out += digits[bytes[i] & 15];
-  }
+  for (size_t i = 0; i < n; ++i) (out += "0123456789abcdef"[bytes[i] >> 4]) += "0123456789abcdef"[bytes[i] & 15];
   return out;
 }
-
-}  // namespace
 
 ProcessTable::ProcessTable(Options options) : options_(options) {}
 ProcessTable::~ProcessTable() = default;
@@ -211,7 +197,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   const auto tally = [&](uint64_t leaf, uint32_t stack) {
     Image::Tally& t = image->counts[{leaf, stack, tid}];
     t.periods += periods;
-    image->timed.push_back({s.who.time, leaf, static_cast<uint32_t>(std::min<uint64_t>(periods, UINT32_MAX)), stack, tid});
+    image->times.add(s.who.time, leaf, periods, stack, tid);
     ++t.observations;
     if (blocked_periods != 0)
       image->blocked += periods;
@@ -279,14 +265,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
     if (tid != 0 && !profile.thread_names.contains(tid))
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
   }
-  // The timeline keeps its own copy of the chains (format::Timeline).
-  profile.timeline.stacks = image.stacks;
-  profile.timeline.samples.reserve(image.timed.size());
-  for (const Image::Timed& t : image.timed)
-    profile.timeline.samples.push_back({static_cast<int64_t>(t.time) + options_.realtime_offset_ns, t.leaf, t.periods,
-                                        t.stack, t.tid, 0});
-  profile.timeline.sort_by_time();  // the rings of several CPUs are read one after another
-  std::vector<Image::Timed>().swap(image.timed);
+  image.times.take_into(&profile.timeline, image.stacks, options_.realtime_offset_ns);
   profile.stacks = std::move(image.stacks);
   if (const PythonFrames* python = image.python.found()) python->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
