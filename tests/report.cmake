@@ -211,3 +211,12 @@ add_test(NAME report_speedscope_reads_folded
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_speedscope.sh $<TARGET_FILE:profil_cli>
           $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR}/report_fixture_pie
           ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release)
+
+# The timeline (issue 33): phase_a before phase_b in the speedscope file,
+# over --every snapshots and in the HTML page's flame chart; speedscope
+# imports the file.
+add_executable(run_phases ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_phases.c)
+add_test(NAME report_timeline
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_timeline.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_phases>
+          ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release)
+set_tests_properties(report_timeline PROPERTIES SKIP_RETURN_CODE 77)

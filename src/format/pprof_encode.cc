@@ -232,6 +232,28 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   const int64_t thread_name_key = threads && !profile.thread_names.empty() ? strings.intern("thread_name") : 0;
   std::map<int32_t, int64_t> thread_name_string;
   for (const auto& [tid, name] : profile.thread_names) thread_name_string[tid] = strings.intern(name);
+  // The timeline (issue 33): each sample's times, as numeric labels
+  // "time_ns" (one a sample taken, in time order), and "time_weight"
+  // beside them, in the same order, where one stands for other than one
+  // period. go tool pprof reads several values of one key
+  // (profile.Sample.NumLabel is a map to slices) and sums the samples as
+  // ever.
+  const int64_t time_key = profile.timeline.empty() ? 0 : strings.intern(kTimeLabel);
+  const int64_t weight_key = profile.timeline.empty() ? 0 : strings.intern(kTimeWeightLabel);
+  struct Timed {
+    Sample key;  // address, pid, tid, stack (the profile's id); count the weight
+    int64_t time;
+  };
+  std::vector<Timed> timed;
+  for (const TimedSample& t : profile.timeline.samples) {
+    const uint32_t stack = profile.stacks.find(profile.timeline.stacks.callers(t.stack), profile.timeline.stacks.truncated(t.stack));
+    if (stack != UINT32_MAX) timed.push_back({Sample{t.address, t.weight, t.pid, stack, t.tid}, t.time_ns});
+  }
+  auto key_less = [](const Sample& a, const Sample& b) {
+    return std::tie(a.address, a.pid, a.tid, a.stack) < std::tie(b.address, b.pid, b.tid, b.stack);
+  };
+  std::stable_sort(timed.begin(), timed.end(), [&](const Timed& a, const Timed& b) { return key_less(a.key, b.key); });
+  size_t next_timed = 0;
   std::string raw;
   if (!out.SerializeToString(&raw)) fail("cannot serialize the profile (larger than 2 GiB?)");
   pb::Sample message;
@@ -261,6 +283,20 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
         label->set_key(thread_name_key);
         label->set_str(name->second);
       }
+    }
+    while (next_timed < timed.size() && key_less(timed[next_timed].key, s)) ++next_timed;
+    const size_t first_timed = next_timed;
+    bool weighted = false;
+    for (; next_timed < timed.size() && !key_less(s, timed[next_timed].key); ++next_timed) {
+      pb::Label* label = sample->add_label();
+      label->set_key(time_key);
+      label->set_num(timed[next_timed].time);
+      weighted = weighted || timed[next_timed].key.count != 1;
+    }
+    for (size_t i = first_timed; weighted && i < next_timed; ++i) {
+      pb::Label* label = sample->add_label();
+      label->set_key(weight_key);
+      label->set_num(checked_int64(timed[i].key.count, "sample weight"));
     }
     bytes.clear();
     sample->SerializeToString(&bytes);

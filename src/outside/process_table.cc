@@ -9,6 +9,7 @@
 #include "outside/proc_process.h"
 #include "perf/event.h"
 #include "outside/sample_stack.h"
+#include "outside/sample_times.h"
 
 namespace profiling::outside {
 
@@ -32,6 +33,7 @@ struct ProcessTable::Image {
     uint64_t periods = 0, observations = 0;
   };
   std::map<std::tuple<uint64_t, uint32_t, pid_t>, Tally> counts;  // (leaf, stack, tid) -> samples
+  SampleTimes times;  // each sample's (issue 33)
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
   uint64_t lost = 0;
@@ -197,6 +199,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   const auto tally = [&](uint64_t leaf, uint32_t stack) {
     Image::Tally& t = image->counts[{leaf, stack, tid}];
     t.periods += periods;
+    image->times.add(s.who.time, leaf, periods, stack, tid);
     ++t.observations;
     if (blocked_periods != 0)
       image->blocked += periods;
@@ -263,6 +266,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
     if (tid != 0 && !profile.thread_names.contains(tid))
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
   }
+  image.times.take_into(&profile.timeline, image.stacks, options_.realtime_offset_ns);
   profile.stacks = std::move(image.stacks);
   if (const InterpreterFrames* frames = image.interpreter.found()) frames->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};

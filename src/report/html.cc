@@ -12,6 +12,7 @@
 #include "format/file_io.h"
 #include "report/diff.h"
 #include "report/flame_graph.h"
+#include "report/flame_chart_page.h"
 #include "report/flame_graph_page.h"
 #include "report/render.h"
 
@@ -358,6 +359,9 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   // stacks; the flat views follow.
   out += flame_graph_section(build_flame_graph(report), symbolized.total,
                              symbolized.total_observations);
+  // Each thread over time (issue 33), drawn by the library the flame
+  // graph put on the page.
+  if (report.timeline) out += flame_chart_section(*report.timeline);
 
   out += "<h2>Hottest</h2>\n" + bar_chart(report);
 

@@ -159,6 +159,9 @@ struct Report {
   // by every view of stacks (folded, tree, flame graph); in the address
   // view only when a view of stacks was asked for (ModelNeeds::stacks).
   std::shared_ptr<const StackSet> stacks;
+  // Each thread's samples in time order, when the format reads them
+  // (ModelNeeds::timeline: speedscope, the HTML page).
+  std::shared_ptr<const Timeline> timeline;
   ReportOptions options;  // as the report was built (the folded stacks apply them too)
   Summary summary;
   std::vector<Row> rows;  // in options.sort's order, after top/min-percent/focus

@@ -72,7 +72,11 @@ int run_report(const ReportArgs& args) {
   bool saturated = false;
   // Summed over processes (and threads) unless a view asks for them: the
   // sum is then bounded by the distinct stacks, however many processes.
-  const bool tasks = options.view == report::View::thread || options.view == report::View::process || args.threads;
+  // A timeline (speedscope, the HTML page) is per thread: its samples keep
+  // their threads (merge.h Processes::apart).
+  const OutputFormat* wanted = find_format(FormatUse::report, args.format);
+  const bool tasks = options.view == report::View::thread || options.view == report::View::process || args.threads ||
+                     (wanted != nullptr && wanted->timeline);
   if (int status = load_inputs(args.files, args.exe, &inputs, &profile, &saturated,
                                tasks ? report::Processes::apart : report::Processes::summed))
     return status;
@@ -128,6 +132,10 @@ int run_report(const ReportArgs& args) {
     return emit(args.output, text, false);
   }
   report::Report built = report::build_report(model.symbolized, options, args.files, model.stacks);
+  built.timeline = model.timeline;
+  if (model.timeline && !model.timeline->has_times && args.format == "speedscope")
+    std::fprintf(stderr, "profil: note: %s: no times in this profile (only profiles sampled from outside have them): "
+                 "each thread's stacks are in no time order\n", args.files.front().c_str());
   std::string text = format->rendered(built, model.symbolized, use_colour(args.color, to_file));
   print_warnings(symbolizer);
   return emit(args.output, text, false);
