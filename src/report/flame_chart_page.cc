@@ -17,7 +17,9 @@ constexpr const char* kStyle = R"(
 // Builds each thread's tree from its runs and draws it: a run's frames
 // extend the open frames they share with the run before (the longest
 // common prefix), the rest open anew; the leaf's own time and the gaps
-// (runs without a stack) are blank children, transparent.
+// (runs without a stack) are blank children, transparent. A gap closes no
+// frame: the thread was off the CPU, its functions had not returned (on a
+// busy machine a 2 s phase split into hundreds of slivers otherwise).
 constexpr const char* kScript = R"(
 (function(){
   var box=document.getElementById('flame-charts'), dataEl=document.getElementById('flame-chart-data');
@@ -28,12 +30,15 @@ constexpr const char* kScript = R"(
   function tree(th){
     var root={n:th.label,v:0,c:[],s:0,t:0}, path=[root];
     th.runs.forEach(function(r){
-      var stack=r[2]<0?[]:data.stacks[r[2]], w=r[1], k=1;
-      while(k<path.length&&k-1<stack.length&&path[k].f===stack[k-1]) k++;
-      path.length=k;
-      for(var i=k-1;i<stack.length;i++){
-        var n={f:stack[i],n:names[frames[stack[i]][0]],v:0,c:[],s:0,t:r[0]};
-        path[path.length-1].c.push(n); path.push(n);
+      var w=r[1];
+      if(r[2]>=0){
+        var stack=data.stacks[r[2]], k=1;
+        while(k<path.length&&k-1<stack.length&&path[k].f===stack[k-1]) k++;
+        path.length=k;
+        for(var i=k-1;i<stack.length;i++){
+          var n={f:stack[i],n:names[frames[stack[i]][0]],v:0,c:[],s:0,t:r[0]};
+          path[path.length-1].c.push(n); path.push(n);
+        }
       }
       for(var i=0;i<path.length;i++){ path[i].v+=w; path[i].s+=r[3]; }
       var leaf=path[path.length-1], last=leaf.c[leaf.c.length-1];
@@ -85,8 +90,8 @@ std::string flame_chart_section(const Timeline& timeline) {
     return out;
   }
   out += fmt::format("<p>Time runs left to right, {:.3f} s on one scale for every thread; each frame starts "
-                     "when its first sample was taken and is as wide as the time its samples stand for. Blank "
-                     "where the thread took no sample. Click a frame to zoom, hover for its time.</p>\n",
+                     "when its first sample was taken and lasts until a sample without it; where the thread took no "
+                     "sample (off the CPU) it is blank under the frames it was in. Click a frame to zoom, hover for its time.</p>\n",
                      static_cast<double>(timeline.span_ns) / 1e9);
   // Names and objects once each; a frame is [name, object].
   std::map<std::string, size_t> names, objects;
