@@ -17,28 +17,46 @@ profil=$1 program=$2
 work=$(mktemp -d "${TMPDIR:-/tmp}/profil-events.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# share EVENT FUNCTION MODE: runs, checks the header and the share.
-share() {
-  local event=$1 function=$2 mode=$3
-  "$profil" run --event "$event" -o "$work/$event" -- "$program" "$mode" 2> "$work/$event.err" || { cat "$work/$event.err"; exit 1; }
-  local file
-  file=$(ls "$work/$event"/*."$event".pb.gz)
-  "$profil" report "$file" > "$work/$event.report"
-  sed -n 1p "$work/$event.report" | grep -q " $event samples, one every 1" || {
-    echo "FAIL: the header does not name $event"; sed -n 1p "$work/$event.report"; exit 1; }
-  "$profil" report --format folded "$file" > "$work/$event.folded"
-  awk -v f="$function" -v e="$event" '{ n = $NF; total += n; if ($0 ~ ("(^|;)" f "($|;| )")) in_f += n }
+# check NAME EVENT PERIOD FUNCTION: the profile of EVENT in $work/NAME
+# names it and its period in the header, and has >= 90 % of its samples
+# in FUNCTION (bound: three standard errors).
+check() {
+  local name=$1 event=$2 period=$3 function=$4 file
+  file=$(ls "$work/$name"/*."$event".pb.gz) || { echo "FAIL: no $event profile in $name"; exit 1; }
+  "$profil" report "$file" > "$work/$name.report"
+  sed -n 1p "$work/$name.report" | grep -q " $event samples, one every $period" || {
+    echo "FAIL: the header does not name $event every $period"; sed -n 1p "$work/$name.report"; exit 1; }
+  "$profil" report --format folded "$file" > "$work/$name.folded"
+  awk -v f="$function" -v e="$name" '{ n = $NF; total += n; if ($0 ~ ("(^|;)" f "($|;| )")) in_f += n }
     END { p = total ? in_f / total : 0; se = sqrt(p * (1 - p) / (total ? total : 1))
           printf "%s: %d of %d samples in %s (%.2f %%, bound %.2f %%)\n", e, in_f, total, f, 100 * p, 100 * (p - 3 * se)
-          exit (total >= 1000 && p - 3 * se >= 0.90) ? 0 : 1 }' "$work/$event.folded" || {
-    echo "FAIL"; sort -k2 -nr "$work/$event.folded" | head -5; exit 1; }
+          exit (total >= 1000 && p - 3 * se >= 0.90) ? 0 : 1 }' "$work/$name.folded" || {
+    echo "FAIL"; sort -k2 -nr "$work/$name.folded" | head -5; exit 1; }
+}
+# share EVENT FUNCTION MODE: profil run of MODE, checked.
+share() {
+  "$profil" run --event "$1" -o "$work/$1" -- "$program" "$3" 2> "$work/$1.err" || { cat "$work/$1.err"; exit 1; }
+  check "$1" "$1" 1 "$2"
 }
 share page-faults touch_pages faults
 share context-switches sleeper switches
 
+# attach --event to a running program, with a period: the program faults
+# in touch_pages until it is killed (at most 300 s).
+"$program" faults-forever &
+target=$!
+"$profil" attach --event page-faults --period 4 --duration 2s -o "$work/attach" "$target" 2> "$work/attach.err" || {
+  kill "$target"; cat "$work/attach.err"; exit 1; }
+kill "$target"
+check attach page-faults 4 touch_pages
+
 # The pprof file says what it counts: its sample and period types.
 if command -v go > /dev/null; then
-  go tool pprof -raw "$(ls "$work"/page-faults/*.pb.gz)" 2> /dev/null | grep -q "page-faults/count" || {
+  # Into a file: grep -q would end the pipe early, and pipefail take go's
+  # SIGPIPE for a failure (the time labels made the output long).
+  go tool pprof -raw "$(ls "$work"/page-faults/*.pb.gz)" > "$work/raw.txt" 2> "$work/raw.err" || {
+    echo "FAIL: go tool pprof does not read the file"; cat "$work/raw.err"; exit 1; }
+  grep -q "page-faults/count" "$work/raw.txt" || {
     echo "FAIL: go tool pprof does not read page-faults/count"; exit 1; }
 fi
 

@@ -1,6 +1,7 @@
 /* Events' target (issue 33, tests/run_events.sh): "faults" touches fresh
  * pages in touch_pages (each its first write: a page fault) and computes
- * in compute (no fault); "switches" sleeps in sleeper (nanosleep in a
+ * in compute (no fault); "faults-forever" does the same for up to 300 s
+ * (until killed: profil attach's target); "switches" sleeps in sleeper (nanosleep in a
  * loop: a context switch each) and computes in compute. */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -37,6 +38,12 @@ int main(int argc, char** argv) {
   if (strcmp(mode, "faults") == 0) {
     touch_pages(4096, 5);
     compute(50000000);
+  } else if (strcmp(mode, "faults-forever") == 0) {
+    const time_t until = time(NULL) + 300;
+    while (time(NULL) < until) {
+      touch_pages(256, 1);
+      compute(100000);
+    }
   } else {
     sleeper(2000);
     compute(20000000);
