@@ -239,6 +239,7 @@ Profile decode_pprof(std::string_view bytes) {
     if (value < 0) fail("negative sample value " + std::to_string(value));
     int32_t pid = 0, tid = 0;
     const std::string* thread_name = nullptr;
+    uint8_t gil = kGilUnknown;
     times.clear();
     weights.clear();
     // A pid or thread_id label outside 32 bits names no Linux task: left out.
@@ -248,6 +249,10 @@ Profile decode_pprof(std::string_view bytes) {
       if (key == pid_key && in_32_bits) pid = static_cast<int32_t>(label.num());
       if (key == tid_key && in_32_bits) tid = static_cast<int32_t>(label.num());
       if (key == thread_name_key && label.str() != 0) thread_name = &string_at(label.str(), "label value");
+      if (key == kGilLabel && label.str() != 0) {
+        const std::string& value = string_at(label.str(), "label value");
+        gil = value == "held" ? kGilHeld : value == "released" ? kGilReleased : kGilUnknown;
+      }
       if (key == kTimeLabel && label.str() == 0) times.push_back(label.num());
       if (key == kTimeWeightLabel && label.str() == 0) weights.push_back(label.num());
     }
@@ -264,6 +269,7 @@ Profile decode_pprof(std::string_view bytes) {
     }
     if (value == 0) return;  // nothing sampled: no stack, and no names for its addresses
     Sample decoded{leaf->address, static_cast<uint64_t>(value), pid, profile.stacks.intern(callers, truncated), tid};
+    decoded.gil = gil;
     if (observations_index >= 0) {
       const int64_t observations = s.value(observations_index);
       if (observations < 0) fail("negative sample observations " + std::to_string(observations));
@@ -278,7 +284,7 @@ Profile decode_pprof(std::string_view bytes) {
       const uint32_t timeline_stack = profile.timeline.stacks.intern(callers, truncated);
       for (size_t i = 0; i < times.size(); ++i)
         profile.timeline.samples.push_back(
-            {times[i], leaf->address, weighted ? static_cast<uint64_t>(weights[i]) : 1, timeline_stack, tid, pid});
+            {times[i], leaf->address, weighted ? static_cast<uint64_t>(weights[i]) : 1, timeline_stack, tid, pid, gil});
     }
     if (tid != 0 && thread_name != nullptr) profile.thread_names.try_emplace(tid, *thread_name);
     for (const LocationEntry* named : frames) {

@@ -247,11 +247,18 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   std::vector<Timed> timed;
   for (const TimedSample& t : profile.timeline.samples) {
     const uint32_t stack = profile.stacks.find(profile.timeline.stacks.callers(t.stack), profile.timeline.stacks.truncated(t.stack));
-    if (stack != UINT32_MAX) timed.push_back({Sample{t.address, t.weight, t.pid, stack, t.tid}, t.time_ns});
+    if (stack == UINT32_MAX) continue;
+    timed.push_back({Sample{t.address, t.weight, t.pid, stack, t.tid}, t.time_ns});
+    timed.back().key.gil = t.gil;
   }
   auto key_less = [](const Sample& a, const Sample& b) {
-    return std::tie(a.address, a.pid, a.tid, a.stack) < std::tie(b.address, b.pid, b.tid, b.stack);
+    return std::tie(a.address, a.pid, a.tid, a.stack, a.gil) < std::tie(b.address, b.pid, b.tid, b.stack, b.gil);
   };
+  // Whether a CPython thread held the GIL (issue 31): a string label, as
+  // go tool pprof -tagfocus=gil=held reads it; none where not known.
+  const bool gil = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.gil != kGilUnknown; });
+  const int64_t gil_key = gil ? strings.intern(kGilLabel) : 0;
+  const int64_t gil_value[] = {0, gil ? strings.intern("held") : 0, gil ? strings.intern("released") : 0};
   std::stable_sort(timed.begin(), timed.end(), [&](const Timed& a, const Timed& b) { return key_less(a.key, b.key); });
   size_t next_timed = 0;
   std::string raw;
@@ -283,6 +290,11 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
         label->set_key(thread_name_key);
         label->set_str(name->second);
       }
+    }
+    if (s.gil == kGilHeld || s.gil == kGilReleased) {
+      pb::Label* label = sample->add_label();
+      label->set_key(gil_key);
+      label->set_str(gil_value[s.gil]);
     }
     while (next_timed < timed.size() && key_less(timed[next_timed].key, s)) ++next_timed;
     const size_t first_timed = next_timed;

@@ -244,6 +244,46 @@ TEST(Pprof, TimesRoundTripAsLabelsOfTheirSample) {
   EXPECT_TRUE(decode_pprof(encode_pprof(profile)).timeline.empty());
 }
 
+// Whether a CPython thread held the GIL (issue 31): a string label "gil"
+// (held|released) on the samples that know; one leaf, stack and thread
+// held and released are two samples, each with its own times.
+TEST(Pprof, GilStatesAreLabelsThatSplitASample) {
+  Profile profile = sample_profile();
+  const uint64_t leaf = 0x555555554100;
+  Sample held{leaf, 5, 0, StackTable::kNoCallers, 7}, released = held, unknown{leaf, 1, 0, StackTable::kNoCallers, 8};
+  held.gil = kGilHeld;
+  released.count = 2;
+  released.gil = kGilReleased;
+  profile.samples = {held, released, unknown};
+  const int64_t t0 = 1'700'000'000'000'000'000;
+  TimedSample t_held{t0 + 10, leaf, 1, 0, 7}, t_released{t0 + 20, leaf, 1, 0, 7};
+  t_held.gil = kGilHeld;
+  t_released.gil = kGilReleased;
+  profile.timeline.samples = {t_held, t_released};
+  const pb::Profile message = parse(encode_pprof(profile));
+  ASSERT_EQ(message.sample_size(), 3);
+  std::map<int64_t, std::string> gil_by_count;
+  std::map<int64_t, std::vector<int64_t>> times_by_count;
+  for (const pb::Sample& sample : message.sample())
+    for (const pb::Label& label : sample.label()) {
+      const std::string& key = message.string_table(static_cast<int>(label.key()));
+      if (key == "gil") gil_by_count[sample.value(0)] = message.string_table(static_cast<int>(label.str()));
+      if (key == "time_ns") times_by_count[sample.value(0)].push_back(label.num());
+    }
+  EXPECT_EQ(gil_by_count, (std::map<int64_t, std::string>{{5, "held"}, {2, "released"}}));
+  EXPECT_EQ(times_by_count, (std::map<int64_t, std::vector<int64_t>>{{5, {t0 + 10}}, {2, {t0 + 20}}}));
+  const Profile back = decode_pprof(encode_pprof(profile));
+  std::vector<Sample> expected = profile.samples;
+  coalesce_samples(&expected);
+  EXPECT_EQ(back.samples, expected);
+  EXPECT_EQ(back.timeline.samples, profile.timeline.samples);
+  // Coalescing keeps them apart too.
+  std::vector<Sample> twice = {held, released, held};
+  coalesce_samples(&twice);
+  ASSERT_EQ(twice.size(), 2u);
+  EXPECT_EQ(twice[0].count + twice[1].count, 12u);
+}
+
 TEST(Pprof, MessageLayoutFollowsProfileProto) {
   Profile profile = sample_profile();
   pb::Profile message = parse(encode_pprof(profile));

@@ -25,7 +25,8 @@ bool coalesce_samples(std::vector<Sample>* samples) {
   auto by_address = [](const Sample& a, const Sample& b) {
     if (a.address != b.address) return a.address < b.address;
     if (a.pid != b.pid) return a.pid < b.pid;
-    return a.tid != b.tid ? a.tid < b.tid : a.stack < b.stack;
+    if (a.tid != b.tid) return a.tid < b.tid;
+    return a.stack != b.stack ? a.stack < b.stack : a.gil < b.gil;
   };
   if (!std::is_sorted(samples->begin(), samples->end(), by_address))
     std::sort(samples->begin(), samples->end(), by_address);
@@ -34,7 +35,8 @@ bool coalesce_samples(std::vector<Sample>* samples) {
   for (size_t i = 0; i < samples->size(); ++i) {
     Sample& s = (*samples)[i];
     const Sample* last = kept > 0 ? &(*samples)[kept - 1] : nullptr;
-    if (last && last->address == s.address && last->pid == s.pid && last->tid == s.tid && last->stack == s.stack) {
+    if (last && last->address == s.address && last->pid == s.pid && last->tid == s.tid && last->stack == s.stack &&
+        last->gil == s.gil) {
       saturated |= saturating_add((*samples)[kept - 1].count, s.count);
       saturating_add((*samples)[kept - 1].observations, s.observations);
     } else {

@@ -52,7 +52,11 @@ struct Sample {
   // Profile::thread_names); 0 when unknown (files before issue 22, gmon,
   // --no-stacks from inside). Linux tids are pids (pid_max <= 2^22).
   int32_t tid = 0;
-  uint32_t reserved = 0;  // padding, kept 0 so that samples compare whole
+  // Whether a CPython thread held the GIL in it (issue 31; pprof label
+  // "gil" = held|released): kGilUnknown where the version does not tell
+  // and for every other thread. Samples differing only in it stay apart.
+  uint8_t gil = 0;
+  uint8_t reserved[3] = {};  // padding, kept 0 so that samples compare whole
   // The draws behind count: signals handled or ring records read (pprof
   // sample type "observations/count"). A CPU-time timer's signal stands for
   // 1 + its overrun periods (above the kernel tick, at 4 kHz on a 250 Hz
@@ -65,6 +69,10 @@ struct Sample {
   friend bool operator==(const Sample&, const Sample&) = default;
 };
 static_assert(sizeof(Sample) == 40, "a sample is 40 bytes");
+// Sample::gil and TimedSample::gil.
+inline constexpr uint8_t kGilUnknown = 0, kGilHeld = 1, kGilReleased = 2;
+// The pprof label: "gil" = "held" | "released" (none where unknown).
+inline constexpr const char* kGilLabel = "gil";
 
 // The caller chains of a profile, each stored once: a Sample names its
 // leaf itself and its callers by id here, so samples of one call path at
@@ -123,7 +131,8 @@ struct TimedSample {
   uint32_t stack = 0;  // its callers: an id in Timeline::stacks
   int32_t tid = 0;
   int32_t pid = 0;     // as Sample::pid
-  uint32_t reserved = 0;
+  uint8_t gil = 0;     // as Sample::gil
+  uint8_t reserved[3] = {};
   friend bool operator==(const TimedSample&, const TimedSample&) = default;
 };
 static_assert(sizeof(TimedSample) == 40, "a timed sample is 40 bytes");
