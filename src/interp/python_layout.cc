@@ -8,6 +8,10 @@
 // version (Debian's 3.11.2 reads with the 3.11.7 table: python_test.cc).
 // PyBytesObject.ob_size is PyVarObject's, 16 in every version; FRAME_OWNED_BY_CSTACK
 // is 3 in 3.12 and 3.13 (Include/internal/pycore_frame.h).
+// The GIL's fields (issue 31) by the same gdb command:
+//   (long)&((_PyRuntimeState*)0)->gilstate.tstate_current        3.7-3.11
+//   (long)&((PyInterpreterState*)0)->ceval.gil,
+//   (long)&((struct _gil_runtime_state*)0)->last_holder, ->locked   3.12
 #include "interp/python_layout.h"
 
 #include <algorithm>
@@ -78,17 +82,23 @@ bool python_layout_for(int major, int minor, PythonLayout* out) {
              // f_lasti 120; co_filename 96, co_name 104, co_firstlineno 36, co_lnotab 112.
       *out = frame_object(3, 6, -1, 8, 16, 152, 24, 120, 96, 104, 36, 112);
       return true;
-    case 7:  // 3.7.16: _PyRuntimeState.interpreters.head 24; thread_id 176; f_lasti 104.
+    case 7:  // 3.7.16: _PyRuntimeState.interpreters.head 24; thread_id 176; f_lasti 104;
+             // gilstate.tstate_current 1480.
       *out = frame_object(3, 7, 24, 8, 16, 176, 24, 104, 96, 104, 36, 112);
+      out->runtime_gil_holder = 1480;
       return true;
-    case 8:  // 3.8.18: interpreters.head 32; co_filename 104, co_name 112, co_firstlineno 40, co_lnotab 120.
+    case 8:  // 3.8.18: interpreters.head 32; co_filename 104, co_name 112, co_firstlineno 40, co_lnotab 120;
+             // gilstate.tstate_current 1368.
       *out = frame_object(3, 8, 32, 8, 16, 176, 24, 104, 104, 112, 40, 120);
+      out->runtime_gil_holder = 1368;
       return true;
-    case 9:  // 3.9.18: as 3.8.18.
+    case 9:  // 3.9.18: as 3.8.18 but gilstate.tstate_current 568.
       *out = frame_object(3, 9, 32, 8, 16, 176, 24, 104, 104, 112, 40, 120);
+      out->runtime_gil_holder = 568;
       return true;
-    case 10:  // 3.10.13: f_lasti 96 (in code units now); co_linetable 120.
+    case 10:  // 3.10.13: f_lasti 96 (in code units now); co_linetable 120; gilstate.tstate_current 568.
       *out = frame_object(3, 10, 32, 8, 16, 176, 24, 96, 104, 112, 40, 120);
+      out->runtime_gil_holder = 568;
       return true;
     case 11:
     case 12: {
@@ -122,6 +132,7 @@ bool python_layout_for(int major, int minor, PythonLayout* out) {
         l.frame_owner = 69;
         l.code_firstlineno = 72;
         l.code_code_adaptive = 184;
+        l.runtime_gil_holder = 576;  // gilstate.tstate_current
         l.unicode_ascii_size = 48;
         l.unicode_compact_size = 72;
       } else {
@@ -141,6 +152,11 @@ bool python_layout_for(int major, int minor, PythonLayout* out) {
         l.owner_cstack = 3;
         l.code_firstlineno = 68;
         l.code_code_adaptive = 192;
+        // gilstate lost tstate_current (a thread-local now); ceval.gil 384,
+        // _gil_runtime_state last_holder 8, locked 16.
+        l.interp_ceval_gil = 384;
+        l.gil_last_holder = 8;
+        l.gil_locked = 16;
         l.unicode_ascii_size = 40;
         l.unicode_compact_size = 56;
       }
@@ -208,6 +224,12 @@ bool python_layout_from_debug_offsets(const uint8_t* bytes, size_t size, PythonL
   l.unicode_ascii_size = at(560);
   // PyCompactUnicodeObject adds utf8_length and utf8 to PyASCIIObject (3.12+).
   l.unicode_compact_size = l.unicode_ascii_size + 16;
+  // The GIL (3.13.0's interpreter_state.ceval_gil 112, gil_runtime_state
+  // 120, its locked 136 and holder 144: offsets in PyInterpreterState of
+  // its own _gil's fields, made offsets in the GIL struct here).
+  l.interp_ceval_gil = at(112);
+  l.gil_last_holder = at(144) - at(120);
+  l.gil_locked = at(136) - at(120);
   l.bytes_size = at(520);
   l.bytes_data = at(528);
   finish(&l);

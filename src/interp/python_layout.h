@@ -61,6 +61,14 @@ struct PythonLayout {
   int32_t code_code_adaptive = -1;  // 3.11+: where the instructions start in the code object
   int32_t code_size = 0;            // one read covers every code field above
 
+  // The GIL's holder (issue 31, python_gil.h), -1 where a version does not
+  // tell. 2.7/3.6: the symbol _PyThreadState_Current (no offset). 3.7-3.11:
+  // _PyRuntime.gilstate.tstate_current, NULL while no thread holds it.
+  // 3.12+: PyInterpreterState.ceval.gil points to the GIL in use, whose
+  // last_holder and locked (1 while taken) say it.
+  int32_t runtime_gil_holder = -1;
+  int32_t interp_ceval_gil = -1, gil_last_holder = -1, gil_locked = -1;
+
   // Strings. PyUnicode: compact objects (code objects' names are).
   int32_t unicode_state = 32, unicode_length = 16;
   int32_t unicode_ascii_size = 0;    // sizeof(PyASCIIObject): ASCII data follows
