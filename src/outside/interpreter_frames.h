@@ -39,6 +39,10 @@ class InterpreterFrames {
     *leaf = callers->front();
     callers->erase(callers->begin());
   }
+  // Whether the thread held its runtime's lock in the last sample merge()
+  // was given (CPython's GIL, issue 31): format::kGil*, kGilUnknown where
+  // the runtime or its version does not tell.
+  virtual uint8_t gil() const { return format::kGilUnknown; }
   // A thread ended: its state is freed, its tid may come back as another.
   virtual void forget_thread(pid_t tid) = 0;
   // The names of the addresses merge() made, for a profile's frames.

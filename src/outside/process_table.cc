@@ -32,7 +32,7 @@ struct ProcessTable::Image {
   struct Tally {
     uint64_t periods = 0, observations = 0;
   };
-  std::map<std::tuple<uint64_t, uint32_t, pid_t>, Tally> counts;  // (leaf, stack, tid) -> samples
+  std::map<std::tuple<uint64_t, uint32_t, pid_t, uint8_t>, Tally> counts;  // (leaf, stack, tid, gil) -> samples
   SampleTimes times;  // each sample's (issue 33)
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
@@ -196,10 +196,10 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
     return;
   }
   const uint64_t periods = blocked_periods != 0 ? blocked_periods : 1;
-  const auto tally = [&](uint64_t leaf, uint32_t stack) {
-    Image::Tally& t = image->counts[{leaf, stack, tid}];
+  const auto tally = [&](uint64_t leaf, uint32_t stack, uint8_t gil = format::kGilUnknown) {
+    Image::Tally& t = image->counts[{leaf, stack, tid, gil}];
     t.periods += periods;
-    image->times.add(s.who.time, leaf, periods, stack, tid);
+    image->times.add(s.who.time, leaf, periods, stack, tid, gil);
     ++t.observations;
     if (blocked_periods != 0)
       image->blocked += periods;
@@ -215,11 +215,11 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   SampleStack stack = unwind_sample(s, kernel, image->code, options_.sampling.max_depth);
   image->kernel_addresses.insert(stack.kernel_frames.begin(), stack.kernel_frames.end());
   Image& i = *image;
-  if (InterpreterFrames* frames = options_.sampling.interpreter_frames ? i.interpreter.find(i.pid, i.code.code(), &python_, &ruby_) : nullptr) {
-    frames->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
-    interpreter_poll_ms_.store(frames->read_late() ? 1 : 20, std::memory_order_relaxed);
-  }
-  tally(stack.leaf, image->stacks.intern(stack.callers, stack.truncated));
+  InterpreterFrames* frames = options_.sampling.interpreter_frames ? i.interpreter.find(i.pid, i.code.code(), &python_, &ruby_) : nullptr;
+  if (frames) frames->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
+  if (frames) interpreter_poll_ms_.store(frames->read_late() ? 1 : 20, std::memory_order_relaxed);
+  // ...and whether the thread held CPython's GIL (issue 31).
+  tally(stack.leaf, image->stacks.intern(stack.callers, stack.truncated), frames ? frames->gil() : format::kGilUnknown);
 }
 
 // The thread's latest name; one the records never named (a thread of a
@@ -258,9 +258,9 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   // (issue 22).
   profile.has_observations = true;
   for (const auto& [key, tally] : image.counts) {
-    const auto& [leaf, stack, tid] = key;
+    const auto& [leaf, stack, tid, gil] = key;
     format::Sample sample{leaf, tally.periods, 0, stack, tid};
-    sample.observations = tally.observations;
+    sample.observations = tally.observations, sample.gil = gil;
     profile.samples.push_back(sample);
     kernel = kernel || leaf == format::kKernelAddress;
     if (tid != 0 && !profile.thread_names.contains(tid))

@@ -18,6 +18,9 @@
 namespace profiling::outside {
 namespace {
 
+static_assert(PROFIL_PY_GIL_HELD == format::kGilHeld && PROFIL_PY_GIL_RELEASED == format::kGilReleased &&
+              PROFIL_PY_GIL_UNKNOWN == format::kGilUnknown);
+
 // A thread's records kept at most while none of its samples takes them (a
 // thread whose samples never reach the evaluation loop).
 constexpr size_t kRecordsPerThread = 64;
@@ -90,6 +93,17 @@ bool PythonStackReads::add_process(pid_t pid, const interp::PythonLayout& l) {
   return bpf_map_update_elem(bpf_map__fd(skeleton_->maps.python_processes), &key, &value, BPF_ANY) == 0;
 }
 
+void PythonStackReads::set_gil(pid_t pid, const interp::PythonGil& gil) {
+  const auto key = static_cast<__u32>(pid);
+  const int fd = bpf_map__fd(skeleton_->maps.python_processes);
+  profil_py_layout value{};
+  if (bpf_map_lookup_elem(fd, &key, &value) != 0) return;
+  const bool readable = gil.locked < 0 || gil.locked == 8;
+  value.gil_holder = readable ? gil.holder : 0;
+  value.gil_locked = gil.locked == 8;
+  bpf_map_update_elem(fd, &key, &value, BPF_EXIST);
+}
+
 void PythonStackReads::forget_process(pid_t pid) {
   const auto key = static_cast<__u32>(pid);
   bpf_map_delete_elem(bpf_map__fd(skeleton_->maps.python_processes), &key);
@@ -118,6 +132,7 @@ int PythonStackReads::on_record(void* self, void* data, size_t size) {
   record.time = r->time;
   record.walk.count = r->count;
   record.walk.status = static_cast<interp::WalkStatus>(r->status);
+  record.gil = r->gil <= PROFIL_PY_GIL_RELEASED ? static_cast<uint8_t>(r->gil) : uint8_t{PROFIL_PY_GIL_UNKNOWN};
   record.frames.resize(r->count);
   for (uint32_t i = 0; i < r->count; ++i)
     record.frames[i] = interp::RawFrame{r->frames[i].code, r->frames[i].instruction, r->frames[i].flags};
@@ -126,7 +141,8 @@ int PythonStackReads::on_record(void* self, void* data, size_t size) {
 
 void PythonStackReads::drain() { ring_buffer__consume(ring_); }
 
-bool PythonStackReads::take(pid_t tid, uint64_t time, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk) {
+bool PythonStackReads::take(pid_t tid, uint64_t time, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk,
+                            uint8_t* gil) {
   const auto it = records_.find(tid);
   if (it == records_.end()) return false;
   std::deque<Record>& queue = it->second;
@@ -148,6 +164,7 @@ bool PythonStackReads::take(pid_t tid, uint64_t time, std::vector<interp::RawFra
   if (nearest != nullptr) {
     *frames = nearest->frames;
     *walk = nearest->walk;
+    if (gil != nullptr) *gil = nearest->gil;
   }
   queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(used));
   return nearest != nullptr;

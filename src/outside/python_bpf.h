@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "interp/frames.h"
+#include "interp/python_gil.h"
 #include "interp/python_layout.h"
 
 struct python_stacks;  // the generated skeleton
@@ -58,6 +59,10 @@ class PythonStackReads {
   // Samples of pid's threads get records from now on, walked with layout;
   // false for a layout the program cannot walk (a frame read too large).
   bool add_process(pid_t pid, const interp::PythonLayout& layout);
+  // Where pid's GIL holder is read (interp/python_gil.h; issue 31): known
+  // later than the layout on 3.12+. A GIL the program cannot read (a
+  // `locked` not 8 bytes after the holder) gives no state.
+  void set_gil(pid_t pid, const interp::PythonGil& gil);
   void forget_process(pid_t pid);
   void add_thread(pid_t tid, uint64_t thread_state);
   void forget_thread(pid_t tid);
@@ -67,7 +72,9 @@ class PythonStackReads {
   // The frames read at the sample of tid taken at time (ns, CLOCK_MONOTONIC):
   // false when there is no record for it (then read it after the fact).
   // Records of the thread older than the sample's are dropped.
-  bool take(pid_t tid, uint64_t time, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk);
+  // *gil: whether the thread held the GIL (format::kGil*).
+  bool take(pid_t tid, uint64_t time, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk,
+            uint8_t* gil = nullptr);
 
   // The oldest record of tid, whatever its time (tests).
   bool take_oldest(pid_t tid, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk);
@@ -86,6 +93,7 @@ class PythonStackReads {
   struct Record {
     uint64_t time;
     interp::WalkResult walk;
+    uint8_t gil;
     std::vector<interp::RawFrame> frames;
   };
   python_stacks* skeleton_ = nullptr;

@@ -23,6 +23,14 @@ PythonFrames::PythonFrames(const interp::PythonTarget& target, PythonReads* read
       threads_(target_, memory_),
       namer_(target_.layout, cached_, target_.code_type) {
   if (at_sample_ != nullptr && !at_sample_->add_process(target_.pid, target_.layout)) at_sample_ = nullptr;
+  find_gil();
+}
+
+// 3.12+ make their GIL as the interpreter starts: asked again at a sample
+// read after the fact until it is there.
+void PythonFrames::find_gil() {
+  if (!interp::find_python_gil(target_, memory_, &gil_)) return;
+  if (at_sample_ != nullptr) at_sample_->set_gil(target_.pid, gil_);
 }
 
 PythonFrames::~PythonFrames() {
@@ -55,7 +63,8 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
   interp::WalkResult walk;
   // The walk the BPF program made as the sample was taken (taken even for
   // a sample that has no use for it, so that a later sample does not).
-  const bool at_sample = at_sample_ != nullptr && at_sample_->take(tid, time, &raw_, &walk);
+  gil_state_ = format::kGilUnknown;
+  const bool at_sample = at_sample_ != nullptr && at_sample_->take(tid, time, &raw_, &walk, &gil_state_);
   // A thread outside the loop (a native thread, the interpreter starting
   // or ending) has no Python frames to place.
   if (!has_eval_loop) return;
@@ -66,6 +75,8 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
   } else {
     const uint64_t state = threads_.thread_state(tid);
     if (state == 0) return;
+    if (!gil_.known()) find_gil();
+    gil_state_ = interp::python_gil_state(gil_, memory_, state);
     // The program reads this thread's later samples itself, and those of
     // every thread the interpreter has now (the lookup read them all).
     if (at_sample_ != nullptr)

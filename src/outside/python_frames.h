@@ -22,6 +22,11 @@
 // within one call of the loop (another function of the same loop call)
 // fits and cannot be told: docs/python.md measures how often.
 //
+// Each sample of a Python thread also says whether the thread held the
+// GIL (gil(), issue 31; interp/python_gil.h): read by the BPF program at
+// the sample, or after the fact with its frames (then approximate: the
+// GIL may have changed hands since; one 8-16 byte read more).
+//
 // NOT async-signal-safe, not thread-safe: the process table's, under the
 // sampler's lock.
 #ifndef PROFIL_OUTSIDE_PYTHON_FRAMES_H
@@ -37,6 +42,7 @@
 
 #include "format/profile.h"
 #include "interp/python_code.h"
+#include "interp/python_gil.h"
 #include "interp/python_merge.h"
 #include "interp/python_process.h"
 #include "interp/readers.h"
@@ -84,6 +90,7 @@ class PythonFrames final : public InterpreterFrames {
 
   using InterpreterFrames::merge;
   void merge(pid_t tid, uint64_t time, bool native_truncated, std::vector<uint64_t>* frames) override;
+  uint8_t gil() const override { return gil_state_; }
   void forget_thread(pid_t tid) override {
     threads_.forget(tid);
     if (at_sample_ != nullptr) at_sample_->forget_thread(tid);
@@ -99,6 +106,7 @@ class PythonFrames final : public InterpreterFrames {
 
  private:
   PythonFrames(const interp::PythonTarget& target, PythonReads* reads);
+  void find_gil();
   bool in_eval_loop(uint64_t address) const {
     return address >= target_.eval_loop_start && address < target_.eval_loop_end;
   }
@@ -110,6 +118,9 @@ class PythonFrames final : public InterpreterFrames {
   interp::ProcessMemory memory_;
   interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
   interp::PythonThreads threads_;
+  // Where the GIL's holder is (issue 31), and the last sample's state.
+  interp::PythonGil gil_;
+  uint8_t gil_state_ = format::kGilUnknown;
   interp::PythonCodeNamer namer_;
   FrameNames<interp::PythonCodeNamer> names_{format::kInterpreterFrameBase,
                                              {kMisfitFrame, kUnnamedFrame, kEnteringFrame}};

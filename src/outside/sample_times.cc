@@ -4,8 +4,8 @@
 
 namespace profiling::outside {
 
-void SampleTimes::add(uint64_t time, uint64_t leaf, uint64_t periods, uint32_t stack, pid_t tid) {
-  timed_.push_back({time, leaf, static_cast<uint32_t>(std::min<uint64_t>(periods, UINT32_MAX)), stack, tid});
+void SampleTimes::add(uint64_t time, uint64_t leaf, uint64_t periods, uint32_t stack, pid_t tid, uint8_t gil) {
+  timed_.push_back({time, leaf, static_cast<uint32_t>(std::min<uint64_t>(periods, UINT32_MAX)), stack, tid, gil});
 }
 
 void SampleTimes::take_into(format::Timeline* timeline, const format::StackTable& stacks,
@@ -14,7 +14,7 @@ void SampleTimes::take_into(format::Timeline* timeline, const format::StackTable
   timeline->samples.reserve(timeline->samples.size() + timed_.size());
   for (const Timed& t : timed_)
     timeline->samples.push_back(
-        {static_cast<int64_t>(t.time) + realtime_offset_ns, t.leaf, t.periods, t.stack, t.tid, 0});
+        {static_cast<int64_t>(t.time) + realtime_offset_ns, t.leaf, t.periods, t.stack, t.tid, 0, t.gil});
   timeline->sort_by_time();
   std::vector<Timed>().swap(timed_);
 }

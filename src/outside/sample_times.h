@@ -1,6 +1,6 @@
 // Each sample's time as the process table keeps it for one image until the
 // next take (issue 33): its time (CLOCK_MONOTONIC, the perf record's),
-// leaf, periods, stack (an id in the image's table) and thread, 32 bytes a
+// leaf, periods, stack (an id in the image's table), thread and GIL state, 32 bytes a
 // sample, given to the image's profile as its format::Timeline.
 //
 // NOT async-signal-safe, not thread-safe: the process table's (under the
@@ -19,7 +19,8 @@ namespace profiling::outside {
 
 class SampleTimes {
  public:
-  void add(uint64_t time, uint64_t leaf, uint64_t periods, uint32_t stack, pid_t tid);
+  // gil: format::kGil* (issue 31).
+  void add(uint64_t time, uint64_t leaf, uint64_t periods, uint32_t stack, pid_t tid, uint8_t gil);
   // The samples since the last take into *timeline, in time order (the
   // rings of several CPUs are read one after another), each time plus
   // realtime_offset_ns (Unix epoch ns), with a copy of stacks, the table
@@ -31,6 +32,7 @@ class SampleTimes {
     uint64_t time, leaf;
     uint32_t periods, stack;
     pid_t tid;
+    uint8_t gil;
   };
   std::vector<Timed> timed_;
 };

@@ -9,7 +9,8 @@
 namespace profiling::report {
 namespace {
 
-// A 64-bit mix of a sample's key (address, pid, thread, stack):
+// A 64-bit mix of a sample's key (address, pid, thread, stack; its GIL
+// state, issue 31, is compared, not mixed):
 // splitmix64's finalizer over the words.
 uint64_t hash_key(const format::Sample& s) {
   uint64_t h = s.address * 0x9e3779b97f4a7c15ull;
@@ -24,7 +25,7 @@ uint64_t hash_key(const format::Sample& s) {
 }
 
 bool same_key(const format::Sample& a, const format::Sample& b) {
-  return a.address == b.address && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack;
+  return a.address == b.address && a.pid == b.pid && a.tid == b.tid && a.stack == b.stack && a.gil == b.gil;
 }
 
 }  // namespace
@@ -245,7 +246,7 @@ void ProfileMerger::add(LoadedProfile&& input) {
     }
     const int32_t pid = summed ? 0 : sample.pid ? sample.pid : default_pid;
     format::Sample added{relocated(sample.address), sample.count, pid, stack, summed ? 0 : sample.tid};
-    added.observations = sample.observations;
+    added.observations = sample.observations, added.gil = sample.gil;
     find_or_add(added);
   }
   // The timeline (issue 33) as the samples: relocated, relabelled, its

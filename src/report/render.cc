@@ -123,7 +123,7 @@ std::string render_text(const Report& report, bool colour) {
     if (tasks) {
       if (view == View::thread) line.push_back(row.tid ? std::to_string(row.tid) : "-");
       line.push_back(row.pid ? std::to_string(row.pid) : "-");
-      line.push_back(row.task_name.empty() ? row.function : row.task_name);
+      line.push_back(row.task_name.empty() ? row.function : row.task_name + row.gil);
       cells.push_back(std::move(line));
       continue;
     }

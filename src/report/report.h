@@ -86,6 +86,9 @@ struct Row {
   // name the profile gives it ("" unnamed).
   int32_t tid = 0, pid = 0;
   std::string task_name;
+  // Thread view: its share of samples holding CPython's GIL, " [GIL 97 %]",
+  // where its samples say (report/gil_shares.h, issue 31); "" else.
+  std::string gil;
   // The draws (signals or ring records) behind samples; interval is
   // share_interval of them. 0 when the profile has no observations.
   uint64_t observations = 0;

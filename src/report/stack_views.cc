@@ -42,6 +42,9 @@ void task_rows(const StackSet& set, const ReportOptions& options, Report* report
     row.tid = f.tid;
     row.pid = f.pid;
     row.task_name = f.raw_function;
+    // The root's label is thread_label's and then the GIL's share (stacks.cc).
+    if (const std::string label = thread_label(f.raw_function, f.tid); f.tid != 0 && f.function.starts_with(label))
+      row.gil = f.function.substr(label.size());
     report->rows.push_back(std::move(row));
     if (options.top && report->rows.size() >= options.top) break;
   }

@@ -122,7 +122,9 @@ FrameId StackBuilder::root_of(const format::Sample& sample) {
   };
   if (options_.roots == StackRoots::thread) {
     root.raw_function = name(tid);
-    root.function = thread_label(root.raw_function, tid);
+    // Its share of samples holding CPython's GIL, where they say (issue 31).
+    if (!gil_) gil_ = std::make_unique<GilShares>(profile_);
+    root.function = thread_label(root.raw_function, tid) + gil_->label(pid, tid);
     root.object = kThreadObject;
   } else {
     // Its main thread's name (the comm, which exec sets), else the

@@ -28,6 +28,7 @@
 
 #include "format/profile.h"
 #include "report/frame_names.h"
+#include "report/gil_shares.h"
 #include "report/symbolizer.h"  // kUnknownFunction
 
 namespace profiling::report {
@@ -201,6 +202,7 @@ class StackBuilder {
   std::vector<std::vector<FrameId>> chains_;
   std::vector<bool> chain_done_;
   std::map<std::pair<int32_t, int32_t>, FrameId> roots_;  // (pid, tid) -> frame
+  std::unique_ptr<GilShares> gil_;                        // for thread roots' labels, made at the first
   std::string program_;                                     // the profile's program, file name only
   std::vector<FrameId> leaf_, stack_;
   bool have_leaf_ = false;

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <utility>
 
+#include "report/gil_shares.h"
+
 namespace profiling::report {
 namespace {
 
@@ -68,6 +70,7 @@ Timeline build_timeline(const format::Profile& profile, FrameSymbolizer& symboli
     out.start_ns = profile.time_nanos;
   }
   std::map<std::pair<int32_t, int32_t>, TimelineThread> threads;
+  const GilShares gil(profile);  // issue 31: "[GIL 97 %]" after a Python thread's label
   for (const Entry& e : entries) {
     if (e.at == SIZE_MAX) continue;
     const int32_t pid = e.pid != 0 ? e.pid : static_cast<int32_t>(profile.pid);
@@ -77,7 +80,7 @@ Timeline build_timeline(const format::Profile& profile, FrameSymbolizer& symboli
       thread.pid = pid;
       thread.tid = e.tid;
       if (e.tid != 0) {
-        thread.label = thread_label(name_of(profile, e.tid), e.tid);
+        thread.label = thread_label(name_of(profile, e.tid), e.tid) + gil.label(pid, e.tid);
       } else {
         std::string name = name_of(profile, pid);
         if (name.empty()) name = profile.program.substr(profile.program.rfind('/') + 1);

@@ -5,7 +5,8 @@
  * children), run by the kernel just before it writes the sample: for a
  * thread whose process and PyThreadState the host put in the maps, it walks
  * the frames (interp/python_walk.cc's walk, the same fields) and writes one
- * record, with the time, into a ring the host reads beside the samples.
+ * record, with the time and whether the thread held the GIL (one read more,
+ * interp/python_gil.h), into a ring the host reads beside the samples.
  * The host pairs each sample with its thread's last record at or before the
  * sample's time (outside/python_bpf.h).
  *
@@ -144,6 +145,18 @@ static long step(__u32 index, void* context) {
   return 0;
 }
 
+/* Issue 31: whether the thread whose PyThreadState is state holds the GIL,
+ * one read (8 bytes, or 16 with `locked`). */
+static __u32 gil_of(const struct profil_py_layout* layout, __u64 state) {
+  __u64 words[2] = {0, 0};
+  const void* holder = (const void*)layout->gil_holder;
+  if (layout->gil_holder == 0) return PROFIL_PY_GIL_UNKNOWN;
+  if ((layout->gil_locked ? bpf_probe_read_user(words, 16, holder) : bpf_probe_read_user(words, 8, holder)) != 0)
+    return PROFIL_PY_GIL_UNKNOWN;
+  if (words[0] != state || (layout->gil_locked && (__s32)words[1] <= 0)) return PROFIL_PY_GIL_RELEASED;
+  return PROFIL_PY_GIL_HELD;
+}
+
 SEC("perf_event")
 int python_stack(struct bpf_perf_event_data* context) {
   struct bpf_pidns_info ns = {};
@@ -177,7 +190,7 @@ int python_stack(struct bpf_perf_event_data* context) {
   s->record.tid = tid;
   s->record.count = w.count;
   s->record.status = w.status;
-  s->record.pad = 0;
+  s->record.gil = gil_of(layout, *state);
   __u64 size = __builtin_offsetof(struct profil_py_record, frames) +
                (__u64)(w.count & (2 * PROFIL_BPF_MAX_FRAMES - 1)) * sizeof(struct profil_py_frame);
   if (size > sizeof s->record) size = sizeof s->record;

@@ -32,7 +32,11 @@ struct profil_py_layout {
   __s32 frame_size;           /* one read covers every frame field */
   __s8 owner_cstack;          /* 3.12+: FRAME_OWNED_BY_CSTACK, else -1 */
   __u8 lasti32;               /* ≤3.10: the instruction is an int f_lasti and every frame an entry */
-  __u8 pad[6];
+  __u8 gil_locked;            /* 3.12+: an int `locked` (1: taken) 8 bytes after the holder */
+  __u8 pad[5];
+  /* Where the GIL's holder (a PyThreadState pointer) is, 0 where the
+   * version does not tell (interp/python_gil.h). */
+  __u64 gil_holder;
 };
 
 /* One frame, as interp::RawFrame. */
@@ -51,13 +55,20 @@ enum profil_py_status {
   PROFIL_PY_LOOP = 3,
 };
 
+/* Whether the thread held the GIL, as format::kGil*. */
+enum profil_py_gil {
+  PROFIL_PY_GIL_UNKNOWN = 0,
+  PROFIL_PY_GIL_HELD = 1,
+  PROFIL_PY_GIL_RELEASED = 2,
+};
+
 /* One record per sample of a known Python thread; frames[count] follow. */
 struct profil_py_record {
   __u64 time; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC, as the samples' time */
   __u32 tid;  /* in profil's pid namespace */
   __u32 count;
   __u32 status;
-  __u32 pad;
+  __u32 gil; /* enum profil_py_gil */
   struct profil_py_frame frames[PROFIL_BPF_MAX_FRAMES];
 };
 
