@@ -170,9 +170,11 @@ bool PythonStackReads::take(pid_t tid, uint64_t time, std::vector<interp::RawFra
   return nearest != nullptr;
 }
 
-bool PythonStackReads::take_oldest(pid_t tid, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk) {
+bool PythonStackReads::take_oldest(pid_t tid, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk,
+                                   uint8_t* gil) {
   const auto it = records_.find(tid);
   if (it == records_.end() || it->second.empty()) return false;
+  if (gil != nullptr) *gil = it->second.front().gil;
   *frames = std::move(it->second.front().frames);
   *walk = it->second.front().walk;
   it->second.pop_front();

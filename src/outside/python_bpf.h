@@ -77,7 +77,7 @@ class PythonStackReads {
             uint8_t* gil = nullptr);
 
   // The oldest record of tid, whatever its time (tests).
-  bool take_oldest(pid_t tid, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk);
+  bool take_oldest(pid_t tid, std::vector<interp::RawFrame>* frames, interp::WalkResult* walk, uint8_t* gil = nullptr);
 
   struct Counters {
     uint64_t records = 0;    // written by the program

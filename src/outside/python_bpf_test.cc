@@ -83,15 +83,19 @@ class PythonBpf : public ::testing::Test {
   }
 
   // The walk of this thread's chain from state, as the program read it.
+  // gil: where the GIL's holder is (none by default); *gil_state: what the
+  // program read of it.
   std::vector<interp::RawFrame> walk(const interp::PythonLayout& layout, const FakeThreadState& state,
-                                     interp::WalkResult* result) {
+                                     interp::WalkResult* result, const interp::PythonGil& gil = {},
+                                     uint8_t* gil_state = nullptr) {
     const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
     EXPECT_TRUE(reads_->add_process(::getpid(), layout));
+    reads_->set_gil(::getpid(), gil);
     reads_->add_thread(tid, reinterpret_cast<uint64_t>(&state));
-    burn_until_records(*reads_, 5);
+    burn_until_records(*reads_, reads_->counters().records + 5);
     reads_->drain();
     std::vector<interp::RawFrame> frames;
-    EXPECT_TRUE(reads_->take_oldest(tid, &frames, result)) << "no record in 5 s of CPU";
+    EXPECT_TRUE(reads_->take_oldest(tid, &frames, result, gil_state)) << "no record in 5 s of CPU";
     reads_->forget_process(::getpid());
     reads_->forget_thread(tid);
     return frames;
@@ -137,6 +141,48 @@ TEST_F(PythonBpf, FrameObjectsAreEachAnEntryWithASignedIntInstruction) {
   EXPECT_EQ(frames[0].instruction, 42u);
   EXPECT_EQ(frames[1].instruction, static_cast<uint64_t>(-1));
   EXPECT_EQ(frames[0].flags & frames[1].flags, interp::kEntryFrame);
+}
+
+// Issue 31: the GIL's holder read beside the frames. ≤3.11: a pointer to
+// the holder's thread state, NULL while released; 3.12+: last_holder then
+// `locked` 8 bytes after it.
+TEST_F(PythonBpf, TheGilIsHeldWhereItsHolderIsTheThreadAndItIsLocked) {
+  FakeFrame frame{.code = 0xC0DE};
+  FakeThreadState state{.frame = reinterpret_cast<uint64_t>(&frame)};
+  struct {
+    uint64_t holder;
+    int32_t locked;
+    int32_t pad;
+  } gil{};
+  const auto layout = fake_layout(interp::PythonFrameModel::kInterpFrame312);
+  const interp::PythonGil pointer{reinterpret_cast<uint64_t>(&gil.holder), -1};
+  const interp::PythonGil with_locked{reinterpret_cast<uint64_t>(&gil.holder), 8};
+  struct Case {
+    const char* what;
+    interp::PythonGil where;
+    uint64_t holder;
+    int32_t locked;
+    uint8_t expected;
+  } cases[] = {
+      {"no holder known", {}, reinterpret_cast<uint64_t>(&state), 1, format::kGilUnknown},
+      {"the thread holds it", pointer, reinterpret_cast<uint64_t>(&state), 0, format::kGilHeld},
+      {"no thread holds it", pointer, 0, 0, format::kGilReleased},
+      {"another thread holds it", pointer, 0x1234560, 0, format::kGilReleased},
+      {"last held by the thread, locked", with_locked, reinterpret_cast<uint64_t>(&state), 1, format::kGilHeld},
+      {"last held by the thread, unlocked", with_locked, reinterpret_cast<uint64_t>(&state), 0, format::kGilReleased},
+      {"last held by another, locked", with_locked, 0x1234560, 1, format::kGilReleased},
+  };
+  for (const Case& c : cases) {
+    // Records of the last case still in the ring go before this one.
+    reads_->drain();
+    reads_->forget_thread(static_cast<pid_t>(::syscall(SYS_gettid)));
+    gil.holder = c.holder;
+    gil.locked = c.locked;
+    interp::WalkResult result;
+    uint8_t state_read = 0xff;
+    walk(layout, state, &result, c.where, &state_read);
+    EXPECT_EQ(state_read, c.expected) << c.what;
+  }
 }
 
 TEST_F(PythonBpf, ALoopedChainEndsAtTheStepBound) {
