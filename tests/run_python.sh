@@ -8,9 +8,10 @@
 # - the merging: of the samples in keyed() (called back by sorted(), in C),
 #   at least 99 % read main -> c_path -> (a native frame) -> keyed, root
 #   first;
-# - the evaluation loop left without Python frames in at most 1 % of the
-#   samples of the merged view, those whose Python stack moved before it
-#   was read (after the fact: counted by a frame of their own) apart.
+# - the evaluation loop left without Python frames in none of the samples
+#   of the merged view from outside (at most 1 % with --inside), those
+#   whose Python stack moved before it was read (after the fact: counted by
+#   a frame of their own) apart.
 # Usage: run_python.sh PROFIL PYTHON [profil run options...]
 set -euo pipefail
 profil=$1 python=$2
@@ -90,6 +91,15 @@ awk '{ n = $NF; $NF = ""; sub(/ +$/, ""); k = split($0, f, ";"); keyed = 0
 # counted apart: after the fact, how many depends on how late the reader
 # gets to a sample, which a loaded machine decides; 10 % here, 10.03 %
 # beside two busy loops, so only a sanity bound, MISFITS_ALLOWED; at the
-# sample, at most 1 %).
-loop_never_bare "$work/merged.folded" '(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)' "${MISFITS_ALLOWED:-0.5}"
+# sample, at most 1 %). From outside no loop frame is left bare at all: a
+# sample read with no Python frames (or a chain it could not read) has
+# moved, and a thread whose state was not found is marked too
+# (outside/python_frames.h; issue 31: a CI run had 28 bare samples of the
+# interpreter's start, a round of them read while it compiled the script).
+# Inside, the handler's reads keep the 1 % bound.
+case " $* " in
+  *" --inside "*) bare_allowed=0.01 ;;
+  *) bare_allowed=0 ;;
+esac
+loop_never_bare "$work/merged.folded" '(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)' "${MISFITS_ALLOWED:-0.5}" "$bare_allowed"
 echo "ok: $python"

@@ -89,6 +89,9 @@ void OutsideRun::print_python_reads() const {
   // "did not fit": the frames read are not those of the sample's native
   // stack; the sample has the frame "[python: the stack moved before it
   // was read]" (outside/python_frames.h).
+  // Read after the fact, a thread no longer in the interpreter's list:
+  // "[python: the thread's state was not found when read]".
+  if (r.no_thread_state != 0) how += ", " + std::to_string(r.no_thread_state) + " whose thread's state was not found";
   std::fprintf(stderr, "profil: Python frames in %llu samples: %s\n", static_cast<unsigned long long>(samples),
                how.c_str());
 }
