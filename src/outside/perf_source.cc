@@ -204,7 +204,9 @@ std::string PerfSource::attach_all() {
 }
 
 void PerfSource::start() {
+  reader_started_.store(false);
   reader_.start([this] { reader_loop(); });
+  reader_started_.wait(false);
 }
 
 void PerfSource::pause() {
@@ -283,6 +285,8 @@ void PerfSource::reader_loop() {
     enable_at_start_ = false;
     for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
+  reader_started_.store(true);
+  reader_started_.notify_all();
   std::vector<pollfd> polls;
   for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
   if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});

@@ -108,6 +108,10 @@ class PerfSource final : public Source {
   bool whole_machine_ = false;  // attach_all: per-CPU events, nothing inherited
   // Attached: the events wait, disabled, for the reader's start.
   bool enable_at_start_ = false;
+  // Set by the reader once the events are on: start() waits for it, so that
+  // "attached" is said of sampled events (run_attach_all: a program started
+  // after the line, 1 s of CPU on a loaded machine, was never sampled).
+  std::atomic<bool> reader_started_{false};
   // stop() while the reader runs: it disables, reads and closes the events
   // itself, at its priority.
   std::atomic<bool> close_in_reader_{false};
