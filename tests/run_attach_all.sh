@@ -12,6 +12,15 @@ before=""; after=""
 trap 'kill $before $after 2>/dev/null; rm -rf "$work"' EXIT
 
 "$program" 30 & before=$!
+# Running before the attach means exec'd before it: until then the child is
+# the shell's copy, and an exec between profil's reading of /proc and its
+# events' start is seen by neither (a loaded run named it bash.PID).
+program_file=$(readlink -f "$program")
+for _ in $(seq 3000); do
+  [ "$(readlink "/proc/$before/exe" 2> /dev/null)" = "$program_file" ] && break
+  sleep 0.01
+done
+[ "$(readlink "/proc/$before/exe" 2> /dev/null)" = "$program_file" ] || { echo "FAIL: $program did not start"; exit 1; }
 # The window ends when the program started after the attach has used a
 # second of CPU and ended (its own clock, not ours), or at 60 s.
 "$profil" attach --all --duration 60s -o "$work/out" 2> "$work/stderr" & attach=$!

@@ -14,7 +14,6 @@
 
 #include "base/proc_syscall.h"
 #include "base/unique_fd.h"
-#include "outside/reader_priority.h"
 #include "perf/event.h"
 #include "perf/records.h"
 
@@ -39,11 +38,6 @@ size_t WallPoller::threads_unreadable() const {
 // watcher does (sampler/wall_sampler.h). Its sleep ends early when stop()
 // or pause() writes the wake pipe.
 void WallPoller::loop() {
-  // Raised as the perf reader is (reader_priority.h): at the program's
-  // priority on a loaded machine a look came 385 ms late, and the sleeper's
-  // blocked time since the look before was lost with its exit
-  // (run_wall_stacks_outside: 1147 blocked samples for 1.532 s asleep).
-  (void)raise_thread_priority();
   const uint64_t period = options_.period_ns();
   uint64_t next = monotonic_ns();
   base::LookPeriods look(next);

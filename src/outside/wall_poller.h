@@ -4,9 +4,7 @@
 // files (base/proc_syscall.h), the stack by process_vm_readv(2), unwound by
 // the process table like a perf sample of `periods` periods. Nothing enters
 // the program, as with the perf clock (the inside's watcher is a thread in
-// it: sampler/wall_sampler.h). Its thread runs raised, as the perf
-// reader's does (reader_priority.h): a look that comes late loses the
-// blocked time of a thread that ends before it.
+// it: sampler/wall_sampler.h).
 //
 // NOT async-signal-safe: host side. Its thread feeds the table under the
 // feed's lock; the set of unreadable threads is under that lock too.
