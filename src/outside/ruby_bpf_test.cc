@@ -7,15 +7,14 @@
 // CAP_PERFMON): skipped, saying why, elsewhere.
 #include "outside/ruby_bpf.h"
 
+#include "outside/bpf_test_event.h"
+
 #include <gtest/gtest.h>
-#include <linux/perf_event.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cstring>
 
-#include "perf/event.h"
 
 namespace profiling::outside {
 namespace {
@@ -54,31 +53,9 @@ struct FakeThread {
 // (vm_core.h), with the dummy's magic and the flags of ruby_layout.cc.
 constexpr uint64_t kMethod = 0x11110001, kBlock = 0x22220001, kCFunc = 0x55550001;
 
-double thread_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-class RubyBpf : public ::testing::Test {
+class RubyBpf : public BpfOnThisThread {
  protected:
-  void SetUp() override {
-    std::string why;
-    reads_ = PythonStackReads::open(100'000, &why);
-    if (reads_ == nullptr) GTEST_SKIP() << "the kernel refuses the BPF program here: " << why;
-    perf::EventSpec spec;
-    spec.period_ns = 100'000;
-    perf_event_attr attr = spec.attr();
-    event_ = static_cast<int>(perf::open_event(attr, 0, -1));
-    ASSERT_GE(event_, 0) << std::strerror(static_cast<int>(-event_));
-    ASSERT_TRUE(reads_->attach(event_, &why)) << why;
-  }
-  void TearDown() override {
-    if (event_ >= 0) ::close(event_);
-  }
-
-  // The walk of this thread's frames, as the program read it at a sample
-  // (at most 5 s of this thread's CPU: a machine however busy gives that).
+  // The walk of this thread's frames, as the program read it at a sample.
   std::vector<interp::RawFrame> walk(const FakeThread& thread, interp::WalkResult* result) {
     const pid_t tid = static_cast<pid_t>(::syscall(SYS_gettid));
     // Records of an earlier walk, drained and dropped.
@@ -87,10 +64,7 @@ class RubyBpf : public ::testing::Test {
     const uint64_t before = reads_->counters().records;
     EXPECT_TRUE(add_ruby_process(*reads_, ::getpid(), layout()));
     reads_->add_thread(tid, reinterpret_cast<uint64_t>(thread.thread));
-    const double until = thread_cpu_seconds() + 5;
-    volatile uint64_t sink = 0;
-    while (reads_->counters().records < before + 5 && thread_cpu_seconds() < until)
-      for (int i = 0; i < 100000; ++i) sink = sink + static_cast<uint64_t>(i);
+    burn_until_records(before + 5);
     reads_->drain();
     std::vector<interp::RawFrame> frames;
     EXPECT_TRUE(reads_->take_oldest(tid, &frames, result)) << "no record in 5 s of CPU";
@@ -99,8 +73,6 @@ class RubyBpf : public ::testing::Test {
     return frames;
   }
 
-  std::unique_ptr<PythonStackReads> reads_;
-  int event_ = -1;
 };
 
 TEST_F(RubyBpf, ControlFramesInnermostFirstWithoutCAndDummyFramesFinishAsEntry) {
