@@ -17,6 +17,10 @@ if(TARGET profil_cli)
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_ruby_moving.sh $<TARGET_FILE:profil_cli> ${PROFIL_TEST_RUBY})
     add_test(NAME run_ruby_unchanged
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_ruby_unchanged.sh $<TARGET_FILE:profil_cli> ${PROFIL_TEST_RUBY})
+    # Read at the sample, the shares differ from the timing by the sampling's
+    # error and the timing's own (±0.015 between runs on a loaded machine),
+    # not by the after-the-fact reading's (run_ruby.sh's default 0.05).
+    set_tests_properties(run_ruby PROPERTIES ENVIRONMENT "ERROR_ALLOWED=0.02")
     set_tests_properties(run_ruby run_ruby_late run_ruby_moving run_ruby_unchanged PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 endif()
