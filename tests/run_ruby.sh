@@ -30,7 +30,12 @@ esac
 
 "$profil" run --hz 1000 -o "$work/out" "$@" -- "$ruby" "$here/ruby_progs/shares.rb" 2 > "$work/stdout" 2> "$work/stderr" || {
   echo "profil run failed:"; cat "$work/stderr"; exit 1; }
-grep "Ruby frames in" "$work/stderr" || { echo "FAIL: the run did not say it read Ruby frames:"; cat "$work/stderr"; exit 1; }
+# From outside the run says how it read Ruby frames; inside (--inside: the
+# handler reads them) the profile's Ruby frames below show it did.
+case " $* " in
+  *" --inside "*) ;;
+  *) grep "Ruby frames in" "$work/stderr" || { echo "FAIL: the run did not say it read Ruby frames:"; cat "$work/stderr"; exit 1; } ;;
+esac
 # The way the frames were read, as asked: at the sample by BPF as root,
 # after the fact with --no-bpf (interp_checks.sh).
 read_way_checked Ruby "$work/stderr" "$@"

@@ -4,9 +4,10 @@
 # gives, every time, the stdout, stderr and exit status (3) it gives alone
 # (as root the frames are read at the sample by BPF: how many runs were,
 # said).
-# Usage: run_ruby_unchanged.sh PROFIL RUBY
+# Usage: run_ruby_unchanged.sh PROFIL RUBY [profil run options...]
 set -euo pipefail
 profil=$1 ruby=$2
+shift 2
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/profil-ruby-unchanged.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -20,7 +21,7 @@ set -e
 runs=20 same=0 at_sample=0
 for i in $(seq "$runs"); do
   set +e
-  "$profil" run --hz 1000 -o "$work/out$i" -- "$ruby" "$program" > "$work/got.out" 2> "$work/got.err"
+  "$profil" run --hz 1000 "$@" -o "$work/out$i" -- "$ruby" "$program" > "$work/got.out" 2> "$work/got.err"
   got=$?
   set -e
   # Which way the frames were read (as root, at the sample by BPF): said.

@@ -5,6 +5,7 @@
 
 #include "base/safe_access.h"
 #include "sampler/python_sampling.h"
+#include "sampler/ruby_sampling.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_names.h"
 #include "unwind/unwinder.h"
@@ -165,6 +166,11 @@ void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weig
   // and a branch for every other process.
   if (const PythonSampling* python = g_python.load(std::memory_order_acquire)) [[unlikely]] {
     deliver_stack_with_python(*python, table, context, weight);
+    return;
+  }
+  // A Ruby process (ruby_sampling.h): its Ruby frames too.
+  if (const RubySampling* ruby = g_ruby.load(std::memory_order_acquire)) [[unlikely]] {
+    deliver_stack_with_ruby(*ruby, table, context, weight);
     return;
   }
   const unwind::LiveMemory memory;
