@@ -3,6 +3,8 @@
 // (the method's name, "block in work", "<main>", "<class:Worker>"), file
 // and first line, and the line of any pc in it (the body's line table:
 // insns_info and its succinct index, iseq.c's succ_index_lookup).
+// What is read, and how, is ruby_code_head.h's (shared with the preload's
+// dump); this adds the caches and the strings.
 //
 // The class is not prefixed: Ruby 3.1 keeps a class's name only among its
 // instance variables (__classpath__, an st_table keyed by an ID), not in
