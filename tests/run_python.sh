@@ -46,21 +46,8 @@ fi
 
 "$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/shares.py" 2 > "$work/stdout" 2> "$work/stderr" || {
   echo "profil run failed:"; cat "$work/stderr"; exit 1; }
-# The way the frames were read (outside/python_frames.h): as root the BPF
-# program reads them at the sample, unless --no-bpf is given; of those, at
-# most 1 % may not fit their native stack (a thread's first samples are
-# read after the fact, and counted apart).
-case " $* " in
-  *" --no-bpf "* | *" --inside "*) ;;
-  *) if [ "$(id -u)" = 0 ]; then
-       line=$(grep "read at the sample by BPF" "$work/stderr") || {
-         echo "FAIL: as root the frames were not read at the sample:"; cat "$work/stderr"; exit 1; }
-       echo "$line"
-       read -r at_sample misfits < <(echo "$line" | sed -E 's/.*: ([0-9]+) read at the sample by BPF \(([0-9]+) did not fit.*/\1 \2/')
-       awk -v a="$at_sample" -v m="$misfits" 'BEGIN { exit (a >= 100 && m <= 0.01 * a) ? 0 : 1 }' || {
-         echo "FAIL: $misfits of $at_sample samples read at the sample did not fit"; exit 1; }
-     fi ;;
-esac
+# The way the frames were read, as asked (interp_checks.sh).
+read_way_checked Python "$work/stderr" "$@"
 timed=$(awk '/^timed_three/ {print $2}' "$work/stdout")
 [ -n "$timed" ] || { echo "the program printed no timing:"; cat "$work/stdout" "$work/stderr"; exit 1; }
 profile=$(ls "$work"/out/*.pb.gz | head -1)

@@ -59,6 +59,8 @@ class RubyThreads {
   uint64_t execution_context(pid_t tid);
   // A thread ended: its rb_thread_t is freed, its tid may come back.
   void forget(pid_t tid) { by_tid_.erase(tid); }
+  // The threads of the VM's list as last read: tid -> its rb_thread_t.
+  const std::unordered_map<pid_t, uint64_t>& all() const { return by_tid_; }
 
  private:
   void refresh();
