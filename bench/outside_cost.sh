@@ -9,6 +9,7 @@
 # highest rate over the samples added (xz's CPU time x the rates' difference).
 set -euo pipefail
 build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
 profil=${PROFIL_TOOL:-$build/bin/profil}
 reps=${BENCH_REPS:-5}
 rates=${BENCH_RATES:-100 4000}
@@ -19,11 +20,7 @@ command -v perf >/dev/null && perf record -q -e task-clock -o "$out/probe.data" 
   have_perf=0; echo "(perf record is not available: its column is left empty)"; }
 head -c 4000000 /dev/urandom | base64 > "$out/input"
 work=(xz -T1 -6 -c "$out/input")
-cpu_of() {
-  local TIMEFORMAT='%U %S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$here/lib/measure.sh"
 for hz in $rates; do
   for ((i = 0; i < reps; i++)); do
     cpu_of "${work[@]}" >> "$out/plain"
