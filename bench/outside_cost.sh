@@ -30,7 +30,11 @@ timed=(bash -c 'TIMEFORMAT="%U %S"; { time "$@" >/dev/null 2>&1; } 2>"$0"' "$out
 tool_run() {  # NAME HZ COMMAND...: its CPU in NAME.HZ, its own in NAME-own.HZ
   local name=$1 hz=$2 total
   shift 2
+  rm -f "$out/program"
   total=$(cpu_of "$@")
+  # A run that never started the program (perf record 6.1 here aborts now
+  # and then: "stack smashing detected") counts in neither table.
+  [ -s "$out/program" ] || return 0
   echo "$total" >> "$out/$name.$hz"
   echo "$total - $(awk '{ print $1 + $2 }' "$out/program")" | bc -l >> "$out/$name-own.$hz"
 }

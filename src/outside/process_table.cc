@@ -1,7 +1,6 @@
 #include "outside/process_table.h"
 
 #include <algorithm>
-#include <tuple>
 #include <unordered_set>
 
 #include "format/profile.h"
@@ -30,7 +29,7 @@ struct ProcessTable::Image {
   struct Tally {
     uint64_t periods = 0, observations = 0;
   };
-  std::map<std::tuple<uint64_t, uint32_t, pid_t>, Tally> counts;  // (leaf, stack, tid) -> samples
+  std::unordered_map<SampleKey, Tally, SampleKey::Hash> counts;
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
   uint64_t lost = 0;
