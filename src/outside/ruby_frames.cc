@@ -12,6 +12,8 @@ namespace {
 // Frames read per sample at most (deeper stacks keep their innermost: the
 // walk says kTruncated and the sample counts as a misfit).
 constexpr uint32_t kMaxRubyDepth = 512;
+// The execution context's bytes the walk reads first (ruby_walk.cc).
+constexpr size_t kContextBytes = 24;
 }  // namespace
 
 RubyFrames::RubyFrames(const interp::RubyTarget& target, RubyReads* reads, PythonStackReads* at_sample)
@@ -47,14 +49,16 @@ std::unique_ptr<RubyFrames> RubyFrames::open_if_ruby(pid_t pid, const std::vecto
 }
 
 bool RubyFrames::read_late(pid_t tid, interp::WalkResult* walk) {
-  const uint64_t ec = threads_.execution_context(tid);
+  const uint64_t slot = threads_.context_slot(tid);
+  const uint64_t ec = slot != 0 ? fetch_ahead(tid, slot) : 0;
   if (ec == 0) return false;
   // The program reads this thread's later samples itself, and those of
   // every thread the VM's list had (the lookup read them all).
   if (at_sample_ != nullptr)
     for (const auto& [thread, rb_thread] : threads_.all()) at_sample_->add_thread(thread, rb_thread);
   raw_.resize(kMaxRubyDepth);
-  *walk = interp::walk_ruby_frames(target_.layout, cached_, ec, raw_.data(), kMaxRubyDepth);
+  *walk = interp::walk_ruby_frames(target_.layout, ahead_, ec, raw_.data(), kMaxRubyDepth);
+  remember_ahead(tid, ec);
   ++reads_.read_late;
   return true;
 }
@@ -89,6 +93,65 @@ void RubyFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::vec
   if (!result.fits) ++(at_sample ? reads_.misfits_at_sample : reads_.misfits_late);
   merged_frames_.resize(result.count);
   frames->swap(merged_frames_);
+}
+
+uint64_t RubyFrames::fetch_ahead(pid_t tid, uint64_t slot) {
+  using Range = interp::PrefetchedMemory::Range;
+  Range ranges[interp::PrefetchedMemory::kRanges] = {{slot, 8}};
+  size_t count = 1;
+  const auto it = ahead_of_.find(tid);
+  if (it != ahead_of_.end()) {
+    const Ahead& a = it->second;
+    // The execution context's fields the walk reads first (ruby_walk.cc).
+    ranges[count++] = {a.ec, kContextBytes};
+    if (a.values_end >= a.frames) {
+      ranges[count++] = {a.stack, a.end - a.stack};
+    } else {
+      ranges[count++] = {a.stack, a.values_end - a.stack};
+      ranges[count++] = {a.frames, a.end - a.frames};
+    }
+    for (size_t i = 0; i < a.elsewhere_count && count < std::size(ranges); ++i) ranges[count++] = {a.elsewhere[i], 8};
+  }
+  ahead_.fetch(ranges, count);
+  uint64_t ec = 0;
+  if (!interp::read_u64(ahead_, slot, &ec) || ec == 0) return 0;
+  if (it == ahead_of_.end() || it->second.ec != ec) {
+    const Range context{ec, kContextBytes};
+    ahead_.fetch(&context, 1);
+  }
+  return ec;
+}
+
+void RubyFrames::remember_ahead(pid_t tid, uint64_t ec) {
+  // What the walk just read, read again from what it fetched (no call):
+  // its control frames from cfp up, and the environments they point to
+  // that lie in the VM stack. A little more of both, for a stack a few
+  // frames deeper next time.
+  const interp::RubyLayout& layout = target_.layout;
+  uint8_t context[kContextBytes];
+  if (!ahead_.read(ec, context, sizeof context)) return;
+  const uint64_t stack = interp::u64_at(context, layout.ec_vm_stack);
+  const uint64_t end = stack + interp::u64_at(context, layout.ec_vm_stack_size) * 8;
+  const uint64_t cfp = interp::u64_at(context, layout.ec_cfp);
+  if (stack == 0 || cfp < stack || cfp > end || end - stack > (64u << 20)) return;
+  Ahead& a = ahead_of_[tid];
+  a.elsewhere_count = 0;
+  uint64_t values_end = stack;
+  uint32_t frames = 0;
+  for (uint64_t at = cfp; at + layout.cfp_size <= end && frames < kMaxRubyDepth; at += layout.cfp_size, ++frames) {
+    uint64_t ep = 0;
+    if (!interp::read_u64(ahead_, at + layout.cfp_ep, &ep)) break;
+    if (ep >= stack && ep < cfp)
+      values_end = std::max(values_end, ep + 8);
+    else if (ep != 0 && a.elsewhere_count < Ahead::kElsewhere)
+      a.elsewhere[a.elsewhere_count++] = ep;
+  }
+  constexpr uint64_t kDeeper = 8;  // frames
+  a.ec = ec;
+  a.stack = stack;
+  a.end = end;
+  a.values_end = std::min(values_end + kDeeper * 64, end);
+  a.frames = cfp - stack > kDeeper * layout.cfp_size ? cfp - kDeeper * layout.cfp_size : stack;
 }
 
 void RubyFrames::name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const {

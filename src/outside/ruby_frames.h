@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "format/profile.h"
@@ -82,6 +83,7 @@ class RubyFrames final : public InterpreterFrames {
   void forget_thread(pid_t tid) override {
     threads_.forget(tid);
     if (at_sample_ != nullptr) at_sample_->forget_thread(tid);
+    ahead_of_.erase(tid);
   }
   void name_frames(std::map<uint64_t, std::vector<format::Frame>>* frames) const override;
   // The next samples are read after the fact too, until the BPF program
@@ -93,6 +95,25 @@ class RubyFrames final : public InterpreterFrames {
   RubyFrames(const interp::RubyTarget& target, RubyReads* reads, PythonStackReads* at_sample);
   // The walk of tid's frames after the fact into raw_; false without one.
   bool read_late(pid_t tid, interp::WalkResult* walk);
+  // Where a thread's last walk read its VM stack (issue 34's cost): the
+  // next sample's walk reads the same ranges, fetched in one call
+  // (interp::PrefetchedMemory) before it, and anything else by the page.
+  // The thread's execution context pointer is read with them (a Fiber
+  // switch, which changes it, costs a second call).
+  struct Ahead {
+    static constexpr size_t kElsewhere = 4;
+    uint64_t ec = 0;
+    uint64_t stack = 0, values_end = 0;  // [stack, values_end): its frames' environments
+    uint64_t frames = 0, end = 0;        // [frames, end): its control frames
+    // Environments outside the VM stack (a block's or <main>'s, moved to
+    // the heap when captured), the first few.
+    uint64_t elsewhere[kElsewhere] = {};
+    size_t elsewhere_count = 0;
+  };
+  // The execution context of the thread whose pointer to it is at slot,
+  // its walk's ranges fetched with it; 0 when it cannot be read.
+  uint64_t fetch_ahead(pid_t tid, uint64_t slot);
+  void remember_ahead(pid_t tid, uint64_t ec);
 
   interp::RubyTarget target_;
   RubyReads& reads_;
@@ -100,6 +121,8 @@ class RubyFrames final : public InterpreterFrames {
   bool read_late_ = true;
   interp::ProcessMemory memory_;
   interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
+  interp::PrefetchedMemory ahead_{target_.pid, cached_};  // ...and before them, the ranges of the last walk
+  std::unordered_map<pid_t, Ahead> ahead_of_;
   interp::RubyThreads threads_;
   interp::RubyCodeNamer namer_;
   FrameNames<interp::RubyCodeNamer> names_{format::kRubyFrameBase,
