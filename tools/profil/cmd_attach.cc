@@ -80,6 +80,7 @@ int attach_command(const AttachOptions& options) {
   if (ec) return fail(options.output_dir, error_text(ec));
   if (::access(run.dir.c_str(), W_OK) != 0) return fail(run.dir.string(), errno_text(errno));
   run.convert.symbolize = options.symbolize;
+  run.fold_ended = !options.verbose;
 
   if (options.all == (options.pid != 0))
     return fail("attach", options.all ? "--all takes no PID" : "a PID, or --all for every process of the machine");
@@ -166,7 +167,7 @@ int attach_command(const AttachOptions& options) {
     if (asked.empty() && jit_said.empty()) jit_said.push_back(who + " ran no JVM while attached: nothing was asked");
     print_jit(jit_said, asked);
   }
-  if (c.files.empty()) {
+  if (c.files.empty() && c.folded.files == 0) {
     print_nothing_sampled_outside(c, options.hz, name, pid);
     return 1;
   }
