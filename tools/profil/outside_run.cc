@@ -102,6 +102,11 @@ std::string OutsideRun::attach_all() { return sampler_.attach_all(); }
 
 void OutsideRun::start() {
   started_ = std::chrono::steady_clock::now();
+  // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux), perf's clock.
+  if (options_.duration_s > 0)
+    sampler_.end_at(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              started_.time_since_epoch() + std::chrono::duration<double>(options_.duration_s))
+                                              .count()));
   sampler_.start();
   start_clock();
 }
