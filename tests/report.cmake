@@ -167,6 +167,16 @@ add_test(NAME report_diff_names_the_slower_function
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_diff_real.sh $<TARGET_FILE:profil_cli>
           ${REPORT_FIXTURE_DIR}/report_fixture_pie)
 
+# go tool pprof and profil report agree on a file of profil run (issue 35):
+# inline frames of the program and of libm (libc6-dbg), no symbol versions.
+add_executable(report_fixture_sincos ${REPORT_FIXTURE_SRC}/sincos.c)
+target_compile_options(report_fixture_sincos PRIVATE -O2 -g)
+target_link_libraries(report_fixture_sincos PRIVATE m)
+add_test(NAME report_pprof_agrees_with_go_tool_pprof
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_pprof_agrees.sh $<TARGET_FILE:profil_cli>
+          $<TARGET_FILE:report_fixture_sincos>)
+set_tests_properties(report_pprof_agrees_with_go_tool_pprof PROPERTIES SKIP_RETURN_CODE 77)
+
 # Real profiles read without their program (gone, or rebuilt): the names the
 # pprof file carries are shown.
 add_test(NAME report_names_from_the_profile_without_the_program
@@ -201,3 +211,12 @@ add_test(NAME report_speedscope_reads_folded
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_speedscope.sh $<TARGET_FILE:profil_cli>
           $<TARGET_FILE:report_make_profile> ${REPORT_FIXTURE_DIR}/report_fixture_pie
           ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release)
+
+# The timeline (issue 33): phase_a before phase_b in the speedscope file,
+# over --every snapshots and in the HTML page's flame chart; speedscope
+# imports the file.
+add_executable(run_phases ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_phases.c)
+add_test(NAME report_timeline
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report_timeline.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_phases>
+          ${PROFIL_CONSUMERS_DIR}/node_modules/speedscope/dist/release)
+set_tests_properties(report_timeline PROPERTIES SKIP_RETURN_CODE 77)

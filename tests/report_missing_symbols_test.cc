@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "format/pprof.h"
+#include "report/export.h"
 #include "report/missing_symbols.h"
 #include "report/report.h"
 #include "report/symbolizer.h"
@@ -127,6 +129,15 @@ TEST(MissingSymbols, DebianXz) {
   EXPECT_GT(named_by_address, unnamed * 9 / 10);
   EXPECT_GT(rows.size(), 20u);                  // split ...
   EXPECT_LT(rows.size() * 20, named_by_address);  // ... per function, not per address
+  // The pprof file written of it names them so too (issue 35: go tool
+  // pprof showed "[xz]" where profil report shows "xz+0x...").
+  const format::Profile written = format::decode_pprof(export_pprof(profile, &symbolizer));
+  size_t differ = 0;
+  for (const SymbolizedSample& s : symbolized.samples) {
+    const std::vector<format::Frame>* frames = written.frames_for(s.address);
+    if (!frames || frames->empty() || frames->back().function != s.symbol.function) ++differ;
+  }
+  EXPECT_EQ(differ, 0u);
   if (access("/usr/bin/dpkg", X_OK) != 0) GTEST_SKIP() << "no dpkg";
   EXPECT_EQ(debian_package_of(xz), "xz-utils");
   const std::vector<std::string> hints = missing_symbol_hints(symbolized);

@@ -171,7 +171,13 @@ if(TARGET profil_cli)
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_kernel_frames.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_syscalls>)
   set_tests_properties(run_kernel_frames PROPERTIES SKIP_RETURN_CODE 77)
 endif()
+# Events from outside (issue 33): page faults and context switches where
+# the program makes them (tests/run_events.sh).
+add_executable(run_events ${CMAKE_CURRENT_SOURCE_DIR}/run_progs/run_events.c)
 if(TARGET profil_cli)
+  add_test(NAME run_events
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_events.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_events>)
+  set_tests_properties(run_events PROPERTIES SKIP_RETURN_CODE 77)
   add_test(NAME run_attach_all
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_attach_all.sh $<TARGET_FILE:profil_cli> $<TARGET_FILE:run_syscalls>)
   set_tests_properties(run_attach_all PROPERTIES SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # JIT code named from its perf-PID.map (issue 23, report/jit_map.h): node
-# --perf-basic-prof on a script whose CPU is nearly all in one JavaScript
-# function, hotLoop. The run names it in its pprof file; the map is copied
+# --perf-basic-prof on a script whose CPU is mostly in one JavaScript
+# function, hotLoop (three times warmLoop's work: jit_progs/hot.js, shared
+# with run_jit_ask_node.sh). The run names it in its pprof file; the map is copied
 # into the output directory, so a profile written without names
 # (--no-symbolize) is named from the copy when reported later, /tmp's map
 # gone. hotLoop must hold the majority of the samples (perf, on the same
-# script, puts ~95 % in JS:*hotLoop; the rest is node's start-up and its
-# compiler threads).
+# script, puts ~71 % in JS:*hotLoop; the rest is warmLoop, node's start-up
+# and its compiler threads).
 # Usage: run_jit_node.sh PROFIL [RUN OPTION...] (--inside, --outside)
 set -euo pipefail
 profil=$1
@@ -14,23 +15,7 @@ shift
 command -v node > /dev/null || { echo "no node (nodejs, scripts/install-deps.sh)"; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-cat > "$dir/hot.js" <<'JS'
-// About a second of CPU in hotLoop, whatever the machine: it runs until
-// that much process CPU time has passed.
-function hotLoop(n) {
-  let s = 0;
-  for (let i = 0; i < n; i++) s = (s * 31 + (i ^ (s >>> 7))) | 0;
-  return s;
-}
-const start = process.cpuUsage();
-let total = 0;
-while (true) {
-  total ^= hotLoop(2e6);
-  const used = process.cpuUsage(start);
-  if (used.user + used.system > 1.0e6) break;
-}
-console.log(total);
-JS
+cp "$(dirname "$0")/jit_progs/hot.js" "$dir/hot.js"
 # share FILE: "<hotLoop samples> <all samples>" of a report in CSV.
 share() {
   "$profil" report --format csv "$1" > "$dir/csv"

@@ -17,7 +17,11 @@
 #   3. PID: a running process is watched, and left running at q.
 #   4. --all: the running process among every one, p shows it alone
 #      (skipped, saying why, where per-CPU events are refused).
-#   5. errors: --all with a PID, nothing to watch, no terminal, no
+#   5. --event page-faults: the title names the event and its period, and
+#      fault_leaf (fresh pages) has over 90 % of the faults since the
+#      start (one sample every 16 faults, hundreds of thousands a minute:
+#      no sampling error to speak of), hot_leaf none.
+#   6. errors: --all with a PID, nothing to watch, no terminal, no
 #      process, no program (said before the screen is taken).
 # usage: top_tmux.sh PROFIL TOP_TARGET
 profil=$(realpath "$1") || exit 1
@@ -183,7 +187,21 @@ else
   [ "$status" = 0 ] || fail "profil top --all exited $status: $(cat "$work/four.err")"
 fi
 
-# 5. Errors: one line, a status.
+# 5. An event (issue 33): page faults, not time, counted where they are
+# taken; the title names the event and its period instead of a rate.
+start five --event page-faults --period 16 -- "$target" faults
+wait_for "fault_leaf's faults" shows '^ +[-0-9.]+ +[-0-9.]+ +[-0-9.]+ +[-0-9.]+ +fault_leaf \(top_target\)'
+shows 'profil top +top_target \(pid [0-9]+\) +page-faults every 16 ' || fail "title: $(head -n 1 "$work/pane")"
+wait_for "500 faults since the start" at_least 500
+# Of the faults since the start, fault_leaf takes nearly all: hot_leaf
+# touches no new page.
+faults=$(field fault_leaf 3)
+more "$faults" 90 || fail "fault_leaf has $faults % of the page faults, not over 90 %"
+t send-keys -t top q
+status=$(ended five)
+[ "$status" = 0 ] || fail "profil top --event exited $status: $(cat "$work/five.err")"
+
+# 6. Errors: one line, a status.
 check_error() {
   want=$1
   shift

@@ -29,6 +29,13 @@ using PprofSymbolizer = std::function<std::vector<PprofFrame>(const Mapping& map
 // behind its weighted count; issue 22): "observations", unit "count".
 inline constexpr const char* kObservationsType = "observations";
 
+// The numeric labels of a sample's times (Profile::timeline, issue 33):
+// one "time_ns" a sample taken (Unix epoch ns, in time order), and where
+// one stands for other than one period, one "time_weight" each, in the same
+// order.
+inline constexpr const char* kTimeLabel = "time_ns";
+inline constexpr const char* kTimeWeightLabel = "time_weight";
+
 // gzip-compressed serialized Profile: sample types [samples/count,
 // cpu/nanoseconds], and observations/count after them when the profile
 // has observations (default_sample_type then "cpu", which pprof would
@@ -39,7 +46,8 @@ inline constexpr const char* kObservationsType = "observations";
 // a leaf or a caller, its lines from the symbolizer or, where that names
 // nothing, from Profile::frames, and a "[truncated]" Location ending each
 // truncated stack; one Sample per (leaf, stack, pid), its locations leaf
-// first, with values [count, count * period_ns(, observations)].
+// first, with values [count, count * period_ns(, observations)], and the
+// times of the timeline's samples of that key as labels (kTimeLabel).
 // The program, pid, clock and dropped count travel as "profil.<key>=<value>"
 // comments; a sum of several processes has "profil.processes=N PATH" for
 // each program (Profile::programs) instead of its program. Throws FormatError (e.g. a count too large for int64).
@@ -55,7 +63,7 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
 // locations' addresses as its stack, summed per address, stack and pid,
 // value of the first "count"-unit sample type but observations, or else the
 // first; the observations/count value as observations, has_observations
-// when the file has that type), stacks, frames
+// when the file has that type; its time labels into the timeline), stacks, frames
 // (the lines of every location of a sampled stack, the first named
 // location's when several share an address), mappings, period (when its
 // unit is nanoseconds), duration and time.

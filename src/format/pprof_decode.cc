@@ -84,6 +84,7 @@ Profile decode_pprof(std::string_view bytes) {
     std::string key = comment.substr(7, equals - 7), value = comment.substr(equals + 1);
     if (key == "program") profile.program = value;
     if (key == "clock") profile.clock = value;
+    if (key == "event") profile.event = value;
     if (key == "pid") std::from_chars(value.data(), value.data() + value.size(), profile.pid);
     if (key == "dropped") std::from_chars(value.data(), value.data() + value.size(), profile.dropped);
     if (key == "own_samples") std::from_chars(value.data(), value.data() + value.size(), profile.own_samples);
@@ -100,6 +101,8 @@ Profile decode_pprof(std::string_view bytes) {
   if (in.has_period_type() && string_at(in.period_type().unit(), "period unit") == "nanoseconds" &&
       in.period() > 0)
     profile.period_ns = static_cast<uint64_t>(in.period());
+  // An event's profile (issue 33): its period is events per sample.
+  if (!profile.event.empty() && in.period() > 0) profile.event_period = static_cast<uint64_t>(in.period());
   if (in.duration_nanos() > 0) profile.duration_ns = static_cast<uint64_t>(in.duration_nanos());
   profile.time_nanos = in.time_nanos();
 
@@ -212,6 +215,7 @@ Profile decode_pprof(std::string_view bytes) {
 
   const std::string pid_key = "pid", tid_key = "thread_id", thread_name_key = "thread_name";
   std::vector<uint64_t> callers;
+  std::vector<int64_t> times, weights;
   std::vector<const LocationEntry*> frames;
   std::vector<uint8_t> named_once(locations.size(), 0);
   pb::Sample sample;
@@ -235,6 +239,8 @@ Profile decode_pprof(std::string_view bytes) {
     if (value < 0) fail("negative sample value " + std::to_string(value));
     int32_t pid = 0, tid = 0;
     const std::string* thread_name = nullptr;
+    times.clear();
+    weights.clear();
     // A pid or thread_id label outside 32 bits names no Linux task: left out.
     for (const pb::Label& label : s.label()) {
       const std::string& key = string_at(label.key(), "label key");
@@ -242,6 +248,8 @@ Profile decode_pprof(std::string_view bytes) {
       if (key == pid_key && in_32_bits) pid = static_cast<int32_t>(label.num());
       if (key == tid_key && in_32_bits) tid = static_cast<int32_t>(label.num());
       if (key == thread_name_key && label.str() != 0) thread_name = &string_at(label.str(), "label value");
+      if (key == kTimeLabel && label.str() == 0) times.push_back(label.num());
+      if (key == kTimeWeightLabel && label.str() == 0) weights.push_back(label.num());
     }
     // Leaf first, then its callers; a "[truncated]" root marks the stack.
     const LocationEntry* leaf = frames[0];
@@ -262,6 +270,16 @@ Profile decode_pprof(std::string_view bytes) {
       decoded.observations = static_cast<uint64_t>(observations);
     }
     profile.samples.push_back(decoded);
+    // Its times (issue 33); weights only when there is one per time, and
+    // none below 1 (else each time is one period, as a perf record is).
+    if (!times.empty()) {
+      const bool weighted = weights.size() == times.size() &&
+                            std::all_of(weights.begin(), weights.end(), [](int64_t w) { return w > 0; });
+      const uint32_t timeline_stack = profile.timeline.stacks.intern(callers, truncated);
+      for (size_t i = 0; i < times.size(); ++i)
+        profile.timeline.samples.push_back(
+            {times[i], leaf->address, weighted ? static_cast<uint64_t>(weights[i]) : 1, timeline_stack, tid, pid});
+    }
     if (tid != 0 && thread_name != nullptr) profile.thread_names.try_emplace(tid, *thread_name);
     for (const LocationEntry* named : frames) {
       if (named->line_count == 0 || named->line_count == kTruncatedMark) continue;
@@ -281,6 +299,7 @@ Profile decode_pprof(std::string_view bytes) {
   if (!parsed) fail("not a pprof profile (profile.proto does not parse)");
   if (coalesce_samples(&profile.samples)) fail("sample counts overflow 64 bits");
   canonicalize_stacks(&profile);
+  profile.timeline.sort_by_time();
   return profile;
 }
 

@@ -84,17 +84,23 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     type->set_type(strings.intern(name));
     type->set_unit(strings.intern(unit));
   };
+  // The second value: CPU (or wall) time, or the events of an event's
+  // profile (issue 33: "page-faults"/"count", never converted to time).
+  const bool event = !profile.event.empty();
+  const char* value_name = event ? profile.event.c_str() : "cpu";
+  const char* value_unit = event ? "count" : "nanoseconds";
+  const uint64_t per_count = event ? profile.event_period : profile.period_ns;
   value_type(out.add_sample_type(), "samples", "count");
-  value_type(out.add_sample_type(), "cpu", "nanoseconds");
+  value_type(out.add_sample_type(), value_name, value_unit);
   // The draws behind the counts (issue 22), after today's types so that a
   // reader of the first or second value reads what it did. pprof shows the
-  // last type unless told: the default stays cpu.
+  // last type unless told: the default stays the second.
   if (profile.has_observations) {
     value_type(out.add_sample_type(), kObservationsType, "count");
-    out.set_default_sample_type(strings.intern("cpu"));
+    out.set_default_sample_type(strings.intern(value_name));
   }
-  value_type(out.mutable_period_type(), "cpu", "nanoseconds");
-  out.set_period(checked_int64(profile.period_ns, "period"));
+  value_type(out.mutable_period_type(), value_name, value_unit);
+  out.set_period(checked_int64(per_count, "period"));
   out.set_duration_nanos(checked_int64(profile.duration_ns, "duration"));
   out.set_time_nanos(profile.time_nanos);
   // A sum of several processes says which programs, how many processes of
@@ -104,6 +110,7 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     add_comment(out, strings, "processes", std::to_string(p.processes) + " " + p.program);
   if (profile.pid) add_comment(out, strings, "pid", std::to_string(profile.pid));
   if (!profile.clock.empty()) add_comment(out, strings, "clock", profile.clock);
+  if (event) add_comment(out, strings, "event", profile.event);
   if (profile.dropped) add_comment(out, strings, "dropped", std::to_string(profile.dropped));
   // Profil's own samples are not samples of the file (no consumer should
   // show them as the program's rows): only their count, for the header.
@@ -225,6 +232,28 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
   const int64_t thread_name_key = threads && !profile.thread_names.empty() ? strings.intern("thread_name") : 0;
   std::map<int32_t, int64_t> thread_name_string;
   for (const auto& [tid, name] : profile.thread_names) thread_name_string[tid] = strings.intern(name);
+  // The timeline (issue 33): each sample's times, as numeric labels
+  // "time_ns" (one a sample taken, in time order), and "time_weight"
+  // beside them, in the same order, where one stands for other than one
+  // period. go tool pprof reads several values of one key
+  // (profile.Sample.NumLabel is a map to slices) and sums the samples as
+  // ever.
+  const int64_t time_key = profile.timeline.empty() ? 0 : strings.intern(kTimeLabel);
+  const int64_t weight_key = profile.timeline.empty() ? 0 : strings.intern(kTimeWeightLabel);
+  struct Timed {
+    Sample key;  // address, pid, tid, stack (the profile's id); count the weight
+    int64_t time;
+  };
+  std::vector<Timed> timed;
+  for (const TimedSample& t : profile.timeline.samples) {
+    const uint32_t stack = profile.stacks.find(profile.timeline.stacks.callers(t.stack), profile.timeline.stacks.truncated(t.stack));
+    if (stack != UINT32_MAX) timed.push_back({Sample{t.address, t.weight, t.pid, stack, t.tid}, t.time_ns});
+  }
+  auto key_less = [](const Sample& a, const Sample& b) {
+    return std::tie(a.address, a.pid, a.tid, a.stack) < std::tie(b.address, b.pid, b.tid, b.stack);
+  };
+  std::stable_sort(timed.begin(), timed.end(), [&](const Timed& a, const Timed& b) { return key_less(a.key, b.key); });
+  size_t next_timed = 0;
   std::string raw;
   if (!out.SerializeToString(&raw)) fail("cannot serialize the profile (larger than 2 GiB?)");
   pb::Sample message;
@@ -236,9 +265,9 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
     for (uint64_t caller : profile.stacks.callers(s.stack)) sample->add_location_id(location_id(caller));
     if (profile.stacks.truncated(s.stack)) sample->add_location_id(truncated_id);
     sample->add_value(checked_int64(s.count, "sample count"));
-    uint64_t nanoseconds = 0;
-    if (__builtin_mul_overflow(s.count, profile.period_ns, &nanoseconds)) fail("sample CPU time overflows 64 bits");
-    sample->add_value(checked_int64(nanoseconds, "sample CPU time"));
+    uint64_t value = 0;
+    if (__builtin_mul_overflow(s.count, per_count, &value)) fail("sample CPU time or events overflow 64 bits");
+    sample->add_value(checked_int64(value, "sample CPU time or events"));
     if (profile.has_observations) sample->add_value(checked_int64(s.observations, "sample observations"));
     if (s.pid != 0) {
       pb::Label* label = sample->add_label();
@@ -254,6 +283,20 @@ std::string encode_pprof(const Profile& profile, const PprofSymbolizer& symboliz
         label->set_key(thread_name_key);
         label->set_str(name->second);
       }
+    }
+    while (next_timed < timed.size() && key_less(timed[next_timed].key, s)) ++next_timed;
+    const size_t first_timed = next_timed;
+    bool weighted = false;
+    for (; next_timed < timed.size() && !key_less(s, timed[next_timed].key); ++next_timed) {
+      pb::Label* label = sample->add_label();
+      label->set_key(time_key);
+      label->set_num(timed[next_timed].time);
+      weighted = weighted || timed[next_timed].key.count != 1;
+    }
+    for (size_t i = first_timed; weighted && i < next_timed; ++i) {
+      pb::Label* label = sample->add_label();
+      label->set_key(weight_key);
+      label->set_num(checked_int64(timed[i].key.count, "sample weight"));
     }
     bytes.clear();
     sample->SerializeToString(&bytes);

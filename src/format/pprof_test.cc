@@ -209,6 +209,41 @@ TEST(Pprof, SamplesOfSeveralProcessesKeepTheirPidLabel) {
   EXPECT_EQ(parse(encode_pprof(profile)).sample(0).label_size(), 0);
 }
 
+// The timeline (issue 33): each sample's times as "time_ns" labels of the
+// summed sample of its leaf, stack and thread, weights only where one is
+// not 1; read back in time order, with its own chains.
+TEST(Pprof, TimesRoundTripAsLabelsOfTheirSample) {
+  Profile profile = sample_profile();
+  const uint64_t leaf = 0x555555554100, other = 0x555555554200;
+  const std::vector<uint64_t> callers = {0x555555554300, 0x555555554400};
+  const uint32_t stack = profile.stacks.intern(callers, false);
+  profile.samples = {{leaf, 3, 0, stack, 7}, {other, 4, 0, StackTable::kNoCallers, 8}};
+  const uint32_t timeline_stack = profile.timeline.stacks.intern(callers, false);
+  const int64_t t0 = 1'700'000'000'000'000'000;
+  profile.timeline.samples = {{t0 + 10, leaf, 1, timeline_stack, 7}, {t0 + 20, other, 3, 0, 8},
+                              {t0 + 30, leaf, 1, timeline_stack, 7}, {t0 + 40, other, 1, 0, 8},
+                              {t0 + 50, leaf, 1, timeline_stack, 7}};
+  const pb::Profile message = parse(encode_pprof(profile));
+  ASSERT_EQ(message.sample_size(), 2);
+  std::map<std::string, std::vector<int64_t>> labels[2];
+  for (int i = 0; i < 2; ++i)
+    for (const pb::Label& label : message.sample(i).label())
+      labels[i][message.string_table(static_cast<int>(label.key()))].push_back(label.num());
+  const int of_leaf = message.sample(0).value(0) == 3 ? 0 : 1;
+  EXPECT_EQ(labels[of_leaf]["time_ns"], (std::vector<int64_t>{t0 + 10, t0 + 30, t0 + 50}));
+  EXPECT_FALSE(labels[of_leaf].contains("time_weight"));  // each one period
+  EXPECT_EQ(labels[1 - of_leaf]["time_ns"], (std::vector<int64_t>{t0 + 20, t0 + 40}));
+  EXPECT_EQ(labels[1 - of_leaf]["time_weight"], (std::vector<int64_t>{3, 1}));
+  const Profile back = decode_pprof(encode_pprof(profile));
+  EXPECT_EQ(back.timeline.samples, profile.timeline.samples);
+  EXPECT_EQ(back.timeline.stacks, profile.timeline.stacks);
+  // A profile without times writes no time label.
+  profile.timeline = Timeline();
+  const pb::Profile plain = parse(encode_pprof(profile));
+  for (const pb::Sample& sample : plain.sample()) EXPECT_EQ(sample.label_size(), 1);  // thread_id
+  EXPECT_TRUE(decode_pprof(encode_pprof(profile)).timeline.empty());
+}
+
 TEST(Pprof, MessageLayoutFollowsProfileProto) {
   Profile profile = sample_profile();
   pb::Profile message = parse(encode_pprof(profile));

@@ -79,6 +79,19 @@ void StackTable::grow_index() {
   index_.swap(bigger);
 }
 
+uint32_t StackTable::find(std::span<const uint64_t> chain, bool is_truncated) const {
+  if (chain.empty() && !is_truncated) return kNoCallers;
+  if (index_.empty()) return UINT32_MAX;
+  const size_t mask = index_.size() - 1;
+  for (size_t slot = hash_chain(chain, is_truncated) & mask; index_[slot] != 0; slot = (slot + 1) & mask) {
+    const uint32_t id = index_[slot];
+    const std::span<const uint64_t> known = callers(id);
+    if (truncated(id) == is_truncated && std::equal(known.begin(), known.end(), chain.begin(), chain.end()))
+      return id;
+  }
+  return UINT32_MAX;
+}
+
 uint32_t StackTable::intern(std::span<const uint64_t> chain, bool is_truncated) {
   if (chain.empty() && !is_truncated) return kNoCallers;
   // At most half full: probes stay short.
@@ -124,6 +137,11 @@ void canonicalize_stacks(Profile* profile) {
   }
   profile->stacks = std::move(canonical);
   coalesce_samples(&profile->samples);
+}
+
+void Timeline::sort_by_time() {
+  auto by_time = [](const TimedSample& a, const TimedSample& b) { return a.time_ns < b.time_ns; };
+  if (!std::is_sorted(samples.begin(), samples.end(), by_time)) std::stable_sort(samples.begin(), samples.end(), by_time);
 }
 
 std::string describe_programs(const std::vector<ProgramProcesses>& programs) {

@@ -85,6 +85,8 @@ class StackTable {
   // Frames of chain `id` (empty for kNoCallers); valid until the next intern.
   std::span<const uint64_t> callers(uint32_t id) const;
   bool truncated(uint32_t id) const { return id != kNoCallers && (ends_[id - 1] & 1); }
+  // The id of (callers, truncated) when the table holds it, else UINT32_MAX.
+  uint32_t find(std::span<const uint64_t> callers, bool truncated) const;
   size_t size() const { return ends_.size(); }  // chains besides kNoCallers
   size_t frame_count() const { return frames_.size(); }
   bool empty() const { return ends_.empty(); }
@@ -100,6 +102,38 @@ class StackTable {
   std::vector<uint64_t> frames_;  // every chain's frames, one after another
   std::vector<uint64_t> ends_;    // per chain: (end in frames_) << 1 | truncated
   std::vector<uint32_t> index_;   // open addressing: chain id, 0 empty
+};
+
+// A profile's timeline (issue 33): each sample as it was taken, with its
+// time, in time order, beside the summed samples, so that a view can show
+// what ran when in each thread (speedscope's time order, the HTML page's
+// flame charts). Only the outside sampler records times (each perf record
+// carries PERF_SAMPLE_TIME); a profile without (inside dumps, gmon, older
+// files) has an empty timeline, and its views say so. It keeps its own
+// chains, so that what renumbers or drops the profile's (canonicalize_stacks,
+// the own samples set apart) leaves it whole; what changes what a stack
+// reads (an interpreter view, a merge's relocation) applies to both.
+// Memory: 40 bytes a sample taken, and its chains again.
+struct TimedSample {
+  int64_t time_ns = 0;   // when: Unix epoch ns, so that files of one run merge in order
+  uint64_t address = 0;  // its leaf, as Sample::address
+  // What it adds to its Sample's count: 1 for a perf record, the periods
+  // of a wall-clock look.
+  uint64_t weight = 0;
+  uint32_t stack = 0;  // its callers: an id in Timeline::stacks
+  int32_t tid = 0;
+  int32_t pid = 0;     // as Sample::pid
+  uint32_t reserved = 0;
+  friend bool operator==(const TimedSample&, const TimedSample&) = default;
+};
+static_assert(sizeof(TimedSample) == 40, "a timed sample is 40 bytes");
+
+struct Timeline {
+  StackTable stacks;
+  std::vector<TimedSample> samples;  // in time order once sort_by_time ran
+  bool empty() const { return samples.empty(); }
+  void sort_by_time();  // stable: samples of one time keep their order
+  friend bool operator==(const Timeline&, const Timeline&) = default;
 };
 
 // One source-level frame at an address: the function and, when known, the
@@ -198,7 +232,14 @@ struct Profile {
   std::string program;
   int64_t pid = 0;
   std::string clock;          // "cpu", "perf", "wall", or "" when unknown
-  uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz)
+  uint64_t period_ns = 0;     // CPU time one count stands for (1e9 / hz); 0 for an event
+  // The event sampled, when not time (issue 33, --event): perf's name
+  // ("page-faults", "cycles"), each count standing for event_period of
+  // them, never for seconds. "" with event_period 0: time, as clock says.
+  // pprof carries it as the period type (NAME/count) and a
+  // "profil.event=NAME" comment.
+  std::string event;
+  uint64_t event_period = 0;
   uint64_t duration_ns = 0;   // wall time the profile covers, 0 when unknown
   int64_t time_nanos = 0;     // when the profile started (Unix epoch ns)
   // When the process (its present image) began, Unix epoch ns; 0 when
@@ -240,6 +281,8 @@ struct Profile {
   // gmon, and sums of such files with others; intervals then treat each
   // count as one draw, as they did.
   bool has_observations = false;
+  // Each sample with its time, when the source recorded them (empty else).
+  Timeline timeline;
 
   uint64_t total_count() const;  // saturates at 2^64-1
   uint64_t total_observations() const;  // saturates at 2^64-1; 0 without observations

@@ -125,9 +125,13 @@ void CodeMap::list_into(format::Profile* profile) const {
   for (const MappedCode& m : code_) {
     // Anonymous code (a JIT's: "" in /proc/PID/maps, "//anon" in perf's
     // mmap records) is kept as "[anon]", as the preload's dumps keep it, for
-    // its perf-PID.map to name (report/jit_map.h); [vdso] and the like go.
+    // its perf-PID.map to name (report/jit_map.h). [vdso] and [vsyscall]
+    // are kept, as the preload's dumps keep them: without, a vDSO sample
+    // was "[unknown]" at 0x0 from outside and "[vdso]" inside (issue 35);
+    // the run names their functions (report/vdso_names.h).
     const bool anonymous = m.path.empty() || m.path == "//anon" || m.path.starts_with("[anon");
-    if (!anonymous && (m.path.empty() || m.path[0] == '[')) continue;
+    const bool kernel_code = m.path == "[vdso]" || m.path == "[vsyscall]";
+    if (!anonymous && !kernel_code && (m.path.empty() || m.path[0] == '[')) continue;
     format::Mapping mapping{m.start, m.end, m.file_offset, anonymous ? "[anon]" : m.path, m.build_id};
     if (m.path == profile->program)
       profile->mappings.insert(profile->mappings.begin(), std::move(mapping));

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "outside/events.h"
+
 namespace profiling::outside {
 
 // The smallest ring the perf source halves its rings down to (64 KiB:
@@ -17,6 +19,11 @@ inline constexpr unsigned kMinRingPages = 16;
 
 struct SamplerOptions {
   uint32_t hz = 500;
+  // What a sample is taken every period of (issue 33, --event): CPU time
+  // (task-clock, every period_ns()) by default, else every event.period
+  // events of a software or hardware event; the wall clock's poller only
+  // with CPU time.
+  Event event{};
   // The stack each sample carries (up to 65528: a record's size is 16
   // bits); 0: 16 KiB up to 1 kHz, 8 KiB (perf record --call-graph dwarf's)
   // above, as the preload's ring takes.
@@ -52,6 +59,8 @@ struct SamplerOptions {
   // One period of the clock in ns (1 ms for a rate of 0, which the
   // commands never ask for).
   uint64_t period_ns() const { return hz ? 1'000'000'000ull / hz : 1'000'000; }
+  // The events' sample period: period_ns() of CPU time, or event.period.
+  uint64_t sample_period() const { return event.is_time() ? period_ns() : event.period; }
   // The stack each sample carries: stack_bytes, or its default for the rate.
   uint32_t stack_copy_bytes() const { return stack_bytes != 0 ? stack_bytes : hz > 1000 ? 8192 : 16384; }
 };

@@ -17,7 +17,7 @@ std::string read_setting(const char* path) {
   return value.empty() ? "?" : value;
 }
 
-std::string describe_refusal(long error, pid_t pid) {
+std::string describe_refusal(long error, pid_t pid, const std::string& event) {
   const std::string paranoid = read_setting("/proc/sys/kernel/perf_event_paranoid");
   switch (error) {
     case EACCES:
@@ -32,7 +32,8 @@ std::string describe_refusal(long error, pid_t pid) {
     case ENOENT:
     case ENODEV:
     case ENOSYS:
-    case EOPNOTSUPP: return "this kernel has no software task-clock perf events (" + std::string(std::strerror(static_cast<int>(error))) + ")";
+    case EOPNOTSUPP:
+      return "this machine has no '" + event + "' perf event to sample (" + std::strerror(static_cast<int>(error)) + ")";
     default: return "perf_event_open on pid " + std::to_string(pid) + ": " + std::strerror(static_cast<int>(error));
   }
 }
@@ -58,14 +59,18 @@ std::string lock_allowance() {
 
 perf::EventSpec event_spec(const SamplerOptions& options, bool before_exec, bool user_only) {
   perf::EventSpec spec;
-  spec.period_ns = options.period_ns();
+  spec.type = options.event.type;
+  spec.config = options.event.config;
+  spec.period_ns = options.sample_period();
   spec.sample_type = PERF_SAMPLE_TIME;
   if (options.stacks) {
     spec.regs_user = perf::kUnwindRegisters;
     spec.stack_bytes = options.stack_copy_bytes();
   }
   spec.inherit = true;
-  spec.inherit_stat = true;  // each ended thread's count: ProcessTable::on_read
+  // Each ended thread's count (ProcessTable::on_read): its CPU time no
+  // sample took. Another event's count is no time: not asked for.
+  spec.inherit_stat = options.event.is_time();
   spec.disabled = before_exec;
   spec.enable_on_exec = before_exec;
   spec.track_tasks = true;

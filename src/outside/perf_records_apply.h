@@ -21,8 +21,9 @@ namespace profiling::outside {
 
 // The first line of /proc/sys/... path, "?" when it cannot be read.
 std::string read_setting(const char* path);
-// perf_event_open's -error on pid, said with the setting at fault.
-std::string describe_refusal(long error, pid_t pid);
+// perf_event_open's -error on pid for the event of that name, said with
+// the setting at fault.
+std::string describe_refusal(long error, pid_t pid, const std::string& event);
 // "EPERM (Operation not permitted)".
 std::string errno_name(int error);
 // What the kernel lets a user without CAP_IPC_LOCK lock in perf rings

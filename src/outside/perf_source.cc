@@ -55,7 +55,7 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
     }
     if (fd < 0) {
       last_open_error_ = static_cast<int>(-fd);
-      return describe_refusal(-fd, tid);
+      return describe_refusal(-fd, tid, options_.event.name);
     }
     fds_.push_back(static_cast<int>(fd));
     format_ = perf::RecordFormat::of(attr);

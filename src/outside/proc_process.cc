@@ -28,10 +28,24 @@ std::string read_comm(const std::string& path) {
   return comm;
 }
 
+bool rewritten_title(const std::string& argv0, pid_t pid) {
+  if (argv0.find_first_of(" :") == std::string::npos) return false;
+  // A path with a space that names a file (/opt/My App/app) is a name.
+  const std::string root = "/proc/" + std::to_string(pid);
+  const std::string path = argv0[0] == '/' ? root + "/root" + argv0 : root + "/cwd/" + argv0;
+  return ::access(path.c_str(), F_OK) != 0;
+}
+
 std::string process_name(pid_t pid) {
   const std::string cmdline = read_text("/proc/" + std::to_string(pid) + "/cmdline");
   const std::string argv0 = cmdline.substr(0, cmdline.find('\0'));
-  if (!argv0.empty()) return base_name(argv0);
+  if (!argv0.empty() && rewritten_title(argv0, pid)) {
+    char exe[4096];
+    const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), exe, sizeof exe - 1);
+    if (n > 0) return base_name(std::string(exe, static_cast<size_t>(n)));
+  } else if (!argv0.empty()) {
+    return base_name(argv0);
+  }
   const std::string comm = read_comm("/proc/" + std::to_string(pid) + "/comm");
   return comm.empty() ? "process" : comm;
 }

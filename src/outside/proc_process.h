@@ -23,8 +23,14 @@ std::string base_name(const std::string& path);
 // A comm file's name (/proc/PID/comm, /proc/PID/task/TID/comm), without
 // its newline.
 std::string read_comm(const std::string& path);
-// argv[0]'s base name (the name the preload's dumps use), else comm.
+// argv[0]'s base name (the name the preload's dumps use), else comm. A
+// process title written over argv[0] (a postgres backend's "postgres:
+// user db [local] idle", sshd's "sshd: user@pts/0") is no file name: then
+// the executable's base name (issue 35).
 std::string process_name(pid_t pid);
+// argv[0] rewritten as a title (setproctitle, postgres' ps_status.c): it
+// has a space or a colon and names no file as the process sees them.
+bool rewritten_title(const std::string& argv0, pid_t pid);
 
 // A running process, as /proc shows it now.
 struct RunningProcess {

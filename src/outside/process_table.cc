@@ -1,6 +1,7 @@
 #include "outside/process_table.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <tuple>
 #include <unordered_set>
 
@@ -8,6 +9,7 @@
 #include "outside/proc_process.h"
 #include "perf/event.h"
 #include "outside/sample_stack.h"
+#include "outside/sample_times.h"
 
 namespace profiling::outside {
 
@@ -31,6 +33,7 @@ struct ProcessTable::Image {
     uint64_t periods = 0, observations = 0;
   };
   std::map<std::tuple<uint64_t, uint32_t, pid_t>, Tally> counts;  // (leaf, stack, tid) -> samples
+  SampleTimes times;  // each sample's (issue 33)
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
   uint64_t lost = 0;
@@ -41,19 +44,12 @@ struct ProcessTable::Image {
   std::unordered_set<uint64_t> kernel_addresses;  // of its kernel frames since the last take
 };
 
-namespace {
-
-std::string hex(const uint8_t* bytes, size_t n) {
-  static const char digits[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    out += digits[bytes[i] >> 4];
-    out += digits[bytes[i] & 15];
-  }
+static std::string hex(const uint8_t* bytes, size_t n) {
+  std::string out(2 * n, '0');
+  // Each writes its NUL over the next digit, the last over the string's own.
+  for (size_t i = 0; i < n; ++i) std::snprintf(&out[2 * i], 3, "%02x", bytes[i]);
   return out;
 }
-
-}  // namespace
 
 ProcessTable::ProcessTable(Options options) : options_(options) {}
 ProcessTable::~ProcessTable() = default;
@@ -203,6 +199,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   const auto tally = [&](uint64_t leaf, uint32_t stack) {
     Image::Tally& t = image->counts[{leaf, stack, tid}];
     t.periods += periods;
+    image->times.add(s.who.time, leaf, periods, stack, tid);
     ++t.observations;
     if (blocked_periods != 0)
       image->blocked += periods;
@@ -246,7 +243,10 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   profile.program = image.program;
   profile.pid = pid;
   profile.clock = options_.sampling.wall ? "wall" : "perf";
-  profile.period_ns = options_.sampling.period_ns();
+  // An event's count is no time (issue 33): event_period events a sample.
+  const Event& event = options_.sampling.event;
+  profile.period_ns = event.is_time() ? options_.sampling.period_ns() : 0;
+  if (!event.is_time()) profile.event = event.name, profile.event_period = event.period;
   const uint64_t until = image.ended ? std::max(image.end_time, image.window_start) : now_ns;
   profile.duration_ns = until > image.window_start ? until - image.window_start : 0;
   profile.time_nanos = static_cast<int64_t>(image.window_start) + options_.realtime_offset_ns;
@@ -266,6 +266,7 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
     if (tid != 0 && !profile.thread_names.contains(tid))
       if (std::string name = thread_name(pid, tid); !name.empty()) profile.thread_names[tid] = std::move(name);
   }
+  image.times.take_into(&profile.timeline, image.stacks, options_.realtime_offset_ns);
   profile.stacks = std::move(image.stacks);
   if (const InterpreterFrames* frames = image.interpreter.found()) frames->name_frames(&profile.frames);
   if (kernel) profile.frames[format::kKernelAddress] = {format::Frame{format::kKernelFrame, format::kKernelFrame, "", 0}};
@@ -278,11 +279,11 @@ ImageProfile ProcessTable::profile_of(pid_t pid, Image& image, uint64_t now_ns) 
   d.ppid = image.ppid;
   d.hz = options_.sampling.hz;
   d.end_reason = image.ended ? image.end_reason : format::profraw::EndReason::checkpoint;
-  d.cpu_ns = image.count * options_.sampling.period_ns();
+  d.cpu_ns = image.count * profile.period_ns;
   d.stacks_captured = options_.sampling.stacks;
   d.max_depth = options_.sampling.max_depth;
   d.start_clock = profile.clock;
-  if (image.lost != 0) {
+  if (image.lost != 0 && event.is_time()) {
     format::profraw::Unsampled u{};
     u.cause = static_cast<uint32_t>(format::profraw::UnsampledCause::ring_full);
     u.cpu_ns = image.lost * options_.sampling.period_ns();

@@ -4,7 +4,8 @@
 // kernel's stack copies with (mappings.h), the CPU time its ended threads'
 // samples did not take (thread_time.h), and the samples gathered so far,
 // unwound at once and kept as distinct stacks (no stack copy is kept: the
-// cost perf record pays on disk for --call-graph dwarf).
+// cost perf record pays on disk for --call-graph dwarf), each sample with
+// its time (sample_times.h, issue 33).
 //
 // NOT async-signal-safe, not thread-safe: the sampler's sources feed it
 // (source.h), under the sampler's lock.

@@ -11,8 +11,8 @@ namespace profiling::perf {
 perf_event_attr EventSpec::attr() const {
   perf_event_attr a{};
   a.size = sizeof a;
-  a.type = PERF_TYPE_SOFTWARE;
-  a.config = PERF_COUNT_SW_TASK_CLOCK;
+  a.type = type;
+  a.config = config;
   a.sample_period = period_ns;
   a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | sample_type;
   if (regs_user != 0) {

@@ -23,8 +23,13 @@ inline constexpr uint64_t kUnwindRegisters = (uint64_t{1} << 6) | (uint64_t{1} <
 inline constexpr unsigned kUnwindRegisterBp = 0, kUnwindRegisterSp = 1, kUnwindRegisterIp = 2;
 
 struct EventSpec {
-  // The CPU time of the task (software task-clock), sampled every period_ns
-  // of it. Never hypervisor time; kernel time as user_only says.
+  // The event counted: the CPU time of the task (software task-clock) by
+  // default; another of perf's (a software event such as page-faults, or
+  // a hardware counter) for the outside's --event (issue 33).
+  uint32_t type = PERF_TYPE_SOFTWARE;
+  uint64_t config = PERF_COUNT_SW_TASK_CLOCK;
+  // A sample every period_ns of it: nanoseconds of task-clock, or events
+  // of another event. Never hypervisor time; kernel time as user_only says.
   uint64_t period_ns = 0;
   // PERF_SAMPLE_* bits beyond IP and TID, which every sample carries.
   uint64_t sample_type = 0;

@@ -10,6 +10,7 @@
 
 #include "format/gmon.h"
 #include "format/pprof.h"
+#include "report/frame_names.h"
 #include "report/report.h"
 
 namespace profiling::report {
@@ -20,7 +21,19 @@ std::string export_pprof(const format::Profile& profile, Symbolizer* symbolizer)
     // Frames the profile carried go out as they came (encode_pprof writes
     // them when this gives none); passing them lets the warning say so.
     // Inlined functions become lines of the location, innermost first.
-    return symbolizer->frames(&mapping, symbolizer->symbolize(&mapping, address, profile.frames_for(address)));
+    // Each name as the views print it, without its symbol version
+    // ("__libc_start_main@@GLIBC_2.34": the version says which ABI, not
+    // what ran); the linker's name, version and all, stays the system name
+    // (issue 35: go tool pprof -top and profil report agree row for row).
+    const Symbol symbol = symbolizer->symbolize(&mapping, address, profile.frames_for(address));
+    std::vector<format::Frame> frames = symbolizer->frames(&mapping, symbol);
+    for (format::Frame& frame : frames) frame.function = drop_symbol_version(frame.function);
+    // Code of a readable object no symbol table names has the row the
+    // views give it ("libc.so.6+0x5c3f0", unnamed_code.h), not pprof's
+    // "[libc.so.6]".
+    if (frames.empty() && !symbol.from_profile && symbol.function != kUnknownFunction)
+      frames.push_back(format::Frame{symbol.function, symbol.function, "", 0});
+    return frames;
   }, [&](const format::Mapping& mapping) { return symbolizer->inline_frames_read(mapping); });
 }
 

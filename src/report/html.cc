@@ -12,6 +12,7 @@
 #include "format/file_io.h"
 #include "report/diff.h"
 #include "report/flame_graph.h"
+#include "report/flame_chart_page.h"
 #include "report/flame_graph_page.h"
 #include "report/render.h"
 
@@ -319,11 +320,13 @@ std::string source_sections(const SymbolizedProfile& symbolized) {
 // A summary's samples, rate, clock, program and files, as paragraphs.
 std::string summary_paragraphs(const Summary& s) {
   std::string out = fmt::format("<p><b>{}</b> samples", s.samples);
+  if (!s.event.empty())
+    out = fmt::format("<p><b>{}</b> {} samples, one every {}", s.samples, escape(s.event), s.event_period);
   if (s.period_ns)
     // The wall clock samples blocked time too (as render.cc's text header says).
     out += fmt::format(" at <b>{:.6g} Hz</b> ({} ns each): <b>{:.3f} s</b> of {} time", s.rate_hz, s.period_ns, s.cpu_seconds,
                        s.clock == "wall" ? "wall" : "CPU");
-  if (!s.clock.empty()) out += fmt::format(", {} clock", escape(s.clock));
+  if (!s.clock.empty() && s.event.empty()) out += fmt::format(", {} clock", escape(s.clock));
   if (s.wall_seconds > 0) out += fmt::format(", over {:.3f} s", s.wall_seconds);
   if (s.dropped) out += fmt::format(", {} dropped", s.dropped);
   out += fmt::format(", {} objects.</p>\n", s.objects);
@@ -356,6 +359,9 @@ std::string render_html(const Report& report, const SymbolizedProfile& symbolize
   // stacks; the flat views follow.
   out += flame_graph_section(build_flame_graph(report), symbolized.total,
                              symbolized.total_observations);
+  // Each thread over time (issue 33), drawn by the library the flame
+  // graph put on the page.
+  if (report.timeline) out += flame_chart_section(*report.timeline);
 
   out += "<h2>Hottest</h2>\n" + bar_chart(report);
 

@@ -58,6 +58,17 @@ void apply_interpreter_view(format::Profile* profile, InterpreterView view) {
     s.stack = stacks.intern(std::span<const uint64_t>(chain).subspan(1), truncated);
   }
   profile->stacks = std::move(stacks);
+  // The timeline's samples read the same frames (issue 33).
+  format::StackTable timeline_stacks;
+  for (format::TimedSample& t : profile->timeline.samples) {
+    const auto callers = profile->timeline.stacks.callers(t.stack);
+    chain.assign(1, t.address);
+    chain.insert(chain.end(), callers.begin(), callers.end());
+    filter_chain(&chain, view);
+    t.address = chain.front();
+    t.stack = timeline_stacks.intern(std::span<const uint64_t>(chain).subspan(1), profile->timeline.stacks.truncated(t.stack));
+  }
+  profile->timeline.stacks = std::move(timeline_stacks);
   format::coalesce_samples(&profile->samples);
   format::canonicalize_stacks(profile);
 }

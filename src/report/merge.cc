@@ -105,6 +105,10 @@ void ProfileMerger::relabel_first_input() {
     if (processes_ == Processes::summed) s.tid = 0;
     find_or_add(s);
   }
+  for (format::TimedSample& t : sum_.timeline.samples) {
+    t.pid = relabelled(t.pid);
+    if (processes_ == Processes::summed) t.tid = 0;
+  }
 }
 
 void ProfileMerger::add(LoadedProfile&& input) {
@@ -119,6 +123,19 @@ void ProfileMerger::add(LoadedProfile&& input) {
                                        period_source_ + "'s " + std::to_string(sum_.period_ns) +
                                        " ns; profiles taken at different rates cannot be summed");
     }
+  }
+  // Counts of two events (or time and an event), or of one event taken
+  // at two periods, are no sum (issue 33).
+  const auto what = [](const format::Profile& q) {
+    return q.event.empty() ? std::string("time") : q.event + " every " + std::to_string(q.event_period);
+  };
+  if (inputs_ == 0) {
+    event_source_ = input.path;
+    sum_.event = p.event;
+    sum_.event_period = p.event_period;
+  } else if (p.event != sum_.event || p.event_period != sum_.event_period) {
+    throw InputError(input.path, "sampled " + what(p) + ", " + event_source_ + " " + what(sum_) +
+                                     ": profiles of different events cannot be summed");
   }
   ++inputs_;
   if (inputs_ == 1) {
@@ -231,6 +248,32 @@ void ProfileMerger::add(LoadedProfile&& input) {
     added.observations = sample.observations;
     find_or_add(added);
   }
+  // The timeline (issue 33) as the samples: relocated, relabelled, its
+  // chains interned in the sum's own timeline table.
+  if (!moved && sum_.timeline.empty()) {
+    sum_.timeline = std::move(p.timeline);
+    if (inputs_ > 1)
+      for (format::TimedSample& t : sum_.timeline.samples) {
+        t.pid = summed ? 0 : t.pid ? t.pid : default_pid;
+        if (summed) t.tid = 0;
+      }
+  } else {
+    std::vector<uint32_t> timeline_ids(p.timeline.stacks.size() + 1, UINT32_MAX);
+    for (format::TimedSample t : p.timeline.samples) {
+      uint32_t& id = timeline_ids[t.stack < timeline_ids.size() ? t.stack : 0];
+      if (id == UINT32_MAX) {
+        callers.clear();
+        for (uint64_t caller : p.timeline.stacks.callers(t.stack)) callers.push_back(relocated(caller));
+        id = sum_.timeline.stacks.intern(callers, p.timeline.stacks.truncated(t.stack));
+      }
+      t.stack = id;
+      t.address = relocated(t.address);
+      t.pid = summed ? 0 : t.pid ? t.pid : default_pid;
+      if (summed) t.tid = 0;
+      sum_.timeline.samples.push_back(t);
+    }
+  }
+  p.timeline = format::Timeline();
   // Threads as processes: apart, each keeps its name (the first input's
   // where two name one tid); summed, none.
   if (!summed) {
@@ -285,6 +328,7 @@ format::Profile ProfileMerger::finish(bool* saturated) {
   // Sorted by address, pid and stack, as every reader leaves them; each is
   // there once already, so nothing more is summed.
   format::coalesce_samples(&sum.samples);
+  sum.timeline.sort_by_time();  // Unix epoch times: several files of one run fall in order
   sum.has_observations = observations_ && inputs_ > 0;
   if (!sum.has_observations)
     for (format::Sample& s : sum.samples) s.observations = 0;

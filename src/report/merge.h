@@ -76,6 +76,7 @@ class ProfileMerger {
   bool overflow_ = false;
   bool observations_ = true;  // every input so far has observations
   std::string period_source_;  // the first input with a period: named when another differs
+  std::string event_source_;   // the first input: named when another counts another event
 
   // The samples, each (address, pid, stack) once, with an open-addressing
   // index of positions + 1 (0 empty), at most half full.

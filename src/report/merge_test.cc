@@ -505,3 +505,46 @@ TEST(StreamingMerge, RefusesAnotherPeriodAndKeepsTheSum) {
 
 }  // namespace
 }  // namespace profiling::report
+
+namespace profiling::report {
+namespace {
+
+// The timeline (issue 33) of several files is one, in time order: each
+// sample relocated with its object, labelled with its process (apart) or
+// not (summed), its chain in the sum's own timeline table.
+TEST(StreamingMerge, TimelinesMergeInTimeOrder) {
+  auto with_times = [](const std::string& program, int64_t pid, uint64_t start, std::vector<int64_t> times) {
+    format::Profile p = process_of(program, pid);
+    p.mappings = {{start, start + 0x1000, 0, program, ""}};
+    const std::vector<uint64_t> callers = {start + 0x20};
+    p.samples = {{start + 0x10, times.size(), 0, p.stacks.intern(callers, false), 5}};
+    const uint32_t stack = p.timeline.stacks.intern(callers, false);
+    for (int64_t t : times) p.timeline.samples.push_back({t, start + 0x10, 1, stack, 5});
+    return p;
+  };
+  for (Processes processes : {Processes::apart, Processes::summed}) {
+    ProfileMerger merger(processes);
+    merger.add(LoadedProfile{"a", InputKind::pprof, with_times("/bin/a", 41, 0x1000, {100, 300})});
+    // Another object where /bin/a is: moved above it.
+    merger.add(LoadedProfile{"b", InputKind::pprof, with_times("/bin/b", 42, 0x1000, {200, 400})});
+    const format::Profile sum = merger.finish();
+    ASSERT_EQ(sum.timeline.samples.size(), 4u);
+    std::vector<int64_t> times;
+    for (const format::TimedSample& t : sum.timeline.samples) {
+      times.push_back(t.time_ns);
+      const bool from_b = t.time_ns == 200 || t.time_ns == 400;
+      const format::Mapping* m = sum.mapping_for(t.address);
+      ASSERT_NE(m, nullptr);
+      EXPECT_EQ(m->path, from_b ? "/bin/b" : "/bin/a");
+      const auto callers = sum.timeline.stacks.callers(t.stack);
+      ASSERT_EQ(callers.size(), 1u);
+      EXPECT_EQ(callers[0], t.address + 0x10);  // relocated with its leaf
+      EXPECT_EQ(t.pid, processes == Processes::apart ? (from_b ? 42 : 41) : 0);
+      EXPECT_EQ(t.tid, processes == Processes::apart ? 5 : 0);
+    }
+    EXPECT_EQ(times, (std::vector<int64_t>{100, 200, 300, 400}));
+  }
+}
+
+}  // namespace
+}  // namespace profiling::report

@@ -271,6 +271,8 @@ std::vector<Model> build_models(const std::vector<const format::Profile*>& profi
       // (report_hostile_test) took 5 % more memory, past its bound.
       models[i].symbolized = symbolize_leaves(profile, frames, leaves);
       if (stacks) models[i].stacks = stacks_for_report(profile, frames, options);
+      if (needs.timeline)
+        models[i].timeline = std::make_shared<const Timeline>(build_timeline(profile, frames, stack_options(options)));
       continue;
     }
     // The one pass: each sample's leaf named once, for the leaves and then
@@ -283,6 +285,8 @@ std::vector<Model> build_models(const std::vector<const format::Profile*>& profi
     }
     models[i].symbolized = leaf_pass.take();
     models[i].stacks = filtered(stack_builder.take(), options);
+    if (needs.timeline)
+      models[i].timeline = std::make_shared<const Timeline>(build_timeline(profile, frames, stack_options(options)));
   }
   return models;
 }

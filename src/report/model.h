@@ -22,6 +22,7 @@
 #include "format/profile.h"
 #include "report/stacks.h"
 #include "report/symbolizer.h"
+#include "report/timeline.h"
 
 namespace profiling::report {
 
@@ -131,6 +132,7 @@ struct ModelNeeds {
   bool per_address = false;  // every address an entry of its own (the HTML page's address charts)
   bool stacks = false;       // the stacks even in the address view (folded, tree, the flame graph)
   bool sources = false;      // the hottest functions' lines and the objects' segments (the HTML page)
+  bool timeline = false;     // each thread's samples in time order (speedscope, the HTML page's flame charts)
 };
 
 struct Model {
@@ -138,6 +140,9 @@ struct Model {
   // After --focus/--ignore/--hide; null in the address view unless
   // ModelNeeds::stacks (its rows are its leaves).
   std::shared_ptr<const StackSet> stacks;
+  // Each thread's samples in time order (timeline.h); only with
+  // ModelNeeds::timeline.
+  std::shared_ptr<const Timeline> timeline;
 };
 // The model of one profile for a report of options.view. profile must
 // outlive it (symbolized.profile points to it).

@@ -75,12 +75,14 @@ size_t width_of(const std::string& text) {
 
 std::string describe_summary(const Summary& s) {
   std::string text = fmt::format("{} samples", s.samples);
+  // An event's samples are counted, never turned into seconds (issue 33).
+  if (!s.event.empty()) text = fmt::format("{} {} samples, one every {}", s.samples, s.event, s.event_period);
   if (s.period_ns) {
     // The wall clock samples blocked time too: its seconds are not CPU time.
     text += fmt::format(" at {:.6g} Hz ({} ns each) = {:.3f} s of {} time", s.rate_hz, s.period_ns, s.cpu_seconds,
                         s.clock == "wall" ? "wall" : "CPU");
   }
-  if (!s.clock.empty()) text += fmt::format(", {} clock", s.clock);
+  if (!s.clock.empty() && s.event.empty()) text += fmt::format(", {} clock", s.clock);
   // Said only where they differ: a signal that stood for several periods
   // (above the kernel tick) widens every interval (issue 22).
   if (s.observations != 0 && s.observations != s.samples)
@@ -221,11 +223,14 @@ std::string render_summary_json(const Summary& s) {
       "{{\"samples\":{},\"period_ns\":{},\"rate_hz\":{:.6g},\"cpu_seconds\":{:.6f},\"wall_seconds\":{:.6f},"
       "\"dropped\":{},\"clock\":\"{}\",\"program\":\"{}\",\"objects\":{},\"files\":[{}],"
       "\"profil_own_samples\":{},\"profil_own_percent\":{:.4f},\"observations\":{},"
-      "\"sampled_seconds\":{:.6f},\"sampled_time\":\"{}\"}}",
+      "\"sampled_seconds\":{:.6f},\"sampled_time\":\"{}\"{}}}",
       s.samples, s.period_ns, s.rate_hz, s.cpu_seconds, s.wall_seconds, s.dropped, json_escape(s.clock),
       json_escape(s.program), s.objects, files, s.own_samples, own_percent(s),
       s.observations != 0 ? std::to_string(s.observations) : "null", s.cpu_seconds,
-      s.clock == "wall" ? "wall" : "cpu");
+      !s.event.empty() ? "none" : s.clock == "wall" ? "wall" : "cpu",
+      // An event's profile (issue 33): what was counted, and how many each
+      // sample stands for; no time was sampled.
+      s.event.empty() ? "" : fmt::format(",\"event\":\"{}\",\"event_period\":{}", json_escape(s.event), s.event_period));
 }
 
 std::string render_json(const Report& report) {

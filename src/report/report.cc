@@ -41,6 +41,24 @@ bool parse_view(const std::string& text, View* view) {
   return false;
 }
 
+const char* row_order_name(RowOrder order) {
+  switch (order) {
+    case RowOrder::self: return "self";
+    case RowOrder::total: return "total";
+    case RowOrder::name: return "name";
+  }
+  return "?";
+}
+
+bool parse_row_order(const std::string& text, RowOrder* order) {
+  for (RowOrder o : {RowOrder::self, RowOrder::total, RowOrder::name})
+    if (text == row_order_name(o)) {
+      *order = o;
+      return true;
+    }
+  return false;
+}
+
 Interval wilson_interval(uint64_t k, uint64_t n, double z) {
   if (n == 0) return {0, 0};
   return wilson_share_interval(static_cast<double>(k) / static_cast<double>(n), static_cast<double>(n), z);
@@ -107,6 +125,8 @@ Summary summarize(const SymbolizedProfile& symbolized, const std::vector<std::st
   summary.dropped = p.dropped;
   summary.own_samples = p.own_samples;
   summary.clock = p.clock;
+  summary.event = p.event;
+  summary.event_period = p.event_period;
   summary.program = p.program;
   summary.files = files;
   std::set<std::string> objects;
@@ -197,9 +217,16 @@ Report build_report(const SymbolizedProfile& symbolized, const ReportOptions& op
     example.try_emplace(key, &s);
   }
   std::vector<std::pair<RowKey, uint64_t>> sorted(groups.begin(), groups.end());
-  // Hottest first; ties in name order so that output is deterministic.
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  // Hottest first (self is total here: the leaves are all there is); ties
+  // in name order so that output is deterministic.
+  if (options.sort == RowOrder::name) {
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+      if (a.first.function != b.first.function) return a.first.function < b.first.function;
+      return object_basename(a.first.object) < object_basename(b.first.object);
+    });
+  } else {
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  }
   report.rows_before_filter = sorted.size();
   uint64_t n = symbolized.total;
   for (const auto& [key, count] : sorted) {

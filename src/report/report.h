@@ -30,6 +30,16 @@ const char* view_name(View view);
 // anything else.
 bool parse_view(const std::string& text, View* view);
 
+// The rows' order (--sort, issue 35): self samples (the default: hottest
+// first, then by total), total samples (a frame that only calls, such as
+// Python's py:: frames under -X perf, among its callees' rows), or name
+// (function, then object; in the object view the object; in the line view
+// file and line next). Ties keep name order.
+enum class RowOrder { self, total, name };
+const char* row_order_name(RowOrder order);
+// "self", "total", "name"; false for anything else.
+bool parse_row_order(const std::string& text, RowOrder* order);
+
 struct Interval {
   double low = 0, high = 0;  // percent
 };
@@ -92,6 +102,10 @@ struct Summary {
   // samples and every row (format::Profile::own_samples).
   uint64_t own_samples = 0;
   std::string clock;
+  // The event sampled, when not time (format::Profile::event, issue 33):
+  // samples stand for event_period events each, and period_ns is 0.
+  std::string event;
+  uint64_t event_period = 0;
   std::string program;
   std::vector<std::string> files;
   size_t objects = 0;       // distinct objects sampled
@@ -120,6 +134,7 @@ class FocusPattern {
 
 struct ReportOptions {
   View view = View::function;
+  RowOrder sort = RowOrder::self;  // applied before top and min_percent
   size_t top = 0;            // 0: all rows
   double min_percent = 0;    // rows below are left out
   std::optional<FocusPattern> focus;  // rows whose function (or object in the object view) matches
@@ -144,9 +159,12 @@ struct Report {
   // by every view of stacks (folded, tree, flame graph); in the address
   // view only when a view of stacks was asked for (ModelNeeds::stacks).
   std::shared_ptr<const StackSet> stacks;
+  // Each thread's samples in time order, when the format reads them
+  // (ModelNeeds::timeline: speedscope, the HTML page).
+  std::shared_ptr<const Timeline> timeline;
   ReportOptions options;  // as the report was built (the folded stacks apply them too)
   Summary summary;
-  std::vector<Row> rows;  // hottest first, after top/min-percent/focus
+  std::vector<Row> rows;  // in options.sort's order, after top/min-percent/focus
   size_t rows_before_filter = 0;
   uint64_t samples_shown = 0;
 };

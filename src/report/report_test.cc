@@ -291,17 +291,22 @@ TEST(Render, CsvJsonFoldedAndText) {
 
 // Folded stacks: root first, identical name chains summed, a truncated
 // stack under "[truncated]", --focus on any frame, objects by option.
-TEST(Render, FoldedStacksRootFirst) {
+// An app (leaf 0x1100, a 0x1200, main 0x1300) and a libc.so (qsort 0x3100)
+// named by the file's frames, with no samples yet.
+format::Profile app_and_libc() {
   format::Profile p;
   p.period_ns = 1'000'000;
   p.mappings.push_back({0x1000, 0x2000, 0, "/nonexistent/app", ""});
   p.mappings.push_back({0x3000, 0x4000, 0, "/nonexistent/libc.so", ""});
-  auto named = [&p](uint64_t address, const char* name) { p.frames[address] = {{name, name, "", 0}}; };
-  named(0x1100, "leaf");
-  named(0x1101, "leaf");
-  named(0x1200, "a");
-  named(0x1300, "main");
-  named(0x3100, "qsort");
+  for (auto [address, name] : {std::pair<uint64_t, const char*>{0x1100, "leaf"}, {0x1200, "a"}, {0x1300, "main"},
+                               {0x3100, "qsort"}})
+    p.frames[address] = {{name, name, "", 0}};
+  return p;
+}
+
+TEST(Render, FoldedStacksRootFirst) {
+  format::Profile p = app_and_libc();
+  p.frames[0x1101] = p.frames[0x1100];
   const uint32_t from_a = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, false);
   const uint32_t via_qsort = p.stacks.intern(std::vector<uint64_t>{0x3100, 0x1200, 0x1300}, false);
   const uint32_t cut = p.stacks.intern(std::vector<uint64_t>{0x1200}, true);
@@ -333,6 +338,49 @@ TEST(Render, FoldedStacksRootFirst) {
   EXPECT_EQ(r.rows[0].samples, 11u);
   EXPECT_EQ(r.rows[1].function, "main");
   EXPECT_EQ(r.rows[1].samples, 4u);
+}
+
+// --sort (issue 35): by self (the default), total or name, before --top;
+// the flat views of leaves alone as well.
+TEST(Report, RowsSortBySelfTotalOrName) {
+  format::Profile p = app_and_libc();
+  const uint32_t from_a = p.stacks.intern(std::vector<uint64_t>{0x1200, 0x1300}, false);
+  const uint32_t via_qsort = p.stacks.intern(std::vector<uint64_t>{0x3100, 0x1200, 0x1300}, false);
+  p.samples = {{0x1100, 5, 0, from_a}, {0x1100, 3, 0, via_qsort}, {0x1300, 4, 0, 0}, {0x3100, 1, 0, from_a}};
+  Symbolizer symbolizer;
+  auto order = [&](RowOrder sort, size_t top = 0) {
+    ReportOptions options;
+    options.sort = sort;
+    options.top = top;
+    std::string out;
+    for (const Row& row : report_of(p, symbolizer, options).rows)
+      out += row.function + "=" + std::to_string(row.samples) + "/" + std::to_string(row.cumulative_samples) + " ";
+    return out;
+  };
+  // leaf 8 self; main 4 self, 13 total; a and qsort call only (0 self).
+  EXPECT_EQ(order(RowOrder::self), "leaf=8/8 main=4/13 qsort=1/4 a=0/9 ");
+  EXPECT_EQ(order(RowOrder::total), "main=4/13 a=0/9 leaf=8/8 qsort=1/4 ");
+  EXPECT_EQ(order(RowOrder::total, 2), "main=4/13 a=0/9 ");
+  EXPECT_EQ(order(RowOrder::name), "a=0/9 leaf=8/8 main=4/13 qsort=1/4 ");
+  // The object view by name: base names, as shown.
+  ReportOptions options;
+  options.view = View::object;
+  options.sort = RowOrder::name;
+  const Report objects = report_of(p, symbolizer, options);
+  ASSERT_EQ(objects.rows.size(), 2u);
+  EXPECT_EQ(objects.rows[0].object, "app");
+  EXPECT_EQ(objects.rows[1].object, "libc.so");
+  // Leaves alone (no stacks): self is total; name orders them too.
+  options = {};
+  options.sort = RowOrder::name;
+  const Report flat = build_report(symbolized_of(p, symbolizer), options, {});
+  std::string names;
+  for (const Row& row : flat.rows) names += row.function + " ";
+  EXPECT_EQ(names, "leaf main qsort ");
+  RowOrder parsed = RowOrder::self;
+  EXPECT_TRUE(parse_row_order("total", &parsed));
+  EXPECT_EQ(parsed, RowOrder::total);
+  EXPECT_FALSE(parse_row_order("cum", &parsed));
 }
 
 // The stackcollapse grammar flamegraph.pl, inferno and speedscope parse:

@@ -20,10 +20,12 @@ void task_rows(const StackSet& set, const ReportOptions& options, Report* report
   std::vector<FrameId> order;
   for (FrameId id = 0; id < set.frames().size(); ++id)
     if (set.frames()[id].task && cumulative[id] > 0) order.push_back(id);
-  // Most samples first; ties by id (tid, or pid).
+  // Most samples first (self and total are one here), or by name; ties by
+  // id (tid, or pid).
   std::stable_sort(order.begin(), order.end(), [&](FrameId a, FrameId b) {
     const StackFrame &x = set.frames()[a], &y = set.frames()[b];
-    if (cumulative[a] != cumulative[b]) return cumulative[a] > cumulative[b];
+    if (options.sort == RowOrder::name && x.raw_function != y.raw_function) return x.raw_function < y.raw_function;
+    if (options.sort != RowOrder::name && cumulative[a] != cumulative[b]) return cumulative[a] > cumulative[b];
     return std::pair(x.pid, x.tid) < std::pair(y.pid, y.tid);
   });
   report->rows_before_filter = order.size();
@@ -105,8 +107,20 @@ void rows_from_stacks(const StackSet& set, const ReportOptions& options, Report*
   std::vector<uint32_t> order;
   for (uint32_t r = 0; r < row_ids.size(); ++r)
     if (cumulative[r] > 0) order.push_back(r);
-  // Hottest first (self, then cumulative); ties in name order.
+  // Hottest first (self, then cumulative; --sort total the other way
+  // round), or by name; ties in key order (object, function, file, line).
   std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    switch (options.sort) {
+      case RowOrder::self: break;
+      case RowOrder::total:
+        return cumulative[a] != cumulative[b] ? cumulative[a] > cumulative[b] : self[a] > self[b];
+      case RowOrder::name: {
+        // As the rows show them: the function, then the object's base name.
+        const StackFrame &x = *example[a], &y = *example[b];
+        if (options.view != View::object && x.function != y.function) return x.function < y.function;
+        return object_basename(x.object) < object_basename(y.object);
+      }
+    }
     return self[a] != self[b] ? self[a] > self[b] : cumulative[a] > cumulative[b];
   });
   report->rows_before_filter = row_ids.size();

@@ -31,8 +31,9 @@ class StackSetBuilder {
   // A frame already in the set (filtering keeps the same frame ids).
   void adopt_frames(const std::vector<StackFrame>& frames) { set_->frames_ = frames; }
 
-  void add(const std::vector<FrameId>& frames, uint64_t count, uint64_t observations, bool truncated) {
-    if (count == 0 || frames.empty()) return;
+  // The stack's index in the set; SIZE_MAX when nothing was added.
+  size_t add(const std::vector<FrameId>& frames, uint64_t count, uint64_t observations, bool truncated) {
+    if (count == 0 || frames.empty()) return SIZE_MAX;
     // Indexed by hash, the frames compared in place: the index holds no
     // copy of a stack (deep stacks are most of what a report holds).
     size_t h = 1469598103934665603ull;
@@ -48,6 +49,7 @@ class StackSetBuilder {
     set_->saturated_ |= format::saturating_add(set_->stacks_[at].count, count);
     format::saturating_add(set_->stacks_[at].observations, observations);
     set_->saturated_ |= format::saturating_add(set_->kept_, count);
+    return at;
   }
 
  private:
@@ -56,13 +58,15 @@ class StackSetBuilder {
   std::unordered_multimap<size_t, uint32_t> stack_ids_;  // hash of the frames -> stack
 };
 
-StackBuilder::StackBuilder(const format::Profile& profile, FrameSymbolizer& symbolizer, const StackOptions& options)
+StackBuilder::StackBuilder(const format::Profile& profile, FrameSymbolizer& symbolizer, const StackOptions& options,
+                           const format::StackTable* chains)
     : profile_(profile),
+      table_(chains != nullptr ? *chains : profile.stacks),
       symbolizer_(symbolizer),
       options_(options),
       interner_(std::make_unique<StackSetBuilder>(&set_)),
-      chains_(profile.stacks.size() + 1),
-      chain_done_(profile.stacks.size() + 1, false),
+      chains_(table_.size() + 1),
+      chain_done_(table_.size() + 1, false),
       program_(profile.program.substr(profile.program.rfind('/') + 1)) {
   StackFrame truncated_frame;
   truncated_frame.function = truncated_frame.raw_function = format::kTruncatedFrame;
@@ -92,9 +96,9 @@ const std::vector<FrameId>& StackBuilder::chain(uint32_t id) {
   if (chain_done_[id]) return chains_[id];
   chain_done_[id] = true;
   std::vector<FrameId>& out = chains_[id];
-  if (profile_.stacks.truncated(id)) out.push_back(truncated_);
+  if (table_.truncated(id)) out.push_back(truncated_);
   if (id == format::StackTable::kNoCallers) return out;
-  const auto callers = profile_.stacks.callers(id);
+  const auto callers = table_.callers(id);
   for (auto caller = callers.rbegin(); caller != callers.rend(); ++caller) {
     auto [it, inserted] = caller_frames_.try_emplace(*caller);
     if (inserted) frames_at(*caller, &it->second);
@@ -132,11 +136,11 @@ FrameId StackBuilder::root_of(const format::Sample& sample) {
   return it->second;
 }
 
-void StackBuilder::add(const format::Sample& sample) {
+size_t StackBuilder::add(const format::Sample& sample) {
   set_.saturated_ |= format::saturating_add(set_.total_, sample.count);
   const uint64_t observations = profile_.has_observations ? sample.observations : 0;
   format::saturating_add(set_.total_observations_, observations);
-  if (sample.count == 0) return;
+  if (sample.count == 0) return SIZE_MAX;
   if (!have_leaf_ || sample.address != leaf_address_) {
     frames_at(sample.address, &leaf_);
     have_leaf_ = true;
@@ -147,7 +151,7 @@ void StackBuilder::add(const format::Sample& sample) {
   if (options_.roots != StackRoots::none) stack_.push_back(root_of(sample));
   stack_.insert(stack_.end(), callers.begin(), callers.end());
   stack_.insert(stack_.end(), leaf_.rbegin(), leaf_.rend());
-  interner_->add(stack_, sample.count, observations, profile_.stacks.truncated(sample.stack));
+  return interner_->add(stack_, sample.count, observations, table_.truncated(sample.stack));
 }
 
 StackSet StackBuilder::take() { return std::move(set_); }

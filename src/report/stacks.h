@@ -167,10 +167,14 @@ class StackSet {
 // frames alone. Holds references: profile and symbolizer must outlive it.
 class StackBuilder {
  public:
-  StackBuilder(const format::Profile& profile, FrameSymbolizer& symbolizer, const StackOptions& options);
+  // chains: the table the samples' stack ids name (the timeline's,
+  // format::Timeline); profile.stacks when null.
+  StackBuilder(const format::Profile& profile, FrameSymbolizer& symbolizer, const StackOptions& options,
+               const format::StackTable* chains = nullptr);
   ~StackBuilder();
-  // One sample of profile (its samples' order is the order of stacks()).
-  void add(const format::Sample& sample);
+  // One sample of profile (its samples' order is the order of stacks()):
+  // the index in stacks() it was counted in, SIZE_MAX for none (no count).
+  size_t add(const format::Sample& sample);
   // The set built so far; the builder is spent.
   StackSet take();
 
@@ -183,6 +187,7 @@ class StackBuilder {
   FrameId root_of(const format::Sample& sample);
 
   const format::Profile& profile_;
+  const format::StackTable& table_;
   FrameSymbolizer& symbolizer_;
   StackOptions options_;
   StackSet set_;

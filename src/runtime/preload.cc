@@ -166,6 +166,7 @@ void start() {
   char absolute[PATH_MAX];
   std::strcpy(g_dir, ::realpath(dir, absolute) != nullptr ? absolute : dir);
   keep_directory();
+  keep_program_name();
   if (const char* run_id = ::secure_getenv("PROFIL_RUN_ID"))
     std::strncpy(g_run_id, run_id, sizeof g_run_id - 1);
   g_table = sampler::PcTable::create(table_capacity());

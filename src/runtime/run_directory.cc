@@ -67,6 +67,24 @@ void keep_directory() {
 
 // ASYNC-SIGNAL-SAFE. Is the kept descriptor still the output directory
 // (a program may dup2 its own files over any number)?
+// argv[0]'s base name as the program started: glibc's
+// program_invocation_short_name points into argv[0]'s memory, which a
+// program may write its process title over later (postgres' ps_status.c:
+// "postgres: user db [local] idle"; issue 35 found a dump named "l] idle"),
+// so the name is copied before the program's own code runs.
+namespace {
+char g_program_name[NAME_MAX + 1];
+}  // namespace
+
+void keep_program_name() {
+  const char* name = program_invocation_short_name;
+  size_t i = 0;
+  for (; name != nullptr && name[i] != '\0' && i + 1 < sizeof g_program_name; ++i) g_program_name[i] = name[i];
+  g_program_name[i] = '\0';
+}
+
+const char* program_name() { return g_program_name[0] != '\0' ? g_program_name : program_invocation_short_name; }
+
 bool kept_directory_intact() {
   struct stat st{};
   return g_dirfd >= 0 && ::fstat(g_dirfd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == g_dir_dev &&
@@ -106,7 +124,7 @@ void choose_name() {
   const bool kept = kept_directory_intact();
   const int dirfd = kept ? g_dirfd : ::open(g_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
   for (unsigned n = 0;; ++n) {
-    format::format_dump_name(g_name, sizeof g_name, program_invocation_short_name, pid, token, n);
+    format::format_dump_name(g_name, sizeof g_name, program_name(), pid, token, n);
     if (dirfd < 0) break;  // no directory to create it in: the dump says why
     if (::faccessat(dirfd, g_name, F_OK, 0) == 0) {
       if (n < 1000) continue;
@@ -183,7 +201,7 @@ bool record_in_ledger(format::profraw::LedgerKind kind, EndReason reason, int si
   record.start_clock = clock_code(sampler::clock_at_start());
   record.hz = g_hz;
   record.signal = static_cast<uint32_t>(signo);
-  const char* name = program_invocation_short_name;
+  const char* name = program_name();
   for (size_t i = 0; name != nullptr && name[i] != '\0' && i + 1 < sizeof record.name; ++i) record.name[i] = name[i];
   return append_ledger_record(output_directory(), g_ledger, record);
 }

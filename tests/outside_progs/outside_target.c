@@ -20,6 +20,11 @@
  *                           child that burns SECONDS of CPU, tells the
  *                           parent, and burns on (killed, else 120 s); the parent
  *                           prints "child PID" and exits, leaving it running
+ *   title SECONDS           write a process title over argv[0] as postgres
+ *                           does ("outside_target: user db [local] idle"),
+ *                           print "ready", then spin SECONDS
+ *   clock SECONDS           for SECONDS of CPU, call clock_gettime in a
+ *                           loop (the vDSO's code), then print "cpu S"
  * Built dynamic (outside_target) and static (outside_target_static). */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -115,6 +120,29 @@ int main(int argc, char** argv) {
       if (readlink("/proc/self/exe", self, sizeof self - 1) > 0) execl(self, argv[0], "spin", argv[2], (char*)NULL);
       return 1;
     }
+    return 0;
+  }
+  if (strcmp(mode, "title") == 0) {
+    /* The argv strings are contiguous; the title fills them, NUL padded
+     * (postgres' ps_status.c, PS_USE_CLOBBER_ARGV). */
+    char* end = argv[argc - 1] + strlen(argv[argc - 1]);
+    const char title[] = "outside_target: user db [local] idle";
+    const size_t room = (size_t)(end - argv[0]);
+    memset(argv[0], 0, room);
+    memcpy(argv[0], title, sizeof title - 1 < room ? sizeof title - 1 : room);
+    printf("ready\n");
+    fflush(stdout);
+    spin_work(seconds);
+    return 0;
+  }
+  if (strcmp(mode, "clock") == 0) {
+    struct timespec t;
+    const double until = process_cpu() + seconds;
+    for (;;) {
+      for (int i = 0; i < 1000; ++i) clock_gettime(CLOCK_MONOTONIC, &t);
+      if (process_cpu() >= until) break;
+    }
+    printf("cpu %.4f\n", process_cpu());
     return 0;
   }
   if (strcmp(mode, "pool") == 0) {

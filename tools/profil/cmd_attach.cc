@@ -1,4 +1,4 @@
-// profil attach PID [--duration D] [--hz N] [--every T] [-o DIR]
+// profil attach PID | --all [--duration D] [--hz N | --event E [--period N]] [--every T] [-o DIR]
 //
 // Samples a running process from outside (issue 21; outside_run.h): every
 // thread it has and creates, every child it forks from then on, until the
@@ -26,6 +26,7 @@
 #include "errno_text.h"
 #include "jit_ask.h"
 #include "outside/reader_priority.h"
+#include "outside_cli.h"
 #include "outside_run.h"
 #include "run_print.h"
 
@@ -38,12 +39,9 @@ struct AttachOptions {
   int pid = 0;
   std::string duration, every, output_dir = ".";
   std::string clock = "perf";
-  unsigned hz = 500;
+  CLI::Option* clock_option = nullptr;  // counted once parsed: was --clock given?
+  std::shared_ptr<OutsideFlags> flags = std::make_shared<OutsideFlags>();  // what top takes too
   bool verbose = false;
-  bool symbolize = true;
-  bool interpreter_frames = true;
-  bool interpreter_frames_at_sample = true;
-  bool kernel_frames = true;
   bool all = false;  // --all: every process of the machine, no PID
   bool jit = false;  // ask a JVM for its perf map (jit_ask.h)
 };
@@ -57,13 +55,12 @@ std::string comm_of(pid_t pid) {
 
 int attach_command(const AttachOptions& options) {
   OutsideRunOptions run;
-  run.hz = options.hz;
   if (!is_outside_clock(options.clock))
     return fail("--clock", "'" + options.clock + "' is not one of perf, wall (a running process is sampled from outside)");
   run.wall = options.clock == "wall";
-  run.interpreter_frames = options.interpreter_frames;
-  run.interpreter_frames_at_sample = options.interpreter_frames_at_sample;
-  run.kernel_frames = options.kernel_frames;
+  if (const OptionProblem problem = apply_outside_flags(*options.flags, options.clock_option->count() > 0, &run);
+      !problem.empty())
+    return fail(problem.what, problem.why);
   if (!options.duration.empty()) {
     if (const std::string problem = duration_problem(options.duration); !problem.empty())
       return fail("--duration", problem);
@@ -79,7 +76,6 @@ int attach_command(const AttachOptions& options) {
   run.dir = fs::canonical(options.output_dir, ec);
   if (ec) return fail(options.output_dir, error_text(ec));
   if (::access(run.dir.c_str(), W_OK) != 0) return fail(run.dir.string(), errno_text(errno));
-  run.convert.symbolize = options.symbolize;
   run.fold_ended = !options.verbose;
 
   if (options.all == (options.pid != 0))
@@ -113,8 +109,8 @@ int attach_command(const AttachOptions& options) {
     if (const std::string why = jit_not_askable_after_start(pid); !why.empty()) jit_said.push_back(why);
     (jit = std::make_unique<JitAsker>(0, std::vector<pid_t>{pid}, run.dir))->start();
   }
-  std::fprintf(stderr, "profil: attached to %s at %u Hz from outside%s%s; ^C stops\n", who.c_str(), options.hz,
-               run.wall ? ", wall clock" : "",
+  std::fprintf(stderr, "profil: attached to %s %s from outside%s%s; ^C stops\n", who.c_str(),
+               sampling_rate(run).c_str(), run.wall ? ", wall clock" : "",
                run.duration_s > 0 ? (" for " + duration_shown(options.duration)).c_str() : "");
 
   // The process's end is seen through a pidfd (Linux 5.3), else by polling.
@@ -158,7 +154,7 @@ int attach_command(const AttachOptions& options) {
                                     : " processes it started still ran, sampled until then");
   std::fprintf(stderr, "profil: stopped sampling %s at %s%s\n", who.c_str(), why_stopped.c_str(), still.c_str());
   print_losses(c);  // a profile that could not be written (a full disk) says so first
-  print_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
+  print_outside_conversion(c, run.dir, options.verbose, run.wall ? "wall" : "perf");
   print_unreadable_threads(sampling.threads_unreadable());
   sampling.print_python_reads();
   print_source_notes(sampling.notes());
@@ -168,7 +164,7 @@ int attach_command(const AttachOptions& options) {
     print_jit(jit_said, asked);
   }
   if (c.files.empty() && c.folded.files == 0) {
-    print_nothing_sampled_outside(c, options.hz, name, pid);
+    print_nothing_counted(c, run, name, pid);
     return 1;
   }
   return c.losses.empty() ? 0 : 1;
@@ -185,20 +181,13 @@ const RegisterCommand kAttachCommand(
       app.add_option("--duration", options->duration, "Sample for this long (90, 90s, 500ms, 1.5m), then detach");
       app.add_option("--every", options->every,
                      "Write a snapshot every interval: <prog>.<pid>.s<n>.pb.gz, each holding only its interval");
-      app.add_option("--hz", options->hz, "Samples per CPU-second (default 500)")->check(CLI::Range(1u, 100000u));
-      app.add_option("--clock", options->clock,
-                     "perf (CPU time, the default) or wall (CPU time and the time threads spend blocked: where the "
-                     "process waits)");
+      add_outside_flags(app, options->flags);
+      options->clock_option = app.add_option(
+          "--clock", options->clock,
+          "perf (CPU time, the default) or wall (CPU time and the time threads spend blocked: where the "
+          "process waits)");
       app.add_option("-o,--output", options->output_dir, "Directory for the profiles (default: the current one)");
       app.add_flag("-v,--verbose", options->verbose, "One line per process");
-      app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
-                            "Leave function names out of the pprof files");
-      app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
-                            "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
-      app.add_flag_callback("--no-bpf", [options] { options->interpreter_frames_at_sample = false; },
-                            "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
-      app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
-                            "Leave the kernel's functions out: kernel time as one [kernel] frame under the user stack");
       app.add_flag("--jit", options->jit,
                    "Ask a JVM for a map of its JIT code (jcmd PID Compiler.perfmap, through its attach mechanism: it "
                    "gains an 'Attach Listener' thread) while sampling and at the end; said in the summary");

@@ -24,6 +24,7 @@ struct ReportArgs {
   std::vector<std::string> files;
   std::string format = "text";
   std::string by = "function";
+  std::string sort = "self";
   size_t top = 0;
   double min_percent = 0;
   std::string focus, ignore, hide, callers, callees;
@@ -40,6 +41,7 @@ struct ReportArgs {
 int run_report(const ReportArgs& args) {
   report::ReportOptions options;
   if (!report::parse_view(args.by, &options.view)) return fail("--by", "unknown view " + args.by);
+  if (!report::parse_row_order(args.sort, &options.sort)) return fail("--sort", "unknown order " + args.sort);
   options.top = args.top;
   if (options.top == 0 && options.view == report::View::address) options.top = 40;
   options.min_percent = args.min_percent;
@@ -70,7 +72,11 @@ int run_report(const ReportArgs& args) {
   bool saturated = false;
   // Summed over processes (and threads) unless a view asks for them: the
   // sum is then bounded by the distinct stacks, however many processes.
-  const bool tasks = options.view == report::View::thread || options.view == report::View::process || args.threads;
+  // A timeline (speedscope, the HTML page) is per thread: its samples keep
+  // their threads (merge.h Processes::apart).
+  const OutputFormat* wanted = find_format(FormatUse::report, args.format);
+  const bool tasks = options.view == report::View::thread || options.view == report::View::process || args.threads ||
+                     (wanted != nullptr && wanted->timeline);
   if (int status = load_inputs(args.files, args.exe, &inputs, &profile, &saturated,
                                tasks ? report::Processes::apart : report::Processes::summed))
     return status;
@@ -126,6 +132,10 @@ int run_report(const ReportArgs& args) {
     return emit(args.output, text, false);
   }
   report::Report built = report::build_report(model.symbolized, options, args.files, model.stacks);
+  built.timeline = model.timeline;
+  if (model.timeline && !model.timeline->has_times && args.format == "speedscope")
+    std::fprintf(stderr, "profil: note: %s: no times in this profile (only profiles sampled from outside have them): "
+                 "each thread's stacks are in no time order\n", args.files.front().c_str());
   std::string text = format->rendered(built, model.symbolized, use_colour(args.color, to_file));
   print_warnings(symbolizer);
   return emit(args.output, text, false);
@@ -141,7 +151,10 @@ RegisterCommand register_report(
           ->check(CLI::IsMember({"function", "line", "object", "address", "thread", "process"}));
       app.add_flag("--threads", args->threads,
                    "Each stack's thread (\"name tid\") as its root in the tree, folded stacks and flame graph");
-      app.add_option("--top", args->top, "Show only the N hottest rows");
+      app.add_option("--sort", args->sort,
+                     "Rows by self samples (the default), total samples (the row and all it called) or name")
+          ->check(CLI::IsMember({"self", "total", "name"}));
+      app.add_option("--top", args->top, "Show only the first N rows (the N hottest by default)");
       app.add_option("--min-percent", args->min_percent, "Leave out rows below P percent");
       app.add_option("--focus", args->focus,
                      "Only samples whose stack has a function matching REGEX (an object in --by object)");

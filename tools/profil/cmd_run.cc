@@ -42,6 +42,7 @@
 #include "outside/image.h"
 #include "inside_snapshots.h"
 #include "jit_ask.h"
+#include "outside_cli.h"
 #include "outside_run.h"
 
 namespace profiling::cli {
@@ -75,6 +76,10 @@ struct RunOptions {
   // read from outside; neither flag: run_source() decides.
   bool inside = false, outside = false;
   std::string duration, every;
+  // --event, --period (issue 33): from outside only; their events, once
+  // resolved.
+  EventFlags event_flags;
+  std::vector<outside::Event> events;
   // Return when the program ends; what it left running is profiled on
   // (docs/run.md, "Daemons").
   bool no_wait = false;
@@ -129,6 +134,7 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
   o.interpreter_frames = options.interpreter_frames;
   o.interpreter_frames_at_sample = options.interpreter_frames_at_sample;
   o.kernel_frames = options.kernel_frames;
+  o.events = options.events;
   o.dir = dir;
   o.convert = convert;
   if (!options.duration.empty()) o.duration_s = *parse_duration(options.duration);
@@ -164,13 +170,13 @@ int run_outside(const RunOptions& options, const Resolved& program, const fs::pa
       print_left_running(fs::path(program.path).filename().string(), outcome.pid, outcome.left_running, true,
                          dir.string());
     print_losses(c);
-    print_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
+    print_outside_conversion(c, dir, options.verbose, o.wall ? "wall" : "perf");
     print_unreadable_threads(sampling.threads_unreadable());
     sampling.print_python_reads();
     print_source_notes(sampling.notes());
     if (jit) finish_jit(jit.get(), jit_said, node_flag, c);
     if (!why_outside.empty() && options.verbose) std::fprintf(stderr, "profil: sampled from outside: %s\n", why_outside.c_str());
-    if (c.files.empty()) print_nothing_sampled_outside(c, options.hz);
+    if (c.files.empty()) print_nothing_counted(c, o);
   } else {
     // The program ran, unprofiled: its status stays its own.
     fail("no profile", "the program ran unprofiled: " + refused);
@@ -182,6 +188,7 @@ int run_command(RunOptions options) {
   // Options, then the environment a wrapper script may set, then defaults.
   // base/settings.h: the library's own parser, and its rule for a bad
   // value (a warning, the default used instead).
+  const bool hz_given = options.hz != 0, clock_given = !options.clock.empty();
   if (options.hz == 0) options.hz = base::hz_from_environment(std::getenv("PROFIL_HZ"), kDefaultHz);
   if (options.clock.empty())
     options.clock = base::kClockNames[base::clock_from_environment(std::getenv("PROFIL_CLOCK"), /*auto*/ 2)];
@@ -236,10 +243,19 @@ int run_command(RunOptions options) {
   if (ec) return usage_error(options.output_dir, error_text(ec));
   if (::access(dir.c_str(), W_OK) != 0) return usage_error(dir.string(), errno_text(errno));
   if (options.inside && options.outside) return usage_error("--inside", "and --outside cannot both be given");
+  // Events are counted by perf from outside (issue 33): their own rate,
+  // not the clock's.
+  if (const OptionProblem problem = resolve_events(options.event_flags, hz_given, clock_given, &options.events);
+      !problem.empty())
+    return usage_error(problem.what, problem.why);
+  if (!options.events.empty()) {
+    if (options.inside) return usage_error("--inside", "--event samples from outside only (perf events opened on the program)");
+    options.clock = "perf";  // not PROFIL_CLOCK's: --clock with --event was refused
+  }
   // PROFIL_SOURCE (inside, outside, auto) when neither flag is given.
   if (const char* env = std::getenv("PROFIL_SOURCE"); env && *env && !options.inside && !options.outside) {
     const std::string source = env;
-    if (source == "inside") options.inside = true;
+    if (source == "inside") options.inside = options.events.empty();  // --event wins: an option over a variable
     else if (source == "outside") options.outside = true;
     else if (source != "auto") return usage_error("PROFIL_SOURCE", "'" + source + "' is not one of inside, outside, auto");
   }
@@ -254,7 +270,8 @@ int run_command(RunOptions options) {
   // --every; else the inside (docs/run.md, "Inside or outside").
   std::string why_outside;
   if (!options.inside && !options.outside) {
-    if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
+    if (!options.events.empty()) why_outside = "--event needs it";
+    else if (is_static_program(program.path)) why_outside = "it is statically linked (no PT_INTERP)";
     else if (!options.duration.empty()) why_outside = "--duration needs it";
     else if (is_outside_clock(options.clock)) {
       if (const OutsideRefusal refused = outside_refusal(options.hz, options.stacks != 0); !refused.refused())
@@ -373,14 +390,10 @@ const RegisterCommand kRunCommand(
       app.add_option("--hz", options->hz, "Samples per CPU-second (default: $PROFIL_HZ, else 500)")
           ->check(CLI::Range(1u, 100000u));
       app.add_option("--clock", options->clock, std::string("Sampling clock: ") + base::kClockNameList + " (default: $PROFIL_CLOCK, else auto)");
+      add_event_options(app, &options->event_flags);
       app.add_flag_callback("--no-stacks", [options] { options->stacks = 0; },
                             "Sample the PC alone, without call stacks (default: $PROFIL_STACKS, else stacks on)");
-      app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
-                            "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
-      app.add_flag_callback("--no-bpf", [options] { options->interpreter_frames_at_sample = false; },
-                            "Read an interpreted program's frames after each sample, never with a BPF program at it (docs/python.md)");
-      app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
-                            "Leave the kernel's functions out: kernel time as one [kernel] frame under the user stack");
+      add_frame_flags(app, &options->interpreter_frames, &options->interpreter_frames_at_sample, &options->kernel_frames);
       app.add_flag("-v,--verbose", options->verbose, "One line per process on stderr, instead of one for the run");
       app.add_flag("--gmon", options->gmon,
                    "Also write gmon.<progname>.<pid>.out (for gprof) for each process that has a file of its own");

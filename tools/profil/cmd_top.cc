@@ -1,4 +1,4 @@
-// profil top [PID | --all | -- COMMAND...] [--hz N] [-o DIR]
+// profil top [PID | --all | -- COMMAND...] [--hz N | --event E [--period N]] [-o DIR]
 //
 // A live view of where a process tree, or the machine, spends its CPU
 // (issue 33): its
@@ -26,6 +26,7 @@
 
 #include "command.h"
 #include "errno_text.h"
+#include "outside_cli.h"
 #include "outside_run.h"
 #include "report/model.h"
 #include "report/symbolizer.h"
@@ -49,11 +50,8 @@ constexpr auto kLastRead = std::chrono::milliseconds(250);
 
 struct TopOptions {
   bool all = false;
-  unsigned hz = 500;
   std::string output_dir;  // "": nothing written
-  bool interpreter_frames = true;
-  bool kernel_frames = true;
-  bool symbolize = true;
+  std::shared_ptr<OutsideFlags> flags = std::make_shared<OutsideFlags>();  // what attach takes too
 };
 
 int usage_error(const std::string& what, const std::string& why) {
@@ -132,10 +130,12 @@ int top_command(const TopOptions& options) {
     return usage_error("top", "nothing to watch (profil top PID | --all | -- COMMAND [ARGS...])");
   const bool is_pid = !options.all && words.size() == 1 && !program_words_after_dashes() && all_digits(words[0]);
   OutsideRunOptions run;
-  run.hz = options.hz;
-  run.interpreter_frames = options.interpreter_frames;
-  run.kernel_frames = options.kernel_frames;
-  run.convert.symbolize = options.symbolize;
+  if (const OptionProblem problem = apply_outside_flags(*options.flags, false, &run); !problem.empty())
+    return usage_error(problem.what, problem.why);
+  // One screen counts one thing: a second event's samples would be summed
+  // with the first's.
+  if (run.events.size() > 1)
+    return usage_error("--event", "top shows one event at a time (profil run and attach sample several)");
   const bool keep = !options.output_dir.empty();
   if (keep) {
     std::error_code ec;
@@ -182,7 +182,9 @@ int top_command(const TopOptions& options) {
   }
   TopHeader header;
   header.target = target.label();
-  header.hz = options.hz;
+  header.hz = run.hz;
+  if (!run.events.empty() && !run.events.front().is_time())
+    header.event = run.events.front().name + " every " + std::to_string(run.events.front().period);
   const std::string ended_by = watch(*screen, sampling, target, header, keep);
   screen.reset();
   const std::string stopped = target.stop();
@@ -191,11 +193,11 @@ int top_command(const TopOptions& options) {
   if (!keep) return 0;
   const Conversion c = sampling.finish();
   print_losses(c);
-  print_conversion(c, run.dir, false, "perf");
+  print_outside_conversion(c, run.dir, false, "perf");
   sampling.print_python_reads();
   print_source_notes(sampling.notes());
   if (c.files.empty()) {
-    print_nothing_sampled_outside(c, options.hz);
+    print_nothing_counted(c, run);
     return 1;
   }
   return c.losses.empty() ? 0 : 1;
@@ -207,15 +209,9 @@ const RegisterCommand kTopCommand(
       auto options = std::make_shared<TopOptions>();
       app.add_flag("--all", options->all,
                    "Every process on the machine, no PID or command (per-CPU events: root or CAP_PERFMON)");
-      app.add_option("--hz", options->hz, "Samples per CPU-second (default 500)")->check(CLI::Range(1u, 100000u));
+      add_outside_flags(app, options->flags);
       app.add_option("-o,--output", options->output_dir,
                      "Also write the profiles seen to this directory when top ends, one per process");
-      app.add_flag_callback("--no-symbolize", [options] { options->symbolize = false; },
-                            "Leave function names out of the -o files");
-      app.add_flag_callback("--no-kernel", [options] { options->kernel_frames = false; },
-                            "One [kernel] frame for kernel time, not the kernel's functions");
-      app.add_flag_callback("--no-interpreter", [options] { options->interpreter_frames = false; },
-                            "Leave an interpreted program's own frames unread: the native stacks alone (docs/python.md)");
       app.footer("Usage: profil top [options] PID\n"
                  "       profil top [options] [--] COMMAND [ARGS...]\n"
                  "       profil top [options] --all\n"

@@ -4,6 +4,7 @@
 
 #include "report/export.h"
 #include "report/render.h"
+#include "report/speedscope.h"
 
 namespace profiling::cli {
 namespace {
@@ -63,7 +64,13 @@ const std::vector<OutputFormat>& table() {
        },
        .per_address = true,
        .stacks = true,
-       .sources = true},
+       .sources = true,
+       .timeline = true},
+      {.name = "speedscope",
+       .help = "speedscope's JSON: each thread's samples in time order",
+       .rendered = [](const report::Report& r, const report::SymbolizedProfile&,
+                      bool) { return report::render_speedscope(*r.timeline); },
+       .timeline = true},
       {.name = "pprof", .help = "a gzipped pprof profile.proto", .exported = export_pprof},
       {.name = "gmon", .help = "a GNU gmon.out for gprof (the main executable's samples)", .exported = export_gmon},
   };

@@ -36,8 +36,9 @@ struct OutputFormat {
   // What the rendered format reads of the model beyond its view's rows
   // (model.h ModelNeeds): every address apart, the stacks in the address
   // view too, the leaves' lines and objects' segments.
-  bool per_address = false, stacks = false, sources = false;
-  report::ModelNeeds needs() const { return {per_address, stacks, sources}; }
+  // timeline: each thread's samples in time order (issue 33).
+  bool per_address = false, stacks = false, sources = false, timeline = false;
+  report::ModelNeeds needs() const { return {per_address, stacks, sources, timeline}; }
 };
 
 // Which command the format serves: report takes the exported and rendered

@@ -31,50 +31,56 @@ void print_source_notes(const std::vector<std::string>& notes) {
   for (const std::string& line : notes) std::fprintf(stderr, "profil: %s\n", line.c_str());
 }
 
-std::optional<double> parse_duration(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  if (end == text.c_str() || !std::isfinite(value) || value <= 0) return std::nullopt;
-  const std::string unit(end);
-  double seconds;
-  if (unit.empty() || unit == "s") seconds = value;
-  else if (unit == "ms") seconds = value / 1000;
-  else if (unit == "m") seconds = value * 60;
-  else if (unit == "h") seconds = value * 3600;
-  else return std::nullopt;
-  if (seconds > kMaxDurationSeconds) return std::nullopt;
-  return seconds;
+OutsideRun::OutsideRun(const OutsideRunOptions& options) : options_(options) {
+  if (options_.events.empty()) options_.events.emplace_back();
+  for (const outside::Event& event : options_.events)
+    samplers_.push_back({event, std::make_unique<outside::Sampler>(outside::SamplerOptions{
+                                    .hz = options.hz, .event = event, .stacks = options.stacks,
+                                    .wall = options.wall && event.is_time(), .interpreter_frames = options.interpreter_frames,
+                                    .interpreter_frames_at_sample = options.interpreter_frames_at_sample,
+                                    .kernel_frames = options.kernel_frames})});
 }
 
-std::string duration_shown(const std::string& text) {
-  const bool bare = !text.empty() && (std::isdigit(static_cast<unsigned char>(text.back())) || text.back() == '.');
-  return bare ? text + " s" : text;
+uint64_t OutsideRun::samples() const {
+  uint64_t n = 0;
+  for (const EventSampler& e : samplers_) n += e.sampler->samples();
+  return n;
 }
 
-std::string duration_problem(const std::string& text) {
-  if (parse_duration(text)) return "";
-  char* end = nullptr;
-  const double value = std::strtod(text.c_str(), &end);
-  const std::string unit(end);
-  const bool known_unit = unit.empty() || unit == "s" || unit == "ms" || unit == "m" || unit == "h";
-  // A positive number of a known unit that parse_duration refused: too long.
-  if (end != text.c_str() && known_unit && value > 0)
-    return "'" + text + "' is longer than the longest duration profil takes (1e9 s, 31 years)";
-  return "'" + text + "' is not a duration (90, 90s, 500ms, 1.5m, 2h)";
+uint64_t OutsideRun::lost() const {
+  uint64_t n = 0;
+  for (const EventSampler& e : samplers_) n += e.sampler->lost();
+  return n;
 }
 
-OutsideRun::OutsideRun(const OutsideRunOptions& options)
-    : options_(options), sampler_(outside::SamplerOptions{.hz = options.hz, .stacks = options.stacks, .wall = options.wall, .interpreter_frames = options.interpreter_frames, .interpreter_frames_at_sample = options.interpreter_frames_at_sample, .kernel_frames = options.kernel_frames}) {}
+std::vector<std::string> OutsideRun::notes() const {
+  // Each event's sampler says what concerns it; a line two say is said once.
+  std::vector<std::string> notes;
+  for (const EventSampler& e : samplers_)
+    for (std::string& line : e.sampler->notes())
+      if (std::find(notes.begin(), notes.end(), line) == notes.end()) notes.push_back(std::move(line));
+  return notes;
+}
 
 void OutsideRun::print_python_reads() const {
   // Ruby's (issue 34): read after the fact only; "did not fit" as below.
-  const outside::RubyReads ruby = sampler_.ruby_reads();
+  outside::RubyReads ruby;
+  outside::PythonReads r;
+  for (const EventSampler& e : samplers_) {
+    const outside::RubyReads one_ruby = e.sampler->ruby_reads();
+    ruby.merged += one_ruby.merged;
+    ruby.misfits += one_ruby.misfits;
+    if (ruby.not_read.empty()) ruby.not_read = one_ruby.not_read;
+    const outside::PythonReads one = e.sampler->python_reads();
+    r.read_at_sample += one.read_at_sample;
+    r.read_late += one.read_late;
+    r.misfits_at_sample += one.misfits_at_sample;
+    r.misfits_late += one.misfits_late;
+  }
   if (ruby.merged != 0)
     std::fprintf(stderr, "profil: Ruby frames in %llu samples: read after the fact (%llu did not fit)\n",
                  static_cast<unsigned long long>(ruby.merged), static_cast<unsigned long long>(ruby.misfits));
   if (!ruby.not_read.empty()) std::fprintf(stderr, "profil: %s\n", ruby.not_read.c_str());
-  const outside::PythonReads r = sampler_.python_reads();
   const uint64_t samples = r.read_at_sample + r.read_late;
   if (samples == 0) return;
   const auto misfits = [](uint64_t n) { return std::to_string(n) + " did not fit"; };
@@ -82,7 +88,7 @@ void OutsideRun::print_python_reads() const {
   if (r.read_at_sample != 0)
     how = std::to_string(r.read_at_sample) + " read at the sample by BPF (" + misfits(r.misfits_at_sample) + "), " +
           std::to_string(r.read_late) + " after the fact, a thread's first (" + misfits(r.misfits_late) + ")";
-  else if (const std::string refused = sampler_.python_reads_refused(); !refused.empty())
+  else if (const std::string refused = sampler().python_reads_refused(); !refused.empty())
     how = "read after the fact, BPF refused: " + refused + " (" + misfits(r.misfits_late) + ")";
   else
     how = std::string(options_.interpreter_frames_at_sample ? "read after the fact" : "read after the fact (--no-bpf)") +
@@ -96,18 +102,39 @@ void OutsideRun::print_python_reads() const {
 
 OutsideRun::~OutsideRun() { clock_.stop(); }
 
-std::string OutsideRun::open_before_exec(pid_t pid) { return sampler_.open_before_exec(pid); }
-std::string OutsideRun::attach(pid_t pid) { return sampler_.attach(pid); }
-std::string OutsideRun::attach_all() { return sampler_.attach_all(); }
+// Each event's sampler in turn: the first refusal is the answer (one
+// line naming the event's setting at fault).
+std::string OutsideRun::open_before_exec(pid_t pid) {
+  for (EventSampler& e : samplers_)
+    if (std::string why = e.sampler->open_before_exec(pid); !why.empty()) return why;
+  return "";
+}
+
+std::string OutsideRun::attach(pid_t pid) {
+  for (EventSampler& e : samplers_)
+    if (std::string why = e.sampler->attach(pid); !why.empty()) return why;
+  return "";
+}
+
+std::string OutsideRun::attach_all() {
+  for (EventSampler& e : samplers_)
+    if (std::string why = e.sampler->attach_all(); !why.empty()) return why;
+  return "";
+}
+
+void OutsideRun::stop_sampling() {
+  for (EventSampler& e : samplers_) e.sampler->stop();
+}
 
 void OutsideRun::start() {
   started_ = std::chrono::steady_clock::now();
   // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux), perf's clock.
-  if (options_.duration_s > 0)
-    sampler_.end_at(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                              started_.time_since_epoch() + std::chrono::duration<double>(options_.duration_s))
-                                              .count()));
-  sampler_.start();
+  const auto end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      started_.time_since_epoch() + std::chrono::duration<double>(options_.duration_s));
+  for (EventSampler& e : samplers_) {
+    if (options_.duration_s > 0) e.sampler->end_at(static_cast<uint64_t>(end_ns.count()));
+    e.sampler->start();
+  }
   start_clock();
 }
 
@@ -119,24 +146,26 @@ bool OutsideRun::duration_over() const {
 // Stems: <name>.<pid>, .<n> for an image after an exec whose name is the
 // same (the preload's rule), .s<k> for the k-th snapshot.
 void OutsideRun::write(bool final) {
-  std::vector<outside::ImageProfile> images = sampler_.take(final);
-  if (!taken_live_.empty()) {
-    sum_takes(&taken_live_, std::move(images));
-    images = std::exchange(taken_live_, {});
+  for (EventSampler& e : samplers_) {
+    std::vector<outside::ImageProfile> images = e.sampler->take(final);
+    if (&e == &samplers_.front() && !taken_live_.empty()) {
+      sum_takes(&taken_live_, std::move(images));
+      images = std::exchange(taken_live_, {});
+    }
+    write_images(std::move(images), e.event);
   }
-  write_images(std::move(images));
 }
 
 std::vector<outside::ImageProfile> OutsideRun::take_live(bool keep) {
-  std::vector<outside::ImageProfile> images = sampler_.take(false);
+  std::vector<outside::ImageProfile> images = sampler().take(false);
   if (keep) sum_takes(&taken_live_, images);
   return images;
 }
 
-void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
+void OutsideRun::write_images(std::vector<outside::ImageProfile> images, const outside::Event& event) {
   std::vector<ProcessProfile> profiles;
   const bool snapshots = options_.every_s > 0;
-  if (snapshots) ++snapshot_;
+  if (snapshots && &event == &samplers_.front().event) ++snapshot_;
   std::vector<std::pair<int64_t, int>> ended;  // their stems forgotten after this snapshot
   for (outside::ImageProfile& image : images) {
     if (image.ended) ended.emplace_back(image.data.profile.pid, image.generation);
@@ -159,6 +188,9 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
       }
     }
     p.stem = it->second;
+    // Another event than CPU time names itself (issue 33): a process's
+    // files of several events lie side by side.
+    if (!event.is_time()) p.stem += "." + event.name;
     if (snapshots) p.stem += ".s" + std::to_string(snapshot_);
     p.data = std::move(image.data);
     profiles.push_back(std::move(p));
@@ -166,7 +198,8 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images) {
   // Snapshots are files of their own, each an interval of one process; a
   // whole run's small processes share one file, as the inside source's do.
   ConvertOptions convert = options_.convert;
-  convert.share = !snapshots;
+  // A count of events says nothing of a process's CPU: each has its file.
+  convert.share = !snapshots && event.is_time();
   convert.dir = options_.dir;
   Conversion c;
   if (snapshots) {
@@ -207,7 +240,7 @@ void OutsideRun::start_clock() {
                    std::lock_guard<std::mutex> hold(lock_);
                    sampling_over_ = true;
                  }
-                 sampler_.stop();
+                 stop_sampling();
                  write(true);
                });
 }
@@ -220,7 +253,7 @@ Conversion OutsideRun::finish() {
     over = sampling_over_;
   }
   if (!over) {
-    sampler_.stop();
+    stop_sampling();
     write(true);
   }
   return std::move(conversion_);
@@ -246,12 +279,20 @@ Conversion OutsideRun::finish_leaving_running(std::vector<pid_t>* left) {
   left->clear();
   clock_.stop();
   if (duration_over()) return finish();  // sampling has ended: all is written
-  sampler_.pause();
-  std::vector<pid_t> running = still_running(sampler_.running());
+  std::vector<pid_t> running;
+  for (EventSampler& e : samplers_) {
+    e.sampler->pause();
+    for (pid_t pid : still_running(e.sampler->running()))
+      if (std::find(running.begin(), running.end(), pid) == running.end()) running.push_back(pid);
+  }
   if (running.empty()) return finish();
   // Every ring was read past the ends (the program's exit came before its
   // wait returned), so the ended images are whole.
-  std::vector<outside::ImageProfile> ended = sampler_.take_ended();
+  std::vector<std::vector<outside::ImageProfile>> ended;
+  for (EventSampler& e : samplers_) ended.push_back(e.sampler->take_ended());
+  const auto write_ended = [&] {
+    for (size_t i = 0; i < samplers_.size(); ++i) write_images(std::move(ended[i]), samplers_[i].event);
+  };
   std::fflush(nullptr);
   // The copy maps the rings again before this process lets go of them
   // (outside/sampler.h, map_rings_again): it says so on this pipe, or
@@ -272,18 +313,18 @@ Conversion OutsideRun::finish_leaving_running(std::vector<pid_t>* left) {
   if (copy > 0 && ready != 'm') {
     // It could not map them (and has ended): sample on here instead.
     std::fprintf(stderr, "profil: the copy that would sample on could not take the rings: what is left running is profiled until now\n");
-    sampler_.start();
-    write_images(std::move(ended));
+    for (EventSampler& e : samplers_) e.sampler->start();
+    write_ended();
     return finish();
   }
   if (copy < 0) {
     std::fprintf(stderr, "profil: cannot leave the sampling running (fork: %s): what is left running is profiled until now\n",
                  std::strerror(errno));
-    write_images(std::move(ended));
+    write_ended();
     return finish();
   }
-  sampler_.abandon();
-  write_images(std::move(ended));
+  for (EventSampler& e : samplers_) e.sampler->abandon();
+  write_ended();
   *left = std::move(running);
   return std::move(conversion_);
 }
@@ -296,8 +337,8 @@ void OutsideRun::sample_until_ended(int mapped) {
     for (int fd = 0; fd <= 2; ++fd) ::dup2(null, fd);
     if (null > 2) ::close(null);
   }
-  const std::string refused = sampler_.map_rings_again();
-  if (!refused.empty()) ::_exit(1);
+  for (EventSampler& e : samplers_)
+    if (!e.sampler->map_rings_again().empty()) ::_exit(1);
   (void)!::write(mapped, "m", 1);
   ::close(mapped);
   sigset_t ending;
@@ -305,12 +346,17 @@ void OutsideRun::sample_until_ended(int mapped) {
   for (int signo : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&ending, signo);
   ::sigprocmask(SIG_BLOCK, &ending, nullptr);
   conversion_ = Conversion();
-  sampler_.start();
+  for (EventSampler& e : samplers_) e.sampler->start();
   start_clock();
   // Until the processes left (and those they start) have ended, the
   // duration is over, or a signal asks for the profiles now.
   const timespec look{0, 100'000'000};
-  while (!duration_over() && !still_running(sampler_.running()).empty())
+  const auto any_running = [this] {
+    for (EventSampler& e : samplers_)
+      if (!still_running(e.sampler->running()).empty()) return true;
+    return false;
+  };
+  while (!duration_over() && any_running())
     if (siginfo_t info{}; ::sigtimedwait(&ending, &info, &look) > 0) break;
   finish();
   ::_exit(0);

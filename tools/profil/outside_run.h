@@ -40,18 +40,6 @@ void print_unreadable_threads(size_t threads);
 // reader that could not run before the program's threads (issue 32).
 void print_source_notes(const std::vector<std::string>& notes);
 
-// "90", "90s", "1.5m", "500ms", "2h": seconds; nullopt when not a duration
-// profil takes (duration_problem says why).
-std::optional<double> parse_duration(const std::string& text);
-// The longest: 10^9 s (31 years). From about 9.2e9 s on, its nanoseconds
-// overflow the clocks' 64 bits, and sampling stopped after 0.15 s (issue 32).
-inline constexpr double kMaxDurationSeconds = 1e9;
-// Why text is not a duration profil takes, for a usage error; "" when it is.
-std::string duration_problem(const std::string& text);
-// A duration as given, with its unit: "3" reads "3 s" (a bare number is
-// seconds), "1.5m" stays.
-std::string duration_shown(const std::string& text);
-
 struct OutsideRunOptions {
   unsigned hz = 500;
   bool stacks = true;
@@ -59,6 +47,11 @@ struct OutsideRunOptions {
   bool interpreter_frames = true;  // outside::SamplerOptions::interpreter_frames
   bool interpreter_frames_at_sample = true;  // ...interpreter_frames_at_sample (--no-bpf: false)
   bool kernel_frames = true;                 // outside::SamplerOptions::kernel_frames (--no-kernel: false)
+  // --event (issue 33): each event sampled by a sampler of its own (its own
+  // events and rings, following the tree by its own records), each
+  // process's profile of an event other than task-clock in a file of its
+  // own, <stem>.<event>.pb.gz; none: task-clock alone, as before.
+  std::vector<outside::Event> events;
   double duration_s = 0;  // 0: until finish()
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;
@@ -98,24 +91,32 @@ class OutsideRun {
   // summed into its one file (top_takes.h). From the thread that calls
   // finish(), without --every or --duration (their clock writes too).
   std::vector<outside::ImageProfile> take_live(bool keep);
-  uint64_t samples() const { return sampler_.samples(); }
-  uint64_t lost() const { return sampler_.lost(); }
-  bool samples_kernel() const { return sampler_.samples_kernel(); }
-  size_t threads_unreadable() const { return sampler_.threads_unreadable(); }
+  // Summed over the events' samplers.
+  uint64_t samples() const;
+  uint64_t lost() const;
+  bool samples_kernel() const { return sampler().samples_kernel(); }
+  size_t threads_unreadable() const { return sampler().threads_unreadable(); }
   // One line on how the samples got their Python frames, when any did:
   // read at the sample (BPF) or after the fact, and how many did not fit
   // their native stack (outside/python_frames.h).
   void print_python_reads() const;
-  std::vector<std::string> notes() const { return sampler_.notes(); }
+  std::vector<std::string> notes() const;
 
  private:
+  struct EventSampler {
+    outside::Event event;
+    std::unique_ptr<outside::Sampler> sampler;
+  };
+  // The first event's (the only one with the wall clock or profil top).
+  outside::Sampler& sampler() const { return *samplers_.front().sampler; }
   void start_clock();
+  void stop_sampling();
   void write(bool final);
-  void write_images(std::vector<outside::ImageProfile> images);
+  void write_images(std::vector<outside::ImageProfile> images, const outside::Event& event);
   [[noreturn]] void sample_until_ended(int mapped);
 
   OutsideRunOptions options_;
-  outside::Sampler sampler_;
+  std::vector<EventSampler> samplers_;  // one per event, in the order given
   IntervalClock clock_;  // --every, --duration
   mutable std::mutex lock_;  // sampling_over_
   std::chrono::steady_clock::time_point started_;

@@ -17,6 +17,7 @@
 #include "report/jit_map.h"
 #include "report/own_samples.h"
 #include "report/symbolizer.h"
+#include "report/vdso_names.h"
 
 namespace profiling::cli {
 namespace {
@@ -47,10 +48,13 @@ int refused_error(const std::exception& e) {
 class Converter {
  public:
   // The files carry function names, and the lines and inline frames of
-  // DWARF the objects bring (the program's own build); distribution debug
-  // files (libc6-dbg) are left to profil report, which finds them by build
-  // id: inflating libc's was half of the run's symbolizing (issue 23).
-  explicit Converter(bool symbolize) : symbolize_(symbolize) { symbolizer_.read_distribution_dwarf(false); }
+  // every DWARF the symbolizer finds: the objects' own and distribution
+  // debug files' (libc6-dbg, -dbgsym), so that every reader of the file,
+  // go tool pprof as profil report, sees the same frames (issue 35; issue
+  // 23 had left the debug files to the report: inflating libc's was half
+  // of the run's symbolizing, now read from the uncompressed copy
+  // debug_file_cache.h keeps, docs/report.md "Symbolization").
+  explicit Converter(bool symbolize) : symbolize_(symbolize) {}
 
   // Each file mapping gets its object's build id (NT_GNU_BUILD_ID), read
   // once per path.
@@ -106,6 +110,8 @@ ProcessSummary summarize(const std::string& stem, const format::ProfrawData& dat
   p.samples = data.profile.total_count();
   p.period_ns = data.profile.period_ns;
   p.clock = data.profile.clock;
+  p.event = data.profile.event;
+  p.event_period = data.profile.event_period;
   p.hz = data.hz;
   p.dropped = data.profile.dropped;
   p.end_reason = data.end_reason;
@@ -175,6 +181,12 @@ struct ProfileSinks::State {
                            "their memory): each is named by all of them, 'a | b'");
   }
 
+  // The vDSO's functions, named now from profil's own (the same kernel's):
+  // no report can read that object later (report/vdso_names.h, issue 35).
+  void name_vdso_code(format::Profile* profile) {
+    if (options.symbolize) report::name_vdso_code(profile);
+  }
+
   // <stem>.pb.gz (and gmon.<stem>.out when asked) for one process, beside
   // its dump; the dump removed.
   void write_own(ProcessSummary& p, const std::string& raw_path, const std::string& stem,
@@ -228,6 +240,7 @@ void ProfileSinks::add(ProcessProfile profile) {
     p.unsampled_counts = data.profile.total_count() - p.samples;
     s.converter.add_build_ids(&data.profile);
     s.keep_jit_code(&data.profile);
+    s.name_vdso_code(&data.profile);
     if (s.options.share && p.cpu_ns() < kOwnFileCpuNs)
       s.small.push_back({index, profile.raw_path, profile.stem, std::move(data.profile)});
     else

@@ -37,6 +37,10 @@ struct ProcessSummary {
   uint64_t samples = 0;
   uint64_t period_ns = 0;
   std::string clock;
+  // Another event than CPU time (format::Profile::event, issue 33): its
+  // samples stand for event_period events each; period_ns is 0.
+  std::string event;
+  uint64_t event_period = 0;
   uint32_t hz = 0;
   uint64_t dropped = 0;
   // Samples in profil's own code, left out of its profile

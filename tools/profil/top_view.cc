@@ -113,7 +113,10 @@ std::vector<std::string> render_top(const TopSnapshot& snapshot, const TopViewSt
     all += samples.all;
   }
   // What changes how the rows read comes first, before a narrow screen cuts it.
-  std::string title = std::string("profil top") + (state.frozen ? " [FROZEN]" : "") + "  " + header.target + format_line("  %u Hz  sorted by %s, %s", header.hz,
+  // An event's rate is its period (issue 33): "page-faults every 1".
+  const std::string rate = header.event.empty() ? format_line("%u Hz", header.hz) : header.event;
+  std::string title = std::string("profil top") + (state.frozen ? " [FROZEN]" : "") + "  " + header.target +
+                      format_line("  %s  sorted by %s, %s", rate.c_str(),
                       state.measure == TopMeasure::self ? "self" : "total",
                       state.window == TopWindow::last ? "last 1 s" : "since start");
   if (!state.process.empty()) title += "  process: " + state.process;

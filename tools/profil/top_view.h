@@ -52,6 +52,7 @@ std::vector<TopRow> shown_rows(const TopSnapshot& snapshot, const TopViewState& 
 struct TopHeader {
   std::string target;        // "outside_target (pid 12)"
   unsigned hz = 0;
+  std::string event{};       // "" for CPU time at hz, else "page-faults every 1" (--event)
   uint64_t samples = 0;      // every sample read so far, frozen or not
   uint64_t lost = 0;         // samples the kernel could not write (ring full)
   std::string ended;         // "outside_target exited with status 0", or ""

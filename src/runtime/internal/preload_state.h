@@ -127,6 +127,8 @@ inline uint32_t clock_code(sampler::ClockKind clock) {
 
 // run_directory.cc (each says there what it does).
 void keep_directory();
+void keep_program_name();  // start-up, before the program's code
+const char* program_name();  // ASYNC-SIGNAL-SAFE
 bool kept_directory_intact();  // ASYNC-SIGNAL-SAFE
 const char* output_directory();  // ASYNC-SIGNAL-SAFE
 const char* run_token();  // ASYNC-SIGNAL-SAFE
