@@ -324,7 +324,10 @@ void fold_ended(Conversion* c) {
   using format::profraw::EndReason;
   std::set<std::string> ended;  // image stems
   for (const ProcessSummary& p : c->processes)
-    if (p.end_reason != EndReason::checkpoint && p.end_reason != EndReason::exec) ended.insert(p.image_stem);
+    // CPU time's alone: another event's summaries are counts, said apart
+    // (outside_cli.h), and kept.
+    if (p.event.empty() && p.end_reason != EndReason::checkpoint && p.end_reason != EndReason::exec)
+      ended.insert(p.image_stem);
   if (ended.empty()) return;
   FoldedProcesses& f = c->folded;
   ProcessSummary& sum = f.sum;
@@ -332,7 +335,7 @@ void fold_ended(Conversion* c) {
   std::set<std::string> dropped_files;
   std::vector<ProcessSummary> kept;
   for (ProcessSummary& p : c->processes) {
-    if (!ended.contains(p.image_stem)) {
+    if (!p.event.empty() || !ended.contains(p.image_stem)) {
       kept.push_back(std::move(p));
       continue;
     }
