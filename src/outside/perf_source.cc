@@ -297,7 +297,16 @@ void PerfSource::reader_loop() {
     // late after the fact, a 3 : 1 pair of Python functions alternating
     // every 2 ms had a third of one's C callees under the other; read
     // within 1 ms, a twentieth).
-    const int ready = ::poll(polls.data(), polls.size(), feed_.table.interpreter_poll_ms());
+    int timeout_ms = feed_.table.interpreter_poll_ms();
+    if (end_at_ns_ != 0) {
+      const uint64_t now = monotonic_ns();
+      if (now >= end_at_ns_) {
+        close_in_reader_.store(true);
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (end_at_ns_ - now + 999'999) / 1'000'000));
+    }
+    const int ready = ::poll(polls.data(), polls.size(), timeout_ms);
     read_round();
     // A ring whose process tree has ended polls as hung up at once, every
     // time (perf_poll): then the wake pipe alone, for 10 ms, so that the
