@@ -1,13 +1,13 @@
 // The perf rings and their reader (see perf_source.h).
 #include "outside/perf_source.h"
 
+#include "outside/descriptor_limit.h"
 #include "outside/perf_records_apply.h"
 
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,26 +126,8 @@ std::string PerfSource::attach(pid_t pid) {
 }
 
 std::string PerfSource::open_on_threads(pid_t pid) {
-  // One event per thread and CPU: profil's own soft descriptor limit goes
-  // up to the hard one (its own process only: nothing the target inherits),
-  // and the hard one up to what the threads need where profil may
-  // (CAP_SYS_RESOURCE, up to fs.nr_open).
-  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-    const rlim_t need = threads_of(pid).size() * cpus_.size() + 64;
-    if (need > limit.rlim_max) {
-      const rlim_t hard = limit.rlim_max;
-      const std::string nr_open = read_setting("/proc/sys/fs/nr_open");
-      limit.rlim_max = std::min<rlim_t>(need, std::strtoull(nr_open.c_str(), nullptr, 10));
-      limit.rlim_cur = limit.rlim_max;
-      if (limit.rlim_max <= hard || ::setrlimit(RLIMIT_NOFILE, &limit) != 0)
-        descriptor_limit_ = std::to_string(hard) + ", the hard limit: raising it needs CAP_SYS_RESOURCE, up to fs.nr_open (" +
-                            nr_open + ")";
-    }
-    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-      limit.rlim_cur = limit.rlim_max;
-      ::setrlimit(RLIMIT_NOFILE, &limit);
-    }
-  }
+  // One event per thread and CPU (descriptor_limit.h).
+  descriptor_limit_ = raise_descriptor_limit(threads_of(pid).size() * cpus_.size() + 64);
   std::set<pid_t> opened;
   // Threads created while the events are being opened carry the events of
   // their creator once it has them; the list is read again until it holds

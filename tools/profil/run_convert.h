@@ -172,18 +172,6 @@ class ProfileSinks {
 // The profiles, through the sinks.
 Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options);
 
-// What a later conversion wrote (a snapshot's), after what *into holds: its
-// files, processes, losses and warnings, and its shared file when it wrote
-// one.
-void append_conversion(Conversion* into, Conversion later);
-
-// The summaries of every image that has ended by its exit (never the
-// image before an exec: its pid runs on), all their snapshots, folded
-// into c->folded, and their files' names dropped from c->files (counted).
-// The run's one-line summary and its lines on unsampled time count them
-// as before; -v's line per process cannot (OutsideRunOptions::fold_ended).
-void fold_ended(Conversion* c);
-
 }  // namespace profiling::cli
 
 #endif  // PROFIL_TOOLS_RUN_CONVERT_H
