@@ -30,8 +30,10 @@ while [ $(($(date +%s) - start)) -lt "$duration" ] && kill -0 "$profil_pid" 2>/d
 done
 kill -INT "$profil_pid"; wait "$profil_pid"
 kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
-every_s=$(awk -v e="$every" 'BEGIN { n = e + 0; if (e ~ /ms$/) n /= 1000; else if (e ~ /m$/) n *= 60; else if (e ~ /h$/) n *= 3600; print n }')
-awk -v every="$every_s" 'NR == 1 { first = -1 } $1 >= every && first < 0 { first = $2 } { last = $2; w = $3 }
+# "After the first interval": the first reading once its window is written
+# (its conversion is part of the steady state; a reading at 60 s, before the
+# first window's file, measured the start-up alone).
+awk 'NR == 1 { first = -1 } $3 >= 1 && first < 0 { first = $2 } { last = $2; w = $3 }
   END { printf "RSS after the first interval %d KiB, at the end %d KiB (%+.1f %%); %d windows written\n", first, last,
         100 * (last - first) / first, w }' "$out/trace"
 grep -v 'samples (' "$out/err" | head -5

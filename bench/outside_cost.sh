@@ -7,8 +7,11 @@
 # CPU (user+sys of every process, profil's and perf's own included) is the
 # median over BENCH_REPS; µs per sample = its slope from the lowest to the
 # highest rate over the samples added (xz's CPU time x the rates' difference).
+# The second table: the tools' own CPU (the run's less xz's, which a shell
+# inside the run times), the same slope.
 set -euo pipefail
 build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
 profil=${PROFIL_TOOL:-$build/bin/profil}
 reps=${BENCH_REPS:-5}
 rates=${BENCH_RATES:-100 4000}
@@ -19,18 +22,29 @@ command -v perf >/dev/null && perf record -q -e task-clock -o "$out/probe.data" 
   have_perf=0; echo "(perf record is not available: its column is left empty)"; }
 head -c 4000000 /dev/urandom | base64 > "$out/input"
 work=(xz -T1 -6 -c "$out/input")
-cpu_of() {
-  local TIMEFORMAT='%U %S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'
+. "$here/lib/measure.sh"
+# The program timed by a shell inside the tool's run: the tool's own CPU is
+# the run's less the program's (the issue's measure: profil's reader, not
+# the kernel's sampling in the program's context).
+timed=(bash -c 'TIMEFORMAT="%U %S"; { time "$@" >/dev/null 2>&1; } 2>"$0"' "$out/program" "${work[@]}")
+tool_run() {  # NAME HZ COMMAND...: its CPU in NAME.HZ, its own in NAME-own.HZ
+  local name=$1 hz=$2 total
+  shift 2
+  rm -f "$out/program"
+  total=$(cpu_of "$@")
+  # A run that never started the program (perf record 6.1 here aborts now
+  # and then: "stack smashing detected") counts in neither table.
+  [ -s "$out/program" ] || return 0
+  echo "$total" >> "$out/$name.$hz"
+  echo "$total - $(awk '{ print $1 + $2 }' "$out/program")" | bc -l >> "$out/$name-own.$hz"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for hz in $rates; do
   for ((i = 0; i < reps; i++)); do
     cpu_of "${work[@]}" >> "$out/plain"
-    cpu_of "$profil" run --outside --hz "$hz" -o "$out/p" -- "${work[@]}" >> "$out/profil.$hz"
+    tool_run profil "$hz" "$profil" run --outside --hz "$hz" -o "$out/p" -- "${timed[@]}"
     rm -rf "$out/p"
     if [ "$have_perf" = 1 ]; then
-      cpu_of perf record -q -e task-clock -c $((1000000000 / hz)) -o "$out/perf.data" -- "${work[@]}" >> "$out/perf.$hz"
+      tool_run perf "$hz" perf record -q -e task-clock -c $((1000000000 / hz)) -o "$out/perf.data" -- "${timed[@]}"
       rm -f "$out/perf.data"
     fi
   done
@@ -44,5 +58,13 @@ for tool in profil perf; do
   printf '%-28s' "$name"
   for hz in $rates; do printf ' %9.3f' "$(echo "$(median < "$out/$tool.$hz") - $plain" | bc -l)"; done
   printf ' %12.1f\n' "$(echo "($(median < "$out/$tool.$high") - $(median < "$out/$tool.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)"
+done
+printf '%-28s' "the tool's own CPU (s)"; for hz in $rates; do printf ' %9s' "@$hz"; done; printf ' %12s\n' "us/sample"
+for tool in profil perf; do
+  [ -s "$out/$tool-own.$low" ] || continue
+  name="profil run --outside"; [ $tool = perf ] && name="perf record (no stacks)"
+  printf '%-28s' "$name"
+  for hz in $rates; do printf ' %9.3f' "$(median < "$out/$tool-own.$hz")"; done
+  printf ' %12.1f\n' "$(echo "($(median < "$out/$tool-own.$high") - $(median < "$out/$tool-own.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)"
 done
 echo "(xz -T1 alone: $plain s of CPU, median of $reps)"

@@ -28,14 +28,7 @@ trap 'rm -rf "$out"' EXIT
 work=("$python" "$here/../tests/python_progs/shares.py" 1.5)
 perf_ok=$(command -v perf >/dev/null && "$python" -X perf -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null && echo 1)
 
-cpu_of() {  # user+sys of the command and its children, in seconds
-  local TIMEFORMAT='%U %S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-samples_of() {  # samples in the profiles of a directory
-  "$profil" report --format json "$1"/*.pb.gz 2>/dev/null | sed -n 's/.*"summary":{"samples":\([0-9]*\).*/\1/p' | head -1
-}
+. "$here/lib/measure.sh"
 
 # One run of each kind: its CPU as x the plain run, and per sample.
 record() {  # plain with without

@@ -8,9 +8,10 @@
 # - the merging: of the samples in keyed() (called back by sorted(), in C),
 #   at least 99 % read main -> c_path -> (a native frame) -> keyed, root
 #   first;
-# - the evaluation loop left without Python frames in at most 1 % of the
-#   samples of the merged view, those whose Python stack moved before it
-#   was read (after the fact: counted by a frame of their own) apart.
+# - the evaluation loop left without Python frames in none of the samples
+#   of the merged view from outside (at most 1 % with --inside), those
+#   whose Python stack moved before it was read (after the fact: counted by
+#   a frame of their own) apart.
 # Usage: run_python.sh PROFIL PYTHON [profil run options...]
 set -euo pipefail
 profil=$1 python=$2
@@ -45,21 +46,8 @@ fi
 
 "$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/shares.py" 2 > "$work/stdout" 2> "$work/stderr" || {
   echo "profil run failed:"; cat "$work/stderr"; exit 1; }
-# The way the frames were read (outside/python_frames.h): as root the BPF
-# program reads them at the sample, unless --no-bpf is given; of those, at
-# most 1 % may not fit their native stack (a thread's first samples are
-# read after the fact, and counted apart).
-case " $* " in
-  *" --no-bpf "* | *" --inside "*) ;;
-  *) if [ "$(id -u)" = 0 ]; then
-       line=$(grep "read at the sample by BPF" "$work/stderr") || {
-         echo "FAIL: as root the frames were not read at the sample:"; cat "$work/stderr"; exit 1; }
-       echo "$line"
-       read -r at_sample misfits < <(echo "$line" | sed -E 's/.*: ([0-9]+) read at the sample by BPF \(([0-9]+) did not fit.*/\1 \2/')
-       awk -v a="$at_sample" -v m="$misfits" 'BEGIN { exit (a >= 100 && m <= 0.01 * a) ? 0 : 1 }' || {
-         echo "FAIL: $misfits of $at_sample samples read at the sample did not fit"; exit 1; }
-     fi ;;
-esac
+# The way the frames were read, as asked (interp_checks.sh).
+read_way_checked Python "$work/stderr" "$@"
 timed=$(awk '/^timed_three/ {print $2}' "$work/stdout")
 [ -n "$timed" ] || { echo "the program printed no timing:"; cat "$work/stdout" "$work/stderr"; exit 1; }
 profile=$(ls "$work"/out/*.pb.gz | head -1)
@@ -90,6 +78,15 @@ awk '{ n = $NF; $NF = ""; sub(/ +$/, ""); k = split($0, f, ";"); keyed = 0
 # counted apart: after the fact, how many depends on how late the reader
 # gets to a sample, which a loaded machine decides; 10 % here, 10.03 %
 # beside two busy loops, so only a sanity bound, MISFITS_ALLOWED; at the
-# sample, at most 1 %).
-loop_never_bare "$work/merged.folded" '(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)' "${MISFITS_ALLOWED:-0.5}"
+# sample, at most 1 %). From outside no loop frame is left bare at all: a
+# sample read with no Python frames (or a chain it could not read) has
+# moved, and a thread whose state was not found is marked too
+# (outside/python_frames.h; issue 31: a CI run had 28 bare samples of the
+# interpreter's start, a round of them read while it compiled the script).
+# Inside, the handler's reads keep the 1 % bound.
+case " $* " in
+  *" --inside "*) bare_allowed=0.01 ;;
+  *) bare_allowed=0 ;;
+esac
+loop_never_bare "$work/merged.folded" '(_PyEval_EvalFrameDefault|PyEval_EvalFrameEx)' "${MISFITS_ALLOWED:-0.5}" "$bare_allowed"
 echo "ok: $python"

@@ -8,7 +8,8 @@
 # under the sleeper's own thread:
 # - nearly all of them (>= 90 %, less 3 binomial sigmas) reach
 #   wait_outer;wait_inner, under the thread named "sleeper";
-# - their count is the time the program measured asleep, and their share
+# - their count is the time the program measured asleep (less the time
+#   the sleeper then waited for a CPU: run_wall_blocked.c), and their share
 #   of the two threads' samples is sleep / (sleep + the burner's CPU time),
 #   within 4.5 sigmas of the sample count plus 2 points for the edges;
 # - no sleep ended early or with EINTR (nothing signalled the sleeper).
@@ -23,14 +24,14 @@ touch "$dir/stats"
 PROFIL_STACKS_STATS="$dir/stats" "$profil" run "$source" --clock wall --hz $hz -o "$dir/out" -- "$program" 1.5 \
   > "$dir/measured" 2> "$dir/err" || { cat "$dir/err"; exit 1; }
 "$profil" report --threads --format folded "$dir"/out/*.pb.gz > "$dir/folded"
-read -r _ sleeps _ early _ slept _ life _ burner_cpu < "$dir/measured"
+read -r _ sleeps _ early _ slept _ life _ burner_cpu _ runqueue < "$dir/measured"
 sum() { awk -v re="$1" '$0 ~ re { n += $NF } END { print n + 0 }' "$dir/folded"; }
 leaf='(__nanosleep|clock_nanosleep|__clock_nanosleep[^;]*)'
 blocked=$(sum "^sleeper [0-9]+;.*;$leaf [0-9]+\$")
 whole=$(sum "^sleeper [0-9]+;.*;wait_outer[^;]*;wait_inner[^;]*;.*$leaf [0-9]+\$")
 sleeper=$(sum '^sleeper [0-9]+;')
 burner=$(sum '^burner [0-9]+;')
-echo "sleeps $sleeps early $early slept ${slept}s burner CPU ${burner_cpu}s;" \
+echo "sleeps $sleeps early $early slept ${slept}s (the sleeper waited ${runqueue}s for a CPU) burner CPU ${burner_cpu}s;" \
   "sleeper samples $sleeper (blocked $blocked, through wait_outer;wait_inner $whole), burner $burner"
 cat "$dir/stats"
 [ "$early" -eq 0 ] || { echo "$early of $sleeps sleeps ended early: the sleeper was interrupted"; exit 1; }

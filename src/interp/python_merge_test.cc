@@ -46,6 +46,29 @@ TEST(PythonMerge, ALoopWithoutFramesIsAMisfit) {
   EXPECT_EQ(merged, (std::vector<uint64_t>{0x5000, kMisfit, 0x1100, 0x6000, 0x1200}));
 }
 
+TEST(PythonMerge, AnEmptyWalkUnderTheLoopIsAMisfit) {
+  // Read after the fact, the thread had no Python frames left (issue 31:
+  // the interpreter compiling the script after init_import_site): the
+  // sample had some, so its stack moved; marked, never bare. A chain that
+  // could not be read at all is marked the same way (no arrays needed).
+  bool fits = true;
+  EXPECT_EQ(merge({0x5000, 0x1100, 0x6000}, {}, WalkStatus::kComplete, &fits),
+            (std::vector<uint64_t>{0x5000, kMisfit, 0x1100, 0x6000}));
+  EXPECT_FALSE(fits);
+  const uint64_t native[] = {0x5000, 0x1100, 0x6000, 0x1200};
+  uint64_t out[5];
+  const MergeResult unread = merge_python_frames(native, 4, nullptr, nullptr, WalkResult{0, WalkStatus::kReadError},
+                                                 kLoop, kMisfit + 3, out, 5);
+  EXPECT_FALSE(unread.fits);
+  EXPECT_EQ(std::vector<uint64_t>(out, out + unread.count),
+            (std::vector<uint64_t>{0x5000, kMisfit + 3, 0x1100, 0x6000, 0x1200}));
+  // Read at the sample, an empty walk under one loop call is that call
+  // entering its first frame.
+  EXPECT_EQ(merge({0x5000, 0x1100, 0x6000}, {}, WalkStatus::kComplete, &fits, true, kMisfit + 2),
+            (std::vector<uint64_t>{0x5000, kMisfit + 2, 0x1100, 0x6000}));
+  EXPECT_TRUE(fits);
+}
+
 TEST(PythonMerge, AtTheSampleALoopEnteringACallHasNoFrameYet) {
   // The sampled pc in the innermost loop call, whose frame is not linked
   // yet: read at the sample it fits, the loop frame bare.

@@ -46,6 +46,39 @@ bool PageCachedMemory::read(uint64_t address, void* out, size_t size) {
   return true;
 }
 
+void PrefetchedMemory::fetch(const Range* ranges, size_t count) {
+  iovec local[kRanges], remote[kRanges];
+  size_t n = 0, at = 0;
+  for (size_t i = 0; i < count && n < kRanges && at < kBytes; ++i) {
+    const size_t size = ranges[i].size < kBytes - at ? ranges[i].size : kBytes - at;
+    if (size == 0) continue;
+    held_[n] = Held{ranges[i].address, size, at};
+    local[n] = iovec{bytes_ + at, size};
+    remote[n] = iovec{reinterpret_cast<void*>(ranges[i].address), size};
+    at += size;
+    ++n;
+  }
+  count_ = 0;
+  if (n == 0) return;
+  ++calls_;
+  const ssize_t got = ::process_vm_readv(pid_, local, n, remote, n, 0);
+  if (got <= 0) return;
+  // The ranges are filled in order: those past what was read hold nothing.
+  for (size_t i = 0; i < n && held_[i].at < static_cast<size_t>(got); ++i, ++count_)
+    if (held_[i].at + held_[i].size > static_cast<size_t>(got)) held_[i].size = static_cast<size_t>(got) - held_[i].at;
+}
+
+bool PrefetchedMemory::read(uint64_t address, void* out, size_t size) {
+  for (size_t i = 0; i < count_; ++i) {
+    const Held& h = held_[i];
+    if (address >= h.address && size <= h.size && address - h.address <= h.size - size) {
+      std::memcpy(out, bytes_ + h.at + (address - h.address), size);
+      return true;
+    }
+  }
+  return below_.read(address, out, size);
+}
+
 bool LocalMemory::read(uint64_t address, void* out, size_t size) {
   if (address == 0) return false;
   std::memcpy(out, reinterpret_cast<const void*>(address), size);

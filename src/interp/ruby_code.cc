@@ -1,86 +1,30 @@
 #include "interp/ruby_code.h"
 
-#include <bit>
-#include <cstring>
-
 namespace profiling::interp {
-namespace {
-
-constexpr uint64_t kMaxString = 4096;
-// A line table of more entries is not one (OTel's rubyInsnInfoSizeLimit).
-constexpr uint32_t kMaxLineTable = 1u << 20;
-
-}  // namespace
 
 bool read_ruby_string(const RubyLayout& l, MemoryReader& memory, uint64_t address, std::string* out) {
-  uint8_t head[32];
-  if (address == 0 || (address & 7) != 0 || !memory.read(address, head, sizeof head)) return false;
-  const uint64_t flags = u64_at(head, 0);
-  if ((flags & l.type_mask) != l.type_string) return false;
-  uint64_t length = 0, chars = 0;
-  if (flags & l.flag_noembed) {
-    length = u64_at(head, l.string_len);
-    chars = u64_at(head, l.string_ptr);
-  } else {
-    length = (flags >> l.string_embed_len_shift) & l.string_embed_len_mask;
-    chars = address + l.string_embedded;
-  }
-  if (length > kMaxString) length = kMaxString;
+  uint64_t chars = 0, length = 0;
+  if (!ruby_string_at(l, memory, address, &chars, &length)) return false;
   out->resize(length);
   return length == 0 || memory.read(chars, out->data(), length);
 }
 
-// A location's pathobj: the path String, or an Array [path, realpath].
-bool RubyCodeNamer::read_path(uint64_t pathobj, std::string* out) {
-  uint8_t head[40];
-  if (pathobj == 0 || (pathobj & 7) != 0 || !memory_.read(pathobj, head, sizeof head)) return false;
-  const uint64_t flags = u64_at(head, 0);
-  if ((flags & layout_.type_mask) == layout_.type_string) return read_ruby_string(layout_, memory_, pathobj, out);
-  if ((flags & layout_.type_mask) != layout_.type_array) return false;
-  // For an array the flag's bit says embedded (RARRAY_EMBED_FLAG).
-  uint64_t first = 0;
-  if (flags & layout_.flag_noembed) {
-    if (((flags >> layout_.array_embed_len_shift) & layout_.array_embed_len_mask) == 0) return false;
-    first = u64_at(head, layout_.array_embedded);
-  } else if (!memory_.read(u64_at(head, layout_.array_ptr), &first, sizeof first)) {
-    return false;
-  }
-  return read_ruby_string(layout_, memory_, first, out);
-}
-
-bool RubyCodeNamer::read_head(uint64_t address, RubyCode* head) {
-  const RubyLayout& l = layout_;
-  uint64_t body = 0;
-  if (address == 0 || !memory_.read(address + l.iseq_body, &body, sizeof body) || body == 0) return false;
-  uint8_t b[160];
-  static_assert(sizeof b >= 152);
-  if (!memory_.read(body, b, sizeof b)) return false;
-  head->address = address;
-  head->body = body;
-  head->path_object = u64_at(b, l.body_pathobj);
-  head->label_object = u64_at(b, l.body_label);
-  const uint64_t first_line = u64_at(b, l.body_first_lineno);  // a Fixnum: (n << 1) | 1
-  head->first_line = (first_line & 1) ? static_cast<int>(static_cast<int64_t>(first_line) >> 1) : 0;
-  head->encoded = u64_at(b, l.body_encoded);
-  head->line_table = u64_at(b, l.body_insns_info);
-  head->line_table_size = static_cast<uint32_t>(u64_at(b, l.body_insns_info_size));
-  head->succ_index_table = u64_at(b, l.body_succ_index_table);
-  return true;
-}
-
 uint32_t RubyCodeNamer::identify(uint64_t address) {
-  RubyCode head;
-  if (!read_head(address, &head)) return kNoCode;
+  RubyCode code;
+  if (!read_ruby_iseq_head(layout_, memory_, address, &code.head)) return kNoCode;
+  const RubyIseqHead& head = code.head;
   if (const auto it = by_address_.find(address); it != by_address_.end()) {
-    const RubyCode& known = codes_[it->second];
-    if (known.body == head.body && known.label_object == head.label_object &&
-        known.path_object == head.path_object)
+    const RubyIseqHead& known = codes_[it->second].head;
+    if (known.body == head.body && known.label_object == head.label_object && known.path_object == head.path_object)
       return it->second;
   }
-  if (!read_ruby_string(layout_, memory_, head.label_object, &head.name)) return kNoCode;
-  if (!read_path(head.path_object, &head.file)) head.file = "";
+  if (!read_ruby_string(layout_, memory_, head.label_object, &code.name)) return kNoCode;
+  if (!read_ruby_string(layout_, memory_, ruby_path_string(layout_, memory_, head.path_object), &code.file))
+    code.file = "";
+  code.address = address;
+  code.first_line = head.first_line;
   const auto id = static_cast<uint32_t>(codes_.size());
-  codes_.push_back(std::move(head));
+  codes_.push_back(std::move(code));
   by_address_[address] = id;
   return id;
 }
@@ -88,47 +32,9 @@ uint32_t RubyCodeNamer::identify(uint64_t address) {
 int RubyCodeNamer::line(const RubyCode& code, uint64_t pc) {
   // A pc's line never changes while its iseq lives (the body identifies
   // it): the hot frames' pcs repeat, so most samples read no table.
-  const auto [known, added] = lines_.try_emplace({code.body, pc}, 0);
-  if (added) known->second = read_line(code, pc);
+  const auto [known, added] = lines_.try_emplace({code.head.body, pc}, 0);
+  if (added) known->second = ruby_pc_line(layout_, memory_, code.head, pc);
   return known->second;
-}
-
-int RubyCodeNamer::read_line(const RubyCode& code, uint64_t pc) {
-  const RubyLayout& l = layout_;
-  const uint32_t size = code.line_table_size;
-  if (code.line_table == 0 || size == 0 || size > kMaxLineTable || pc < code.encoded) return code.first_line;
-  // The pc points past the instruction running (vm_backtrace.c calc_pos).
-  uint64_t position = (pc - code.encoded) / 8;
-  if (position > 0) --position;
-  uint64_t index = 1;  // one past the entry wanted: succ_index_lookup's rank
-  if (size > 1) {
-    const uint64_t table = code.succ_index_table;
-    if (table == 0) return code.first_line;
-    if (position < l.succ_immediate) {
-      // imm_part[i] holds 9 ranks of 7 bits.
-      uint64_t part = 0;
-      if (!memory_.read(table + position / 9 * 8, &part, sizeof part)) return code.first_line;
-      index = (part >> (7 * (position % 9))) & 0x7f;
-    } else {
-      const uint64_t bit = position - l.succ_immediate;
-      const uint64_t block = table + l.succ_blocks + bit / 512 * l.succ_block_size;
-      const uint64_t in_block = bit % 512, small = in_block / 64;
-      uint32_t rank = 0;
-      uint64_t small_ranks = 0, bits = 0;
-      if (!memory_.read(block, &rank, sizeof rank) ||
-          !memory_.read(block + l.succ_block_small_ranks, &small_ranks, sizeof small_ranks) ||
-          !memory_.read(block + l.succ_block_bits + small * 8, &bits, sizeof bits))
-        return code.first_line;
-      // small_block_rank_get: 9-bit ranks, the first small block's 0.
-      const uint64_t small_rank = small == 0 ? 0 : (small_ranks >> (9 * (small - 1))) & 0x1ff;
-      index = rank + small_rank + std::popcount(bits << (63 - in_block % 64));
-    }
-  }
-  if (index == 0 || index > size) return code.first_line;
-  int32_t line = 0;
-  if (!memory_.read(code.line_table + (index - 1) * l.insn_info_size + l.insn_info_line_no, &line, sizeof line))
-    return code.first_line;
-  return line > 0 ? line : code.first_line;
 }
 
 }  // namespace profiling::interp

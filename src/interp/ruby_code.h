@@ -3,6 +3,8 @@
 // (the method's name, "block in work", "<main>", "<class:Worker>"), file
 // and first line, and the line of any pc in it (the body's line table:
 // insns_info and its succinct index, iseq.c's succ_index_lookup).
+// What is read, and how, is ruby_code_head.h's (shared with the preload's
+// dump); this adds the caches and the strings.
 //
 // The class is not prefixed: Ruby 3.1 keeps a class's name only among its
 // instance variables (__classpath__, an st_table keyed by an ID), not in
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "interp/frames.h"
+#include "interp/ruby_code_head.h"
 #include "interp/ruby_layout.h"
 
 namespace profiling::interp {
@@ -33,10 +36,7 @@ struct RubyCode {
   uint64_t address = 0;
   std::string name, file;
   int first_line = 0;
-  // Identity, and what a pc's line is read from.
-  uint64_t body = 0, label_object = 0, path_object = 0;
-  uint64_t encoded = 0, line_table = 0, succ_index_table = 0;
-  uint32_t line_table_size = 0;
+  RubyIseqHead head;  // identity, and what a pc's line is read from (ruby_code_head.h)
 };
 
 // A Ruby String's bytes (out cut at 4 KiB); false when it is not one.
@@ -56,9 +56,6 @@ class RubyCodeNamer {
   int line(const RubyCode& code, uint64_t pc);
 
  private:
-  bool read_head(uint64_t address, RubyCode* head);
-  bool read_path(uint64_t pathobj, std::string* out);
-  int read_line(const RubyCode& code, uint64_t pc);
 
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& p) const { return p.first * 31 ^ p.second; }

@@ -88,15 +88,20 @@ void RubyThreads::refresh() {
   }
 }
 
-uint64_t RubyThreads::execution_context(pid_t tid) {
+uint64_t RubyThreads::context_slot(pid_t tid) {
   auto it = by_tid_.find(tid);
   if (it == by_tid_.end()) {
     refresh();
     it = by_tid_.find(tid);
   }
+  return it == by_tid_.end() ? 0 : it->second + target_.layout.thread_ec;
+}
+
+uint64_t RubyThreads::execution_context(pid_t tid) {
   // Read each time: a Fiber switch gives the thread another context.
+  const uint64_t slot = context_slot(tid);
   uint64_t ec = 0;
-  if (it == by_tid_.end() || !read_u64(memory_, it->second + target_.layout.thread_ec, &ec)) return 0;
+  if (slot == 0 || !read_u64(memory_, slot, &ec)) return 0;
   return ec;
 }
 

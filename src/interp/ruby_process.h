@@ -57,8 +57,14 @@ class RubyThreads {
   // The execution context of thread tid, 0 when it has none; the VM's
   // thread list is read again when tid is not known (a new thread).
   uint64_t execution_context(pid_t tid);
+  // Where thread tid's execution context pointer is (&rb_thread_t.ec), 0
+  // when tid is not a thread of the VM's: for a reader that reads it in a
+  // batch with more (outside/ruby_frames.h).
+  uint64_t context_slot(pid_t tid);
   // A thread ended: its rb_thread_t is freed, its tid may come back.
   void forget(pid_t tid) { by_tid_.erase(tid); }
+  // The threads of the VM's list as last read: tid -> its rb_thread_t.
+  const std::unordered_map<pid_t, uint64_t>& all() const { return by_tid_; }
 
  private:
   void refresh();

@@ -82,7 +82,17 @@ class FrameNames {
       const auto [known, added] = recent_.try_emplace(raw[i].code, Namer::kNoCode);
       if (added) known->second = namer.identify(raw[i].code);
       const uint32_t id = known->second;
-      shown[i] = id == Namer::kNoCode ? unnamed : address_of(namer, id, namer.line(namer.code(id), raw[i].instruction));
+      if (id == Namer::kNoCode) {
+        shown[i] = unnamed;
+        continue;
+      }
+      // An id's code and its line table never change (ids are not reused):
+      // a frame seen before is shown where it was, without its line read
+      // again (issue 31's cost: CPython's line tables are decoded from the
+      // start at each look).
+      const auto [at, seen] = shown_at_.try_emplace({id, raw[i].instruction}, 0);
+      if (seen) at->second = address_of(namer, id, namer.line(namer.code(id), raw[i].instruction));
+      shown[i] = at->second;
     }
   }
 
@@ -106,6 +116,12 @@ class FrameNames {
   std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
   std::vector<format::Frame> names_;                         // by address - base_
   std::unordered_map<uint64_t, uint32_t> recent_;            // code address -> its id, since recent_since_
+  struct FrameHash {
+    size_t operator()(const std::pair<uint32_t, uint64_t>& f) const {
+      return (f.second * 0x9E3779B97F4A7C15ull) ^ f.first;
+    }
+  };
+  std::unordered_map<std::pair<uint32_t, uint64_t>, uint64_t, FrameHash> shown_at_;  // (code id, instruction) -> address
   uint64_t recent_since_ = 0;
 };
 

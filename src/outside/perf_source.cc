@@ -1,13 +1,13 @@
 // The perf rings and their reader (see perf_source.h).
 #include "outside/perf_source.h"
 
+#include "outside/descriptor_limit.h"
 #include "outside/perf_records_apply.h"
 
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -126,26 +126,8 @@ std::string PerfSource::attach(pid_t pid) {
 }
 
 std::string PerfSource::open_on_threads(pid_t pid) {
-  // One event per thread and CPU: profil's own soft descriptor limit goes
-  // up to the hard one (its own process only: nothing the target inherits),
-  // and the hard one up to what the threads need where profil may
-  // (CAP_SYS_RESOURCE, up to fs.nr_open).
-  if (rlimit limit{}; ::getrlimit(RLIMIT_NOFILE, &limit) == 0) {
-    const rlim_t need = threads_of(pid).size() * cpus_.size() + 64;
-    if (need > limit.rlim_max) {
-      const rlim_t hard = limit.rlim_max;
-      const std::string nr_open = read_setting("/proc/sys/fs/nr_open");
-      limit.rlim_max = std::min<rlim_t>(need, std::strtoull(nr_open.c_str(), nullptr, 10));
-      limit.rlim_cur = limit.rlim_max;
-      if (limit.rlim_max <= hard || ::setrlimit(RLIMIT_NOFILE, &limit) != 0)
-        descriptor_limit_ = std::to_string(hard) + ", the hard limit: raising it needs CAP_SYS_RESOURCE, up to fs.nr_open (" +
-                            nr_open + ")";
-    }
-    if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-      limit.rlim_cur = limit.rlim_max;
-      ::setrlimit(RLIMIT_NOFILE, &limit);
-    }
-  }
+  // One event per thread and CPU (descriptor_limit.h).
+  descriptor_limit_ = raise_descriptor_limit(threads_of(pid).size() * cpus_.size() + 64);
   std::set<pid_t> opened;
   // Threads created while the events are being opened carry the events of
   // their creator once it has them; the list is read again until it holds
@@ -204,7 +186,9 @@ std::string PerfSource::attach_all() {
 }
 
 void PerfSource::start() {
+  reader_started_.store(false);
   reader_.start([this] { reader_loop(); });
+  reader_started_.wait(false);
 }
 
 void PerfSource::pause() {
@@ -283,6 +267,8 @@ void PerfSource::reader_loop() {
     enable_at_start_ = false;
     for (int fd : fds_) ::ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
   }
+  reader_started_.store(true);
+  reader_started_.notify_all();
   std::vector<pollfd> polls;
   for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
   if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});
@@ -293,7 +279,16 @@ void PerfSource::reader_loop() {
     // late after the fact, a 3 : 1 pair of Python functions alternating
     // every 2 ms had a third of one's C callees under the other; read
     // within 1 ms, a twentieth).
-    const int ready = ::poll(polls.data(), polls.size(), feed_.table.interpreter_poll_ms());
+    int timeout_ms = feed_.table.interpreter_poll_ms();
+    if (end_at_ns_ != 0) {
+      const uint64_t now = monotonic_ns();
+      if (now >= end_at_ns_) {
+        close_in_reader_.store(true);
+        break;
+      }
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (end_at_ns_ - now + 999'999) / 1'000'000));
+    }
+    const int ready = ::poll(polls.data(), polls.size(), timeout_ms);
     read_round();
     // A ring whose process tree has ended polls as hung up at once, every
     // time (perf_poll): then the wake pipe alone, for 10 ms, so that the

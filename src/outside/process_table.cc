@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <tuple>
 #include <unordered_set>
 
 #include "format/profile.h"
@@ -32,7 +31,7 @@ struct ProcessTable::Image {
   struct Tally {
     uint64_t periods = 0, observations = 0;
   };
-  std::map<std::tuple<uint64_t, uint32_t, pid_t, uint8_t>, Tally> counts;  // (leaf, stack, tid, gil) -> samples
+  std::unordered_map<SampleKey, Tally, SampleKey::Hash> counts;
   SampleTimes times;  // each sample's (issue 33)
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)

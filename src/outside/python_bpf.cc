@@ -181,6 +181,8 @@ bool PythonStackReads::take_oldest(pid_t tid, std::vector<interp::RawFrame>* fra
   return true;
 }
 
+int PythonStackReads::ruby_processes_fd() const { return bpf_map__fd(skeleton_->maps.ruby_processes); }
+
 PythonStackReads::Counters PythonStackReads::counters() const {
   Counters c;
   const int cpus = libbpf_num_possible_cpus();

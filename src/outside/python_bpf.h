@@ -20,6 +20,10 @@
 // after the fact (its state is only then known): that first sample, and a
 // sample whose record the ring had no room for, are read after the fact.
 //
+// The same program reads Ruby's frames (issue 34: a perf event carries one
+// program): ruby_bpf.h puts a Ruby process in its map; its threads, their
+// records and the ring are this class's, as a Python process's are.
+//
 // NOT async-signal-safe, not thread-safe: the process table's, under the
 // sampler's lock (the perf source attaches under its owner's).
 #ifndef PROFIL_OUTSIDE_PYTHON_BPF_H
@@ -85,6 +89,9 @@ class PythonStackReads {
     uint64_t no_thread = 0;  // samples of a thread not in the map yet
   };
   Counters counters() const;
+
+  // The program's map of Ruby processes (ruby_bpf.h fills it).
+  int ruby_processes_fd() const;
 
  private:
   PythonStackReads() = default;

@@ -5,16 +5,14 @@
 // root (or CAP_BPF and CAP_PERFMON): skipped, saying why, elsewhere.
 #include "outside/python_bpf.h"
 
+#include "outside/bpf_test_event.h"
+
 #include <gtest/gtest.h>
-#include <linux/perf_event.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstring>
-
-#include "perf/event.h"
 
 namespace profiling::outside {
 namespace {
@@ -50,38 +48,8 @@ interp::PythonLayout fake_layout(interp::PythonFrameModel model) {
   return l;
 }
 
-double thread_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
-
-// Runs on this thread's CPU time until the program wrote `wanted` records
-// (at most 5 s of this thread's CPU: a machine however busy gives that).
-void burn_until_records(PythonStackReads& reads, uint64_t wanted) {
-  const double until = thread_cpu_seconds() + 5;
-  volatile uint64_t sink = 0;
-  while (reads.counters().records < wanted && thread_cpu_seconds() < until)
-    for (int i = 0; i < 100000; ++i) sink = sink + static_cast<uint64_t>(i);
-}
-
-class PythonBpf : public ::testing::Test {
+class PythonBpf : public BpfOnThisThread {
  protected:
-  void SetUp() override {
-    std::string why;
-    reads_ = PythonStackReads::open(100'000, &why);
-    if (reads_ == nullptr) GTEST_SKIP() << "the kernel refuses the BPF program here: " << why;
-    perf::EventSpec spec;
-    spec.period_ns = 100'000;
-    perf_event_attr attr = spec.attr();
-    event_ = static_cast<int>(perf::open_event(attr, 0, -1));
-    ASSERT_GE(event_, 0) << std::strerror(static_cast<int>(-event_));
-    ASSERT_TRUE(reads_->attach(event_, &why)) << why;
-  }
-  void TearDown() override {
-    if (event_ >= 0) ::close(event_);
-  }
-
   // The walk of this thread's chain from state, as the program read it.
   // gil: where the GIL's holder is (none by default); *gil_state: what the
   // program read of it.
@@ -92,7 +60,7 @@ class PythonBpf : public ::testing::Test {
     EXPECT_TRUE(reads_->add_process(::getpid(), layout));
     reads_->set_gil(::getpid(), gil);
     reads_->add_thread(tid, reinterpret_cast<uint64_t>(&state));
-    burn_until_records(*reads_, reads_->counters().records + 5);
+    burn_until_records(reads_->counters().records + 5);  // beyond those of an earlier walk
     reads_->drain();
     std::vector<interp::RawFrame> frames;
     EXPECT_TRUE(reads_->take_oldest(tid, &frames, result, gil_state)) << "no record in 5 s of CPU";
@@ -101,8 +69,6 @@ class PythonBpf : public ::testing::Test {
     return frames;
   }
 
-  std::unique_ptr<PythonStackReads> reads_;
-  int event_ = -1;
 };
 
 TEST_F(PythonBpf, ShimFramesOwnedByTheCStackMarkTheFrameInsideThemAsAnEntry) {

@@ -74,7 +74,17 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
     ++reads_.read_at_sample;
   } else {
     const uint64_t state = threads_.thread_state(tid);
-    if (state == 0) return;
+    if (state == 0) {
+      // The loop runs on a thread state, so the thread had one at the
+      // sample: it is not in the interpreter's list now (the thread ended,
+      // or its tid cannot be told: python_process.h). Marked, not left
+      // bare (issue 31: a bare loop frame would pass for a sample nobody
+      // tried to read).
+      ++reads_.read_late;
+      ++reads_.no_thread_state;
+      mark(kNoStateAddress, frames);
+      return;
+    }
     if (!gil_.known()) find_gil();
     gil_state_ = interp::python_gil_state(gil_, memory_, state);
     // The program reads this thread's later samples itself, and those of
@@ -86,11 +96,18 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
     walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
     ++reads_.read_late;
   }
-  if (walk.count == 0) return;
+  // An empty walk is merged too: a sample in the loop had Python frames,
+  // so none read after the fact (or a chain that could not be read) is a
+  // stack that moved: between init_import_site's last frame and the main
+  // module's first, the interpreter compiles the script in C, and a round
+  // of startup samples read then (the first round comes up to 100 ms
+  // after the exec: perf_source.cc) had all been left bare. Read at the
+  // sample, an empty walk under one loop call is that call entering its
+  // first frame (python_merge.h).
   std::vector<uint64_t>& python = python_;
   python.resize(walk.count);
   names_.name(namer_, raw_.data(), walk.count, time, kUnnamedAddress, python.data());
-  ++reads_.merged;
+  if (walk.count != 0) ++reads_.merged;
   merged_frames_.resize(frames->size() + walk.count + 1);
   // Read at the sample, one loop call more than the walk's entries is the
   // innermost call being entered or left (python_merge.h): 5 % of the
@@ -104,6 +121,17 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
   // A stack that does not fit is not the one the sample was taken in (it
   // moved on before the reader got to it): the merge marks it instead.
   if (!result.fits) ++(at_sample ? reads_.misfits_at_sample : reads_.misfits_late);
+  merged_frames_.resize(result.count);
+  frames->swap(merged_frames_);
+}
+
+void PythonFrames::mark(uint64_t address, std::vector<uint64_t>* frames) {
+  merged_frames_.resize(frames->size() + 1);
+  const interp::MergeResult result = interp::merge_python_frames(
+      frames->data(), static_cast<uint32_t>(frames->size()), nullptr, nullptr,
+      interp::WalkResult{0, interp::WalkStatus::kReadError},
+      interp::EvalLoop{target_.eval_loop_start, target_.eval_loop_end}, address, merged_frames_.data(),
+      static_cast<uint32_t>(merged_frames_.size()));
   merged_frames_.resize(result.count);
   frames->swap(merged_frames_);
 }

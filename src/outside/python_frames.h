@@ -16,7 +16,8 @@
 // Read after the fact, the Python stack may have moved on since the kernel
 // took the sample (the reader reads every millisecond while a process has
 // Python frames): a sample whose Python frames do not fit its native stack
-// (not as many evaluation-loop frames as entry frames) is not merged; it
+// (not as many evaluation-loop frames as entry frames: none at all when
+// the thread ran no Python code by then) is not merged; it
 // gets one frame, kMisfitFrame, just inside its innermost loop frame, so
 // that every view and file counts it (PythonReads::misfits_* too). A stack that moved
 // within one call of the loop (another function of the same loop call)
@@ -65,6 +66,12 @@ inline constexpr uint64_t kUnnamedAddress = format::kInterpreterFrameBase + 1;
 inline constexpr const char* kEnteringFrame = interp::kBetweenFramesFrame;
 inline constexpr uint64_t kEnteringAddress = format::kInterpreterFrameBase + 2;
 
+// The frame a sample read after the fact gets whose thread's state was not
+// in the interpreter's list when read (python_frames.cc), just inside its
+// innermost loop frame; counted in PythonReads::no_thread_state.
+inline constexpr const char* kNoStateFrame = "[python: the thread's state was not found when read]";
+inline constexpr uint64_t kNoStateAddress = format::kInterpreterFrameBase + 3;
+
 // How a tree's samples got their Python frames (said in the run's summary),
 // and the BPF program that reads them at the sample, where one loaded.
 struct PythonReads {
@@ -74,6 +81,7 @@ struct PythonReads {
   uint64_t read_late = 0;         // walks read after the fact
   uint64_t misfits_at_sample = 0;  // ...of each, those that did not fit their native stack
   uint64_t misfits_late = 0;
+  uint64_t no_thread_state = 0;  // read after the fact: kNoStateFrame (of read_late)
 };
 
 class PythonFrames final : public InterpreterFrames {
@@ -107,6 +115,8 @@ class PythonFrames final : public InterpreterFrames {
  private:
   PythonFrames(const interp::PythonTarget& target, PythonReads* reads);
   void find_gil();
+  // frames: the native stack with address just inside its innermost loop frame.
+  void mark(uint64_t address, std::vector<uint64_t>* frames);
   bool in_eval_loop(uint64_t address) const {
     return address >= target_.eval_loop_start && address < target_.eval_loop_end;
   }
@@ -123,7 +133,7 @@ class PythonFrames final : public InterpreterFrames {
   uint8_t gil_state_ = format::kGilUnknown;
   interp::PythonCodeNamer namer_;
   FrameNames<interp::PythonCodeNamer> names_{format::kInterpreterFrameBase,
-                                             {kMisfitFrame, kUnnamedFrame, kEnteringFrame}};
+                                             {kMisfitFrame, kUnnamedFrame, kEnteringFrame, kNoStateFrame}};
   std::vector<interp::RawFrame> raw_;
   std::vector<uint64_t> python_;  // a sample's Python frames' addresses
   std::vector<uint64_t> merged_frames_;

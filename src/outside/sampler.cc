@@ -81,6 +81,10 @@ void Sampler::start() {
   for (auto& source : sources_) source->start();
 }
 
+void Sampler::end_at(uint64_t monotonic_ns) {
+  if (perf_ != nullptr) perf_->end_at(monotonic_ns);
+}
+
 void Sampler::pause() {
   for (auto it = sources_.rbegin(); it != sources_.rend(); ++it) (*it)->pause();
 }

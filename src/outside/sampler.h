@@ -52,6 +52,9 @@ class Sampler {
 
   // The sources' threads (the rings' reader, the wall clock's poller).
   void start();
+  // The perf events end at this CLOCK_MONOTONIC time (ns), by the reader's
+  // own hand (PerfSource::end_at); stop() still joins. Before start().
+  void end_at(uint64_t monotonic_ns);
   // Reads what is left, closes the events (sampling ends: the program runs
   // on unprofiled), joins the threads. Idempotent. The sources stop in the
   // reverse of their order: a later one may flush an earlier one.

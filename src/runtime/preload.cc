@@ -32,6 +32,7 @@
 #include "runtime/process_end.h"
 #include "runtime/process_hooks.h"
 #include "runtime/python_inside.h"
+#include "runtime/ruby_inside.h"
 #include "runtime/snapshot_request.h"
 #include "sampler/handler_stack.h"
 #include "sampler/sampler.h"
@@ -196,8 +197,9 @@ void start() {
   if (base::flag_from_environment("PROFIL_STACKS", ::secure_getenv("PROFIL_STACKS"), false)) {
     // Before the table and the clocks: a CPython process wants a bigger
     // table and its frames read on the sampled thread.
-    const bool python = start_python_frames();
-    g_stacks = unwind::StackTable::create(kStackTableStacks, python ? kStackTableFramesPython : kStackTableFrames);
+    const bool interpreter = start_python_frames() || start_ruby_frames();
+    g_stacks =
+        unwind::StackTable::create(kStackTableStacks, interpreter ? kStackTableFramesPython : kStackTableFrames);
     g_max_depth = unwind_depth() != 0 ? unwind_depth() : unwind::kDefaultMaxDepth;
     if (g_stacks != nullptr) sampler::set_stack_table(g_stacks, g_max_depth);
   }

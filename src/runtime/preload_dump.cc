@@ -26,6 +26,7 @@
 #include "runtime/process_end.h"
 #include "runtime/profraw_writer.h"
 #include "runtime/python_inside.h"
+#include "runtime/ruby_inside.h"
 #include "runtime/snapshot_request.h"
 #include "sampler/sampler.h"
 #include "unwind/stack_table.h"
@@ -125,7 +126,10 @@ class TableStacks final : public StackSource {
   void for_each_stack(StackVisitor& outer) const override {
     // A CPython process's Python frames named and merged (python_inside.h).
     PythonMerge python(outer);
-    StackVisitor& visitor = python_frames_on() ? static_cast<StackVisitor&>(python) : outer;
+    RubyMerge ruby(outer);  // a Ruby process's (ruby_inside.h)
+    StackVisitor& visitor = python_frames_on() ? static_cast<StackVisitor&>(python)
+                            : ruby_frames_on() ? static_cast<StackVisitor&>(ruby)
+                                               : outer;
     table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
                                 uint32_t observations) {
       visitor.visit(pcs, depth, truncated, weight, tid, observations);
@@ -204,6 +208,7 @@ bool preload_dump(EndReason reason, int signo, DumpKind kind) {
     info.stacks = &stacks;
     info.max_depth = g_max_depth;
     if (python_frames_on()) info.interpreter_frames = &python_frame_names();
+    if (ruby_frames_on()) info.interpreter_frames = &ruby_frame_names();
   }
   bool ok = write_profraw(output_directory(), g_name, info, *g_table, g_placeholder_empty);
   if (!ok && errno == EMFILE) {

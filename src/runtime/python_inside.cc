@@ -20,13 +20,12 @@
 #include "interp/python_code_head.h"
 #include "interp/python_lines.h"
 #include "interp/python_merge.h"
+#include "runtime/interpreter_inside.h"
 #include "sampler/python_sampling.h"
 #include "sampler/sampler.h"
 
 namespace profiling::runtime {
 namespace {
-
-using sampler::kMaxInsidePythonFrames;
 
 sampler::PythonSampling g_python;
 uint64_t g_code_type = 0;
@@ -35,19 +34,6 @@ bool g_on = false;
 // ---- start-up (host side) ----
 
 uint64_t symbol(const char* name) { return reinterpret_cast<uint64_t>(::dlsym(RTLD_DEFAULT, name)); }
-
-// [start, end) of the function named, from its ELF symbol's size.
-bool function_range(const char* name, interp::EvalLoop* loop) {
-  void* address = ::dlsym(RTLD_DEFAULT, name);
-  Dl_info info{};
-  void* entry = nullptr;
-  if (address == nullptr || ::dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0) return false;
-  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
-  if (sym == nullptr || sym->st_size == 0) return false;
-  loop->start = reinterpret_cast<uint64_t>(address);
-  loop->end = loop->start + sym->st_size;
-  return true;
-}
 
 // major.minor of the CPython linked in: Py_Version (3.11+), else the
 // string Py_GetVersion() returns ("3.8.18 (default, ...").
@@ -96,33 +82,17 @@ constexpr uint32_t kBetweenId = 1;
 constexpr uint32_t kUnreadId = 2;
 constexpr const char* kUnreadFrame = "[python: code freed before the dump]";
 
-struct FrameName {
-  uint64_t code;  // 0: an empty slot
-  int32_t line;
-  uint32_t id;    // its address is kInterpreterFrameBase + id (kUnreadId + 1...)
-  uint32_t code_slot;
-};
-
 constexpr size_t kCodeSlots = size_t{1} << 15;
 constexpr size_t kFrameSlots = size_t{1} << 17;
 constexpr size_t kPoolBytes = size_t{32} << 20;
 
 struct Tables {
   CodeName codes[kCodeSlots];
-  FrameName frames[kFrameSlots];
-  uint32_t frame_of_id[kFrameSlots / 2];  // id -> its slot in frames
-  uint32_t ids = kUnreadId;                // the last given out
+  FrameIds<kFrameSlots> frames{kUnreadId};  // a frame's address is kInterpreterFrameBase + its id
   size_t pool_used = 0;
   char pool[kPoolBytes];                   // names, files, line tables
 };
 Tables* g_tables = nullptr;
-
-uint64_t mix(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  return x;
-}
 
 // Room in the pool for n bytes: its offset, or UINT32_MAX.
 uint32_t pool_take(size_t n) {
@@ -147,7 +117,7 @@ bool pool_string(sampler::SelfMemory& memory, uint64_t object, uint32_t* at, uin
 
 // The code object at address, named the first time it is met.
 const CodeName* code_name(uint64_t address, uint32_t* slot_out) {
-  size_t slot = mix(address) & (kCodeSlots - 1);
+  size_t slot = mix_bits(address) & (kCodeSlots - 1);
   for (size_t probe = 0; probe < kCodeSlots / 2; ++probe, slot = (slot + 1) & (kCodeSlots - 1)) {
     CodeName& code = g_tables->codes[slot];
     if (code.address == address) {
@@ -191,17 +161,8 @@ uint64_t frame_address(uint64_t code_address, uint64_t instruction) {
   const std::string_view table(g_tables->pool + code->table_at, code->table_length);
   const int line = interp::python_line(g_python.layout.line_table, table, code->first_line,
                                        interp::python_line_offset(g_python.layout, code->instructions, instruction));
-  size_t slot = mix(code_address * 31 + static_cast<uint64_t>(line)) & (kFrameSlots - 1);
-  for (size_t probe = 0; probe < kFrameSlots / 2; ++probe, slot = (slot + 1) & (kFrameSlots - 1)) {
-    FrameName& frame = g_tables->frames[slot];
-    if (frame.code == code_address && frame.line == line) return format::kInterpreterFrameBase + frame.id;
-    if (frame.code != 0) continue;
-    if (g_tables->ids + 1 >= kFrameSlots / 2) return 0;
-    frame = FrameName{code_address, line, ++g_tables->ids, code_slot};
-    g_tables->frame_of_id[frame.id] = static_cast<uint32_t>(slot);
-    return format::kInterpreterFrameBase + frame.id;
-  }
-  return 0;
+  const uint32_t id = g_tables->frames.id_of(code_address, line, code_slot);
+  return id == 0 ? 0 : format::kInterpreterFrameBase + id;
 }
 
 class Names final : public InterpreterFrameSource {
@@ -212,8 +173,8 @@ class Names final : public InterpreterFrameSource {
                                    {kUnreadId, kUnreadFrame}})
       visitor.frame(format::kInterpreterFrameBase + id, 0, text.data(), static_cast<uint32_t>(text.size()), "", 0);
     if (g_tables == nullptr) return;
-    for (uint32_t id = kUnreadId + 1; id <= g_tables->ids; ++id) {
-      const FrameName& frame = g_tables->frames[g_tables->frame_of_id[id]];
+    for (uint32_t id = kUnreadId + 1; id <= g_tables->frames.ids; ++id) {
+      const FrameName& frame = g_tables->frames.frame(id);
       const CodeName& code = g_tables->codes[frame.code_slot];
       visitor.frame(format::kInterpreterFrameBase + id, frame.line > 0 ? frame.line : code.first_line,
                     g_tables->pool + code.name_at, code.name_length, g_tables->pool + code.file_at,
@@ -222,11 +183,6 @@ class Names final : public InterpreterFrameSource {
   }
 };
 const Names g_names;
-
-// A stack's merge, in static memory (one dump at a time).
-interp::RawFrame g_raw[kMaxInsidePythonFrames];
-uint64_t g_shown[kMaxInsidePythonFrames];
-uint64_t g_merged[sampler::kMaxStackDepth + kMaxInsidePythonFrames + 1];
 
 }  // namespace
 
@@ -251,13 +207,7 @@ bool start_python_frames() {
   g_tables = new (tables) Tables;
   g_code_type = symbol("PyCode_Type");
   g_python = python;
-  // The perf ring is read later, by any thread: only a signal on the
-  // sampled thread reads its frames at the sample.
-  sampler::ClockSettings settings = sampler::clock_settings();
-  if (settings.requested == sampler::ClockKind::automatic) {
-    settings.requested = sampler::ClockKind::perf_signal;
-    sampler::set_clock_settings(settings);
-  }
+  sample_on_the_sampled_thread();
   sampler::set_python_sampling(&g_python);
   g_on = true;
   return true;
@@ -265,31 +215,30 @@ bool start_python_frames() {
 
 bool python_frames_on() { return g_on; }
 
+bool function_range(const char* name, interp::EvalLoop* loop) {
+  void* address = ::dlsym(RTLD_DEFAULT, name);
+  Dl_info info{};
+  void* entry = nullptr;
+  if (address == nullptr || ::dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0) return false;
+  const auto* sym = static_cast<const ElfW(Sym)*>(entry);
+  if (sym == nullptr || sym->st_size == 0) return false;
+  loop->start = reinterpret_cast<uint64_t>(address);
+  loop->end = loop->start + sym->st_size;
+  return true;
+}
+
 const InterpreterFrameSource& python_frame_names() { return g_names; }
 
 void PythonMerge::visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
                         uint32_t observations) {
-  uint32_t native = 0;
-  while (native < depth && !sampler::is_python_marker(pcs[native])) ++native;
-  if (native == depth || g_tables == nullptr) {
+  if (g_tables == nullptr) {
+    uint32_t native = 0;
+    while (native < depth && !sampler::is_python_marker(pcs[native])) ++native;
     inner_.visit(pcs, native, truncated, weight, tid, observations);
     return;
   }
-  interp::WalkResult walk;
-  walk.status = static_cast<interp::WalkStatus>(pcs[native] & 0xff);
-  walk.count = (depth - native - 1) / 2;
-  if (walk.count > kMaxInsidePythonFrames) walk.count = kMaxInsidePythonFrames;
-  for (uint32_t i = 0; i < walk.count; ++i) {
-    g_raw[i].code = pcs[native + 1 + 2 * i];
-    sampler::decode_instruction(pcs[native + 2 + 2 * i], &g_raw[i]);
-    g_shown[i] = frame_address(g_raw[i].code, g_raw[i].instruction);
-  }
-  if (native > sampler::kMaxStackDepth) native = sampler::kMaxStackDepth;
-  const interp::MergeResult merged =
-      interp::merge_python_frames(pcs, native, g_raw, g_shown, walk, g_python.loop, format::kInterpreterFrameBase,
-                                  g_merged, static_cast<uint32_t>(sizeof g_merged / sizeof g_merged[0]),
-                                  /*at_sample=*/true, format::kInterpreterFrameBase + kBetweenId);
-  inner_.visit(g_merged, merged.count, truncated, weight, tid, observations);
+  merge_stored_frames(inner_, pcs, depth, truncated, weight, tid, observations, frame_address, g_python.loop,
+                      format::kInterpreterFrameBase, format::kInterpreterFrameBase + kBetweenId, false);
 }
 
 }  // namespace profiling::runtime

@@ -54,6 +54,7 @@
 
 #include <cstdint>
 
+#include "interp/python_merge.h"
 #include "runtime/profraw_sources.h"
 
 namespace profiling::runtime {
@@ -62,6 +63,11 @@ namespace profiling::runtime {
 // PythonSampling (sampler/python_sampling.h). true when it did.
 bool start_python_frames();
 bool python_frames_on();
+
+// [start, end) of the function named in this process, from its ELF
+// symbol's size (dlsym, dladdr1); false without one. Host side (also
+// ruby_inside.cc's).
+bool function_range(const char* name, interp::EvalLoop* loop);
 
 // Forwards each stack to inner with its Python frames named and merged.
 class PythonMerge final : public StackVisitor {

@@ -89,6 +89,16 @@ uint32_t append_python_frames(const PythonSampling& python, uint64_t* pcs, uint3
   if (state == 0) return depth;
   interp::RawFrame raw[kMaxInsidePythonFrames];
   const interp::WalkResult walk = interp::walk_python_frames(python.layout, memory, state, raw, kMaxInsidePythonFrames);
+  return append_marked_frames(raw, walk, pcs, depth);
+}
+
+uint32_t append_python(const void* python, uint64_t* pcs, uint32_t depth) {
+  return append_python_frames(*static_cast<const PythonSampling*>(python), pcs, depth);
+}
+
+}  // namespace
+
+uint32_t append_marked_frames(const interp::RawFrame* raw, interp::WalkResult walk, uint64_t* pcs, uint32_t depth) {
   if (walk.count == 0) return depth;
   pcs[depth++] = kPythonMarker | static_cast<uint8_t>(walk.status);
   for (uint32_t i = 0; i < walk.count; ++i) {
@@ -98,18 +108,22 @@ uint32_t append_python_frames(const PythonSampling& python, uint64_t* pcs, uint3
   return depth;
 }
 
-}  // namespace
-
-__attribute__((noinline)) void deliver_stack_with_python(const PythonSampling& python, unwind::StackTable* table,
-                                                         const void* context, uint32_t weight) {
+__attribute__((noinline)) void deliver_stack_with_frames(AppendFrames append, const void* runtime,
+                                                         unwind::StackTable* table, const void* context,
+                                                         uint32_t weight) {
   uint32_t depth = g_stack_depth.load(std::memory_order_relaxed);
   if (depth > kMaxStackDepth) depth = kMaxStackDepth;
   auto* pcs = static_cast<uint64_t*>(__builtin_alloca((depth + kPythonWords) * sizeof(uint64_t)));
   const unwind::LiveMemory memory;
   const unwind::Stack stack = unwind::unwind(g_code_table.load(std::memory_order_acquire), memory,
                                              unwind::registers_from_ucontext(context), pcs, depth);
-  const uint32_t stored = append_python_frames(python, pcs, stack.depth);
+  const uint32_t stored = append(runtime, pcs, stack.depth);
   table->add(pcs, stored, stack.truncated, weight, current_thread_id());
+}
+
+void deliver_stack_with_python(const PythonSampling& python, unwind::StackTable* table, const void* context,
+                               uint32_t weight) {
+  deliver_stack_with_frames(append_python, &python, table, context, weight);
 }
 
 }  // namespace profiling::sampler

@@ -85,6 +85,15 @@ class SelfMemory final : public interp::MemoryReader {
 void deliver_stack_with_python(const PythonSampling& python, unwind::StackTable* table, const void* context,
                                uint32_t weight);
 
+// The same for any runtime whose frames are stored so (Ruby's too:
+// ruby_sampling.h): append(runtime, pcs, depth) puts the frames after the
+// native stack pcs[0..depth) (room for kPythonWords more) and returns the
+// new depth; append_marked_frames writes a walk in the format above.
+using AppendFrames = uint32_t (*)(const void* runtime, uint64_t* pcs, uint32_t depth);
+void deliver_stack_with_frames(AppendFrames append, const void* runtime, unwind::StackTable* table,
+                               const void* context, uint32_t weight);
+uint32_t append_marked_frames(const interp::RawFrame* raw, interp::WalkResult walk, uint64_t* pcs, uint32_t depth);
+
 }  // namespace profiling::sampler
 
 #endif  // PROFIL_SAMPLER_PYTHON_SAMPLING_H

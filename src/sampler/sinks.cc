@@ -5,6 +5,7 @@
 
 #include "base/safe_access.h"
 #include "sampler/python_sampling.h"
+#include "sampler/ruby_sampling.h"
 #include "sampler/sampler.h"
 #include "sampler/thread_names.h"
 #include "unwind/unwinder.h"
@@ -161,10 +162,15 @@ __attribute__((noinline)) unwind::Stack deliver_unwound_stack(unwind::StackTable
 }
 
 void deliver_stack(unwind::StackTable* table, const void* context, uint32_t weight) {
-  // A CPython process (python_sampling.h): its Python frames too. One load
-  // and a branch for every other process.
+  // A CPython process (python_sampling.h): its Python frames too; a Ruby
+  // one (ruby_sampling.h), its Ruby frames. Two loads and two branches for
+  // every other process.
   if (const PythonSampling* python = g_python.load(std::memory_order_acquire)) [[unlikely]] {
     deliver_stack_with_python(*python, table, context, weight);
+    return;
+  }
+  if (const RubySampling* ruby = g_ruby.load(std::memory_order_acquire)) [[unlikely]] {
+    deliver_stack_with_ruby(*ruby, table, context, weight);
     return;
   }
   const unwind::LiveMemory memory;

@@ -76,6 +76,7 @@ int attach_command(const AttachOptions& options) {
   run.dir = fs::canonical(options.output_dir, ec);
   if (ec) return fail(options.output_dir, error_text(ec));
   if (::access(run.dir.c_str(), W_OK) != 0) return fail(run.dir.string(), errno_text(errno));
+  run.fold_ended = !options.verbose;
 
   if (options.all == (options.pid != 0))
     return fail("attach", options.all ? "--all takes no PID" : "a PID, or --all for every process of the machine");
@@ -162,7 +163,7 @@ int attach_command(const AttachOptions& options) {
     if (asked.empty() && jit_said.empty()) jit_said.push_back(who + " ran no JVM while attached: nothing was asked");
     print_jit(jit_said, asked);
   }
-  if (c.files.empty()) {
+  if (c.files.empty() && c.folded.files == 0) {
     print_nothing_counted(c, run, name, pid);
     return 1;
   }

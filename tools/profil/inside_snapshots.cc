@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "conversion_snapshots.h"
 #include "errno_text.h"
 #include "format/file_io.h"
 #include "format/run_names.h"

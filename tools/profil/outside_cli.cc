@@ -152,7 +152,8 @@ void print_outside_conversion(const Conversion& c, const std::filesystem::path& 
   }
   time.shared_file = c.shared_file;
   time.shared_processes = c.shared_processes;
-  if (!time.processes.empty() || events.empty()) print_conversion(time, dir, verbose, requested_clock);
+  time.folded = c.folded;  // CPU time's processes that ended, folded (fold_ended; issue 32)
+  if (!time.processes.empty() || c.folded.pids != 0 || events.empty()) print_conversion(time, dir, verbose, requested_clock);
   // An event's samples are counts: no seconds, no clock, no rate (issue 33).
   for (const auto& [event, processes] : events) {
     uint64_t samples = 0, period = 0;

@@ -56,6 +56,10 @@ struct OutsideRunOptions {
   double every_s = 0;     // 0: no snapshots
   std::filesystem::path dir;
   ConvertOptions convert;
+  // With snapshots: the summaries of processes that ended in an earlier
+  // snapshot folded (fold_ended), for hours attached to a server whose
+  // workers come and go (issue 32); not with -v, which lists each.
+  bool fold_ended = false;
 };
 
 class OutsideRun {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "batch_heap.h"
@@ -306,17 +307,6 @@ Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertO
   ProfileSinks sinks(options);
   for (ProcessProfile& profile : profiles) sinks.add(std::move(profile));
   return sinks.finish();
-}
-
-void append_conversion(Conversion* into, Conversion later) {
-  into->files.insert(into->files.end(), later.files.begin(), later.files.end());
-  for (ProcessSummary& p : later.processes) into->processes.push_back(std::move(p));
-  into->losses.insert(into->losses.end(), later.losses.begin(), later.losses.end());
-  into->warnings.insert(into->warnings.end(), later.warnings.begin(), later.warnings.end());
-  if (!later.shared_file.empty()) {
-    into->shared_file = later.shared_file;
-    into->shared_processes += later.shared_processes;
-  }
 }
 
 }  // namespace profiling::cli

@@ -84,6 +84,20 @@ struct Loss {
   int error = 0;  // the errno of a file that could not be written, else 0
 };
 
+// Hours attached with --every (issue 32): the processes that ended in an
+// earlier snapshot, folded into one account (fold_ended) so that profil's
+// memory stays flat however many come and go: a server's recycled workers
+// kept a summary per process and snapshot, and every file's name, for the
+// whole attach.
+struct FoldedProcesses {
+  size_t pids = 0, sampled_pids = 0;  // images folded (one pid each), those with samples
+  size_t files = 0;                    // their files, in Conversion::files no more
+  size_t snapshots = 0;                // the most snapshots one of them had
+  // Their samples, own samples, dropped ones, stack counts and unsampled
+  // records (one per cause) summed; label "N processes that ended".
+  ProcessSummary sum;
+};
+
 // What the conversion of a run found and wrote.
 struct Conversion {
   std::vector<ProcessSummary> processes;  // one per profile, in the order they came
@@ -94,6 +108,7 @@ struct Conversion {
   std::set<std::pair<int64_t, int64_t>> images;  // (pid, start_ns) of every image accounted for
   std::vector<Loss> losses;               // in the order they happened
   std::vector<std::string> warnings;      // the symbolizer's (missing objects, build ids that differ)
+  FoldedProcesses folded;                 // processes folded by fold_ended (none without)
 };
 
 // One process's profile on its way to the files: from a dump of the run
@@ -156,11 +171,6 @@ class ProfileSinks {
 
 // The profiles, through the sinks.
 Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options);
-
-// What a later conversion wrote (a snapshot's), after what *into holds: its
-// files, processes, losses and warnings, and its shared file when it wrote
-// one.
-void append_conversion(Conversion* into, Conversion later);
 
 }  // namespace profiling::cli
 

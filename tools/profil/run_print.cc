@@ -130,7 +130,11 @@ void print_unsampled(const ProcessSummary& p, const std::string& requested_clock
 void print_ended_threads(const Conversion& c) {
   uint64_t ended_ns = 0, sampled_ns = 0, threads = 0;
   bool kernel = false;
-  for (const ProcessSummary& p : c.processes) {
+  std::vector<const ProcessSummary*> all;
+  for (const ProcessSummary& p : c.processes) all.push_back(&p);
+  if (c.folded.pids != 0) all.push_back(&c.folded.sum);
+  for (const ProcessSummary* each : all) {
+    const ProcessSummary& p = *each;
     sampled_ns += p.samples * p.period_ns;
     for (const format::profraw::Unsampled& record : p.unsampled)
       if (ended_threads_time(p, record)) {
@@ -207,19 +211,28 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
     own += p.own_samples;
     cpu += p.cpu_seconds();
   }
+  // Processes that ended in earlier snapshots, folded (fold_ended).
+  const FoldedProcesses& folded = c.folded;
+  if (!folded.sum.empty()) {
+    sampled.push_back(&folded.sum);
+    samples += folded.sum.samples;
+    dropped += folded.sum.dropped;
+    own += folded.sum.own_samples;
+    cpu += folded.sum.cpu_seconds();
+  }
   if (sampled.empty()) return;
-  if (sampled.size() == 1) {
+  if (sampled.size() == 1 && folded.pids == 0) {
     print_process(*sampled.front(), unwritten.empty() ? "" : "; " + unwritten_clause(unwritten));
     return;
   }
   const std::string shared = std::to_string(c.shared_processes) + " processes of under " +
                              std::to_string(kOwnFileCpuNs / 1'000'000) + " ms of CPU each";
   std::string files;
-  if (c.files.size() <= 3) {
+  if (c.files.size() <= 3 && folded.files == 0) {
     for (const std::string& file : c.files)
       files += (files.empty() ? "" : ", ") + file + (file == c.shared_file ? " (" + shared + ")" : "");
   } else {
-    files = std::to_string(c.files.size()) + " files in " + dir.string();
+    files = std::to_string(c.files.size() + folded.files) + " files in " + dir.string();
     if (!c.shared_file.empty()) files += " (" + shared + " in " + fs::path(c.shared_file).filename().string() + ")";
   }
   // With --every a process has a summary per snapshot (and an empty one
@@ -233,17 +246,20 @@ void print_summary(const Conversion& c, const fs::path& dir, const std::vector<s
   std::map<std::string, size_t> per_image;
   size_t snapshots = 1;
   for (const ProcessSummary* p : sampled) {
+    if (p == &folded.sum) continue;
     if (p->samples > 0) sampled_pids.insert(p->pid);
     snapshots = std::max(snapshots, ++per_image[p->image_stem.empty() ? p->label : p->image_stem]);
   }
   for (const ProcessSummary& p : c.processes) all_pids.insert(p.pid);
-  const size_t unsampled = all_pids.size() - sampled_pids.size();
+  snapshots = std::max(snapshots, folded.snapshots);
+  const size_t sampled_count = sampled_pids.size() + folded.sampled_pids;
+  const size_t unsampled = all_pids.size() - sampled_pids.size() + folded.pids - folded.sampled_pids;
   std::string more;
   if (snapshots > 1) more += " in " + std::to_string(snapshots) + " snapshots";
   if (unsampled) more += ", " + std::to_string(unsampled) + " more under one sampling period";
   if (!unwritten.empty()) more += ", " + unwritten_clause(unwritten);
   std::fprintf(stderr, "profil: %zu process%s sampled%s: %llu samples (%s s, %s clock at %u Hz%s%s%s) -> %s\n",
-               sampled_pids.size(), sampled_pids.size() == 1 ? "" : "es", more.c_str(),
+               sampled_count, sampled_count == 1 ? "" : "es", more.c_str(),
                static_cast<unsigned long long>(samples), seconds(cpu).c_str(),
                sampled.front()->clock.c_str(), sampled.front()->hz, sampled.front()->outside ? " from outside" : "",
                dropped ? (", " + std::to_string(dropped) + " dropped").c_str() : "", own_clause(own).c_str(),
@@ -276,6 +292,7 @@ void print_conversion(const Conversion& c, const fs::path& dir, bool verbose, co
     if (verbose) print_process(p);
     print_unsampled(p, requested_clock);
   }
+  if (!c.folded.sum.empty()) print_unsampled(c.folded.sum, requested_clock);
   print_ended_threads(c);
   if (verbose && empty > 0)
     std::fprintf(stderr, "profil: %zu process%s without samples skipped\n", empty, empty == 1 ? "" : "es");

@@ -14,6 +14,11 @@
  * fails the read (no fault is taken in this context), and the record says
  * kReadError; the host then falls back to reading after the fact.
  *
+ * Ruby's control frames are read by the same program (ruby_stacks.bpf.h,
+ * issue 34): an event carries one program, and the sampled process's entry
+ * in python_processes or ruby_processes says which walk runs; both write
+ * the same records to the same ring.
+ *
  * The program always returns 1: the sample is written whatever happened
  * here (0 would drop it). Licensed GPL as the kernel's helpers it calls
  * (bpf_probe_read_user, bpf_get_ns_current_pid_tgid) require. */
@@ -100,6 +105,8 @@ static __u8 u8_at(const struct scratch* s, __s32 offset) {
   return s->frame[(__u32)offset & (PROFIL_BPF_MAX_FRAME_READ - 1)];
 }
 
+#include "ruby_stacks.bpf.h"
+
 /* One step of the chain (bpf_loop's callback: checked once by the
  * verifier, however long the chain). Returns 1 to stop. */
 static long step(__u32 index, void* context) {
@@ -157,13 +164,28 @@ static __u32 gil_of(const struct profil_py_layout* layout, __u64 state) {
   return PROFIL_PY_GIL_HELD;
 }
 
+/* The record of s (its count, status and GIL state set) written to the
+ * ring, with the time. */
+static void emit(struct scratch* s, __u32 tid) {
+  s->record.time = bpf_ktime_get_ns();
+  s->record.tid = tid;
+  __u64 size = __builtin_offsetof(struct profil_py_record, frames) +
+               (__u64)(s->record.count & (2 * PROFIL_BPF_MAX_FRAMES - 1)) * sizeof(struct profil_py_frame);
+  if (size > sizeof s->record) size = sizeof s->record;
+  if (bpf_ringbuf_output(&python_stacks, &s->record, size, 0) != 0)
+    count(PROFIL_PY_RING_FULL);
+  else
+    count(PROFIL_PY_RECORDS);
+}
+
 SEC("perf_event")
 int python_stack(struct bpf_perf_event_data* context) {
   struct bpf_pidns_info ns = {};
   if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof ns) != 0) return 1;
   __u32 tgid = ns.tgid, tid = ns.pid;
   const struct profil_py_layout* layout = bpf_map_lookup_elem(&python_processes, &tgid);
-  if (!layout) return 1;
+  const struct profil_rb_layout* ruby = layout ? 0 : bpf_map_lookup_elem(&ruby_processes, &tgid);
+  if (!layout && !ruby) return 1;
   const __u64* state = bpf_map_lookup_elem(&python_threads, &tid);
   if (!state) {
     count(PROFIL_PY_NO_THREAD);
@@ -172,6 +194,12 @@ int python_stack(struct bpf_perf_event_data* context) {
   __u32 zero = 0;
   struct scratch* s = bpf_map_lookup_elem(&scratch_space, &zero);
   if (!s) return 1;
+  if (ruby) {
+    ruby_frames(s, ruby, *state);
+    s->record.gil = PROFIL_PY_GIL_UNKNOWN;
+    emit(s, tid);
+    return 1;
+  }
 
   struct walk w = {.s = s, .layout = layout, .frame = 0, .count = 0, .status = PROFIL_PY_COMPLETE};
   if (bpf_probe_read_user(&w.frame, sizeof w.frame, (const void*)(*state + layout->tstate_frame)) != 0) {
@@ -185,18 +213,9 @@ int python_stack(struct bpf_perf_event_data* context) {
     bpf_loop(PROFIL_BPF_MAX_STEPS, step, &w, 0);
     if (w.status == PROFIL_PY_COMPLETE && w.frame != 0) w.status = PROFIL_PY_LOOP;
   }
-
-  s->record.time = bpf_ktime_get_ns();
-  s->record.tid = tid;
   s->record.count = w.count;
   s->record.status = w.status;
   s->record.gil = gil_of(layout, *state);
-  __u64 size = __builtin_offsetof(struct profil_py_record, frames) +
-               (__u64)(w.count & (2 * PROFIL_BPF_MAX_FRAMES - 1)) * sizeof(struct profil_py_frame);
-  if (size > sizeof s->record) size = sizeof s->record;
-  if (bpf_ringbuf_output(&python_stacks, &s->record, size, 0) != 0)
-    count(PROFIL_PY_RING_FULL);
-  else
-    count(PROFIL_PY_RECORDS);
+  emit(s, tid);
   return 1;
 }
