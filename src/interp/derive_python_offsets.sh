@@ -22,5 +22,9 @@ o PyCodeObject co_filename; o PyCodeObject co_name; o PyCodeObject co_firstlinen
 case $v in 2.7|3.[6-9]) o PyCodeObject co_lnotab;; *) o PyCodeObject co_linetable;; esac
 case $v in 3.1[1-9]) o PyCodeObject co_qualname; o PyCodeObject co_code_adaptive; s PyCodeObject;; esac
 case $v in 2.7) o PyStringObject ob_size; o PyStringObject ob_sval;; *) s PyASCIIObject; s PyCompactUnicodeObject; o PyASCIIObject length; o PyASCIIObject state; o PyBytesObject ob_size; o PyBytesObject ob_sval;; esac
+# The GIL's holder (python_gil.h; 2.7 and 3.6 read the symbol _PyThreadState_Current).
+case $v in 3.[7-9]|3.1[01]) o _PyRuntimeState gilstate.tstate_current;;
+  3.1[2-9]) o PyInterpreterState ceval.gil; o "struct _gil_runtime_state" last_holder; o "struct _gil_runtime_state" locked;;
+esac
 o PyObject ob_type
 gdb -batch -nx "${e[@]}" "$lib" 2>&1
