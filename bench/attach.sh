@@ -5,13 +5,13 @@
 # --call-graph dwarf, at the same rate), 5 s after detaching. Rates are
 # the medians of the program's half-second counts in each stretch.
 set -uo pipefail
+. "$(dirname "$0")/lib/measure.sh"  # median
 build=${1:-build}
 profil=${PROFIL_TOOL:-$build/bin/profil}
 hz=${BENCH_HZ:-1000}
 out=$(mktemp -d "${TMPDIR:-/tmp}/profil-attach.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 cc -O2 -pthread -o "$out/server" "$(dirname "$0")/attach_server.c" || exit 1
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 measure() {  # $1: label; the attaching command follows, with PID replaced
   local label=$1; shift

@@ -3,11 +3,12 @@
 # different kinds run (a C loop, a Python loop, a loop of small system
 # calls); `profil attach --all --duration D` and `perf record -a -g -F HZ --
 # sleep D` take turns (ROUNDS rounds, alternating which goes first), and
-# each one's own CPU time (user + system, from /usr/bin/time) is printed
+# each one's own CPU time (user + system: cpu_of) is printed
 # with the ratio profil / perf of the medians. perf record -a also reads
 # every CPU's ring; -g gives it the kernel's and the frame-pointer user
 # call chains (cheap), where profil copies and unwinds user stacks.
 set -uo pipefail
+. "$(dirname "$0")/lib/measure.sh"  # cpu_of, median
 build=${1:-build}
 profil=${PROFIL_TOOL:-$build/bin/profil}
 hz=${BENCH_HZ:-500}
@@ -15,7 +16,6 @@ seconds=${BENCH_SECONDS:-5}
 rounds=${BENCH_ROUNDS:-3}
 [ "$(id -u)" = 0 ] || { echo "attach_all: skipped, per-CPU events need root"; exit 0; }
 command -v perf > /dev/null || { echo "attach_all: skipped, no perf"; exit 0; }
-[ -x /usr/bin/time ] || { echo "attach_all: skipped, no /usr/bin/time"; exit 0; }
 out=$(mktemp -d "${TMPDIR:-/tmp}/profil-attach-all.XXXXXX")
 busy=()
 cleanup() { kill "${busy[@]}" 2> /dev/null; rm -rf "$out"; }
@@ -26,11 +26,6 @@ bash -c 'while :; do :; done' & busy+=($!)
 python3 -c 'while True: sum(range(1000))' & busy+=($!)
 dd if=/dev/zero of=/dev/null bs=1 2> /dev/null & busy+=($!)
 
-cpu() {  # the command's user + system seconds
-  /usr/bin/time -f '%U %S' -o "$out/time" "$@" > /dev/null 2>&1
-  awk '{ print $1 + $2 }' "$out/time"
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # profil names every sample as it writes its files (symbols, inline frames,
 # interpreters); perf record names none, perf report does: both sides are
 # measured with and without that part.
@@ -38,12 +33,12 @@ kinds=(profil profil_raw perf perf_report)
 for k in "${kinds[@]}"; do : > "$out/$k"; done
 for ((r = 0; r < rounds; r++)); do
   run_profil() {
-    cpu "$profil" attach --all --hz "$hz" --duration "${seconds}s" -o "$out/p$r" >> "$out/profil"
-    cpu "$profil" attach --all --hz "$hz" --duration "${seconds}s" --no-symbolize -o "$out/q$r" >> "$out/profil_raw"
+    cpu_of "$profil" attach --all --hz "$hz" --duration "${seconds}s" -o "$out/p$r" >> "$out/profil"
+    cpu_of "$profil" attach --all --hz "$hz" --duration "${seconds}s" --no-symbolize -o "$out/q$r" >> "$out/profil_raw"
   }
   run_perf() {
-    cpu perf record -q -a -g -F "$hz" -o "$out/perf.data" -- sleep "$seconds" >> "$out/perf"
-    cpu perf report -i "$out/perf.data" --stdio >> "$out/perf_report"
+    cpu_of perf record -q -a -g -F "$hz" -o "$out/perf.data" -- sleep "$seconds" >> "$out/perf"
+    cpu_of perf report -i "$out/perf.data" --stdio >> "$out/perf_report"
   }
   if ((r % 2 == 0)); then run_profil; run_perf; else run_perf; run_profil; fi
 done
