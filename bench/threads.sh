@@ -40,8 +40,8 @@ perf_once() {  # pid hz: "to_exit samples lost_records"
   "${timed[@]}" perf record -q -e task-clock -c $((1000000000 / $2)) --call-graph dwarf -p "$1" -o "$out/perf.data" \
     -- sleep 2 > "$out/lines" 2>&1
   local samples lost
-  samples=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '$1 == "SAMPLE" { print $2; exit }')
-  lost=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '$1 == "LOST" { print $2; exit }')
+  samples=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '$1 == "SAMPLE" { print $3; exit }')
+  lost=$(perf report -i "$out/perf.data" --stats 2>/dev/null | awk '$1 == "LOST" { print $3; exit }')
   echo "$(awk '/^exit/ { print $NF }' "$out/lines") ${samples:-0} ${lost:-0}"
   rm -f "$out/perf.data"
 }
@@ -51,7 +51,10 @@ printf '%-7s %6s | %-34s | %-34s | %-26s | %s\n' threads hz "attach: to attached
 for c in $cases; do
   threads=${c%%:*} hz=${c##*:}
   for ((r = 0; r < reps; r++)); do
-    "$out/work" "$threads" 100000 > /dev/null 2>&1 &
+    # In a session of its own, as a server runs (its own autogroup, sched(7)):
+    # in the bench's session its 1,000 threads shared one group with
+    # profil's threads, which then waited seconds for each system call.
+    setsid "$out/work" "$threads" 100000 > /dev/null 2>&1 &
     pid=$!
     # Every thread started (a busy program's threads start slowly among themselves).
     while [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -lt "$threads" ]; do sleep 1; done
@@ -59,6 +62,7 @@ for c in $cases; do
     was=-; [ -n "$before" ] && was=$(attach_once "$before" "$pid" "$hz")
     rec=-; [ "$have_perf" = 1 ] && rec=$(perf_once "$pid" "$hz")
     kill "$pid"; wait "$pid" 2>/dev/null
+    echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after the attaches of $threads threads at $hz Hz" >&2
     "${timed[@]}" "$profil" run --outside --hz "$hz" -o "$out/r" -- "$out/work" "$threads" "$run_s" > "$out/lines" 2>&1
     share=$(awk -v hz="$hz" '/^ *[0-9.]+ cpu / { cpu = $3 } / samples \(/ { for (i = 1; i <= NF; i++) if ($(i + 1) == "samples") s += $i }
                              END { if (cpu > 0) printf "%d / (%.2f s x %d) = %.1f %%", s, cpu, hz, 100 * s / (cpu * hz) }' "$out/lines")

@@ -119,10 +119,46 @@ std::string PerfSource::attach(pid_t pid) {
   std::string why;
   std::thread opener([&] {
     priority_ = raise_thread_priority();
-    why = open_on_threads(pid);
+    why = open_per_cpu_for(pid);
+    if (!why.empty()) why = open_on_threads(pid);
   });
+  (void)raise_new_thread(opener.native_handle());
   opener.join();
   return why;
+}
+
+std::string PerfSource::open_per_cpu_for(pid_t pid) {
+  // Refused (not root, no CAP_PERFMON, perf_event_paranoid above 0): the
+  // events per thread, as an unprivileged user may open them.
+  whole_machine_ = true;
+  tree_ = {static_cast<uint32_t>(pid)};
+  std::string why = open_on(-1, false);
+  if (why.empty() && ::kill(pid, 0) != 0 && errno == ESRCH) why = "no process " + std::to_string(pid);
+  if (!why.empty()) {
+    close_rings();
+    whole_machine_ = false;
+    tree_.clear();
+    user_only_ = false;
+    last_open_error_ = 0;
+    return why;
+  }
+  enable_at_start_ = true;
+  return "";
+}
+
+bool PerfSource::kept(const perf::Record& r, uint32_t pid) {
+  if (tree_.empty()) return true;
+  if (r.header.type == PERF_RECORD_FORK) {
+    perf::Task t;
+    if (!perf::parse_task(format_, r, &t)) return false;
+    if (tree_.contains(t.ppid)) tree_.insert(t.pid);
+    return tree_.contains(t.pid);
+  }
+  if (r.header.type == PERF_RECORD_EXIT) {
+    perf::Task t;
+    return perf::parse_task(format_, r, &t) && tree_.contains(t.pid);
+  }
+  return tree_.contains(pid);
 }
 
 std::string PerfSource::open_on_threads(pid_t pid) {
@@ -188,6 +224,7 @@ std::string PerfSource::attach_all() {
 void PerfSource::start() {
   reader_started_.store(false);
   reader_.start([this] { reader_loop(); });
+  (void)raise_new_thread(reader_.native_handle());
   reader_started_.wait(false);
 }
 
@@ -280,13 +317,13 @@ void PerfSource::reader_loop() {
     // every 2 ms had a third of one's C callees under the other; read
     // within 1 ms, a twentieth).
     int timeout_ms = feed_.table.interpreter_poll_ms();
-    if (end_at_ns_ != 0) {
+    if (const uint64_t end = end_at_ns_.load(); end != 0) {
       const uint64_t now = monotonic_ns();
-      if (now >= end_at_ns_) {
+      if (now >= end) {
         close_in_reader_.store(true);
         break;
       }
-      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (end_at_ns_ - now + 999'999) / 1'000'000));
+      timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (end - now + 999'999) / 1'000'000));
     }
     const int ready = ::poll(polls.data(), polls.size(), timeout_ms);
     read_round();
@@ -312,6 +349,7 @@ void PerfSource::read_round() {
   // process image.
   struct Pending {
     uint64_t time;
+    uint32_t pid;
     std::vector<uint8_t> bytes;
   };
   std::vector<Pending> tasks;
@@ -325,7 +363,7 @@ void PerfSource::read_round() {
                          if (r.header.type == PERF_RECORD_SAMPLE) return;
                          perf::SampleId who;
                          if (!perf::parse_sample_id(format_, r, &who)) return;
-                         tasks.push_back({who.time, std::vector<uint8_t>(r.bytes, r.bytes + r.size)});
+                         tasks.push_back({who.time, who.pid, std::vector<uint8_t>(r.bytes, r.bytes + r.size)});
                        });
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const Pending& a, const Pending& b) { return a.time < b.time; });
@@ -335,8 +373,8 @@ void PerfSource::read_round() {
     r.bytes = p.bytes.data();
     r.size = p.bytes.size();
     if (r.header.type == PERF_RECORD_THROTTLE)
-      throttled_.fetch_add(1);
-    else
+      throttled_.fetch_add(1);  // the CPU's, whoever ran
+    else if (r.header.type == PERF_RECORD_LOST || kept(r, p.pid))  // in time order: a fork's child before its own
       apply_task_record(format_, r, &table);
   }
   // The Python frames the BPF program read at the samples up to the heads
@@ -350,6 +388,10 @@ void PerfSource::read_round() {
                          if (r.header.type != PERF_RECORD_SAMPLE) return;
                          perf::Sample s;
                          if (!perf::parse_sample(format_, r, &s)) return;
+                         if (!tree_.empty() && !tree_.contains(s.who.pid)) {
+                           ++others_samples_;
+                           return;
+                         }
                          const bool kernel = (r.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
                          table.on_sample(s, kernel);
                        });

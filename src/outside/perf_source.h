@@ -22,6 +22,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "outside/options.h"
@@ -40,10 +41,23 @@ class PerfSource final : public Source {
   ~PerfSource() override;
 
   std::string open_before_exec(pid_t pid) override;
-  // One event per thread and CPU, the threads listed until no new one
-  // appears; opened disabled by a thread of raised priority
-  // (reader_priority.h), enabled by the reader as it starts. A thread whose
-  // events would pass the descriptor limit is left unsampled and counted.
+  // Where the kernel allows whole-CPU events (root, CAP_PERFMON,
+  // perf_event_paranoid <= 0): one event per CPU, each sample and task
+  // record kept only for the process and what it forks from then on (the
+  // tree followed by FORK records). Else one event per thread and CPU, the
+  // threads listed until no new one appears. Opened disabled by a thread of
+  // raised priority (reader_priority.h), enabled by the reader as it
+  // starts. A thread whose events would pass the descriptor limit is left
+  // unsampled and counted.
+  //
+  // Why per CPU first (issue 32): a thread's event on one CPU keeps its
+  // own period, so each thread's time since its last sample there is never
+  // sampled, up to a period per thread and CPU; an event opened starts a
+  // whole period away. Among 1,000 busy threads on 2 CPUs a 2-second
+  // attach at 1 kHz gave each event about 1 ms of CPU: 67 samples for
+  // some 3.8 s of CPU, and 10,000 threads would give each less than a
+  // period. One event per CPU carries its period across the threads it
+  // runs (perf record -a's way), and opens 2 descriptors, not 20,000.
   std::string attach(pid_t pid) override;
   // One event per CPU for every task (pid -1), each the owner of its CPU's
   // ring: root or CAP_PERFMON (perf record -a's).
@@ -57,8 +71,11 @@ class PerfSource final : public Source {
   // reader itself disables, reads and closes the events then, at its
   // priority (issue 32: ended by the run's clock thread, which among 1,000
   // busy threads woke 2 s late even at nice -20, a 2-second attach sampled
-  // for 4). Before start().
-  void end_at(uint64_t monotonic_ns) { end_at_ns_ = monotonic_ns; }
+  // for 4). Before or after start(): an attach's is set once start() has
+  // returned, its events enabled (issue 32: set before, it counted the
+  // seconds the reader took to be scheduled and to enable 2,000 events
+  // among 1,000 busy threads; a 2-second attach sampled 0.2 s, or nothing).
+  void end_at(uint64_t monotonic_ns) { end_at_ns_.store(monotonic_ns); }
   void flush() override { read_round(); }
   // The rings unmapped and the events closed without disabling them (they
   // are the copy's too).
@@ -93,6 +110,10 @@ class PerfSource final : public Source {
   std::string open_on(pid_t tid, bool before_exec);
   void attach_python_reads(int fd);
   std::string open_on_threads(pid_t pid);
+  std::string open_per_cpu_for(pid_t pid);
+  // Per-CPU events of an attach: whether a record of this pid is the
+  // tree's (a FORK from one of it adds its child).
+  bool kept(const perf::Record& r, uint32_t pid);
   void read_round();
   void reader_loop();
   void close_rings();
@@ -111,7 +132,11 @@ class PerfSource final : public Source {
   std::atomic<uint64_t> throttled_{0};
   std::string python_reads_refused_;
   bool stopped_ = false;
-  bool whole_machine_ = false;  // attach_all: per-CPU events, nothing inherited
+  bool whole_machine_ = false;  // attach_all, or an attach's per-CPU events: nothing inherited
+  // An attach on per-CPU events: the processes whose records are kept
+  // (the one attached and what it forked since); empty: every record.
+  std::unordered_set<uint32_t> tree_;
+  uint64_t others_samples_ = 0;  // per-CPU events' samples of other processes, dropped
   // Attached: the events wait, disabled, for the reader's start.
   bool enable_at_start_ = false;
   // Set by the reader once the events are on: start() waits for it, so that
@@ -121,7 +146,7 @@ class PerfSource final : public Source {
   // stop() while the reader runs: it disables, reads and closes the events
   // itself, at its priority.
   std::atomic<bool> close_in_reader_{false};
-  uint64_t end_at_ns_ = 0;  // end_at
+  std::atomic<uint64_t> end_at_ns_{0};  // end_at
   ThreadPriority priority_;  // the reader's (or the opening thread's)
   size_t threads_without_events_ = 0, threads_seen_ = 0;
   std::string descriptor_limit_;  // why the limit could not be raised

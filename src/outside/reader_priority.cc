@@ -1,5 +1,6 @@
 #include "outside/reader_priority.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -42,18 +43,25 @@ ThreadPriority raise_thread_priority() {
   return p;
 }
 
+bool raise_new_thread(unsigned long thread) {
+  sched_param param{};
+  param.sched_priority = 1;
+  // glibc passes the policy to sched_setscheduler(2) on the thread's tid:
+  // the flag keeps what the thread forks at the normal priority.
+  return ::pthread_setschedparam(static_cast<pthread_t>(thread), SCHED_FIFO | SCHED_RESET_ON_FORK, &param) == 0;
+}
+
 void run_raised(const std::function<void()>& work) {
   std::thread raised([&] {
     (void)raise_thread_priority();
     work();
   });
+  (void)raise_new_thread(raised.native_handle());
   raised.join();
 }
 
 int lower_own_nice() {
   const auto tid = static_cast<id_t>(::gettid());
-  sched_param param{};
-  (void)::sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &param);
   errno = 0;
   const int before = ::getpriority(PRIO_PROCESS, tid);
   // CAP_SYS_NICE (root) passes over RLIMIT_NICE, which is 0 for root too:
@@ -63,6 +71,12 @@ int lower_own_nice() {
       if (const int floor = 20 - static_cast<int>(limit.rlim_cur); floor < before)
         (void)::setpriority(PRIO_PROCESS, tid, floor);
   }
+  // The nice value first, then out of real time (raise_new_thread) where
+  // the thread was: the other way round, a clock thread at nice 0 among
+  // 1,000 busy threads waited 5 s between the two calls (issue 32).
+  // sched_setscheduler(2) keeps the nice value for SCHED_OTHER.
+  sched_param param{};
+  (void)::sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &param);
   return ::getpriority(PRIO_PROCESS, tid);
 }
 

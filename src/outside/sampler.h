@@ -53,7 +53,8 @@ class Sampler {
   // The sources' threads (the rings' reader, the wall clock's poller).
   void start();
   // The perf events end at this CLOCK_MONOTONIC time (ns), by the reader's
-  // own hand (PerfSource::end_at); stop() still joins. Before start().
+  // own hand (PerfSource::end_at); stop() still joins. Before or after
+  // start().
   void end_at(uint64_t monotonic_ns);
   // Reads what is left, closes the events (sampling ends: the program runs
   // on unprofiled), joins the threads. Idempotent. The sources stop in the

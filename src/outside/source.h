@@ -111,6 +111,8 @@ class SourceThread {
   // Started and not yet joined (the owner's question).
   bool running() const { return thread_.joinable(); }
   int wake_fd() const { return wake_[0]; }
+  // The running thread's pthread_t (reader_priority.h's raise_new_thread).
+  unsigned long native_handle() { return thread_.native_handle(); }
   // Asks the loop to end, wakes it and joins it; the pipe is drained for
   // the next start.
   void stop();

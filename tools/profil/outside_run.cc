@@ -97,14 +97,16 @@ void OutsideRun::stop_sampling() {
 }
 
 void OutsideRun::start() {
+  for (EventSampler& e : samplers_) e.sampler->start();
+  // The duration counts from the events' start, once start() has returned
+  // (issue 32: among 1,000 busy threads the reader took seconds to enable
+  // them, and a 2-second attach had sampled for 0.2 s, or not at all).
   started_ = std::chrono::steady_clock::now();
   // steady_clock is CLOCK_MONOTONIC (libstdc++ on Linux), perf's clock.
   const auto end_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
       started_.time_since_epoch() + std::chrono::duration<double>(options_.duration_s));
-  for (EventSampler& e : samplers_) {
-    if (options_.duration_s > 0) e.sampler->end_at(static_cast<uint64_t>(end_ns.count()));
-    e.sampler->start();
-  }
+  if (options_.duration_s > 0)
+    for (EventSampler& e : samplers_) e.sampler->end_at(static_cast<uint64_t>(end_ns.count()));
   start_clock();
 }
 
