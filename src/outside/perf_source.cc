@@ -303,6 +303,21 @@ void PerfSource::reader_loop() {
   if (close_in_reader_.load()) disable_read_close();
 }
 
+namespace {
+
+// What the unwinding of a sample reads first: its fields, the first 2 KiB
+// of its stack copy (the frames of most stacks) and its last line (the
+// copy's dyn_size). Asked for while the task records are walked, they are
+// in this core's cache when the sample is parsed and unwound: each was a
+// miss in the sampled thread's core (issue 32).
+void prefetch_sample(const perf::Record& r) {
+  constexpr size_t kBytes = 2048 + 256;
+  for (size_t at = 0; at < std::min(r.size, kBytes); at += 64) __builtin_prefetch(r.bytes + at);
+  __builtin_prefetch(r.bytes + r.size - 8);
+}
+
+}  // namespace
+
 void PerfSource::read_round() {
   std::lock_guard<FeedLock> hold(feed_.lock);
   ProcessTable& table = feed_.table;
@@ -322,7 +337,10 @@ void PerfSource::read_round() {
     uint64_t tail = ring.reader.tail();
     perf::walk_records(ring.reader.data(), ring.reader.data_size(), heads[i], &tail, scratch_.data(), scratch_.size(),
                        [&](const perf::Record& r) {
-                         if (r.header.type == PERF_RECORD_SAMPLE) return;
+                         if (r.header.type == PERF_RECORD_SAMPLE) {
+                           prefetch_sample(r);
+                           return;
+                         }
                          perf::SampleId who;
                          if (!perf::parse_sample_id(format_, r, &who)) return;
                          tasks.push_back({who.time, std::vector<uint8_t>(r.bytes, r.bytes + r.size)});
