@@ -73,7 +73,7 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
       // ring: halving only the ring refused left the first CPU's at 1 MiB
       // and the second refused at 64 KiB where two of 512 KiB fit (issue
       // 32). So every event is opened again with half the ring (its
-      // wakeup is a quarter of it), as the user_only retry above does.
+      // wakeup a quarter of it), as the user_only retry above does.
       close_rings();
       options_.ring_pages /= 2;
       return open_on(tid, before_exec);
@@ -273,7 +273,7 @@ void PerfSource::reader_loop() {
   for (const Ring& ring : rings_) polls.push_back({ring.fd, POLLIN, 0});
   if (reader_.wake_fd() >= 0) polls.push_back({reader_.wake_fd(), POLLIN, 0});
   while (!reader_.stopping()) {
-    // Woken at a quarter ring; at least every 100 ms for the snapshots'
+    // Woken at half a ring (event_spec); at least every 100 ms for the snapshots'
     // sake and for rings that fill slowly; sooner while some samples get
     // interpreter frames (ProcessTable::interpreter_poll_ms; read 100 ms
     // late after the fact, a 3 : 1 pair of Python functions alternating
