@@ -8,11 +8,14 @@
 # median over BENCH_REPS; µs per sample = its slope from the lowest to the
 # highest rate over the samples added (xz's CPU time x the rates' difference).
 # The second table: the tools' own CPU (the run's less xz's, which a shell
-# inside the run times), the same slope.
+# inside the run times), the same slope. PROFIL_BEFORE=path adds that
+# build's profil as a row of both tables, its runs alternating with the
+# others' (before/after in one run).
 set -euo pipefail
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 profil=${PROFIL_TOOL:-$build/bin/profil}
+before=${PROFIL_BEFORE:-}
 reps=${BENCH_REPS:-5}
 rates=${BENCH_RATES:-100 4000}
 out=$(mktemp -d "${TMPDIR:-/tmp}/profil-outside-cost.XXXXXX")
@@ -43,27 +46,32 @@ for hz in $rates; do
     cpu_of "${work[@]}" >> "$out/plain"
     tool_run profil "$hz" "$profil" run --outside --hz "$hz" -o "$out/p" -- "${timed[@]}"
     rm -rf "$out/p"
+    if [ -n "$before" ]; then
+      tool_run before "$hz" "$before" run --outside --hz "$hz" -o "$out/p" -- "${timed[@]}"
+      rm -rf "$out/p"
+    fi
     if [ "$have_perf" = 1 ]; then
       tool_run perf "$hz" perf record -q -e task-clock -c $((1000000000 / hz)) -o "$out/perf.data" -- "${timed[@]}"
       rm -f "$out/perf.data"
     fi
   done
 done
+label() {
+  case $1 in before) echo "(before) profil --outside" ;; perf) echo "perf record (no stacks)" ;; *) echo "profil run --outside" ;; esac
+}
 plain=$(median < "$out/plain")
 low=${rates%% *} high=${rates##* }
 printf '%-28s' "extra CPU (s)"; for hz in $rates; do printf ' %9s' "@$hz"; done; printf ' %12s\n' "us/sample"
-for tool in profil perf; do
+for tool in before profil perf; do
   [ -s "$out/$tool.$low" ] || continue
-  name="profil run --outside"; [ $tool = perf ] && name="perf record (no stacks)"
-  printf '%-28s' "$name"
+  printf '%-28s' "$(label "$tool")"
   for hz in $rates; do printf ' %9.3f' "$(echo "$(median < "$out/$tool.$hz") - $plain" | bc -l)"; done
   printf ' %12.1f\n' "$(echo "($(median < "$out/$tool.$high") - $(median < "$out/$tool.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)"
 done
 printf '%-28s' "the tool's own CPU (s)"; for hz in $rates; do printf ' %9s' "@$hz"; done; printf ' %12s\n' "us/sample"
-for tool in profil perf; do
+for tool in before profil perf; do
   [ -s "$out/$tool-own.$low" ] || continue
-  name="profil run --outside"; [ $tool = perf ] && name="perf record (no stacks)"
-  printf '%-28s' "$name"
+  printf '%-28s' "$(label "$tool")"
   for hz in $rates; do printf ' %9.3f' "$(median < "$out/$tool-own.$hz")"; done
   printf ' %12.1f\n' "$(echo "($(median < "$out/$tool-own.$high") - $(median < "$out/$tool-own.$low")) / ($plain * ($high - $low)) * 1000000" | bc -l)"
 done

@@ -7,6 +7,7 @@
 #include "format/profile.h"
 #include "outside/proc_process.h"
 #include "perf/event.h"
+#include "outside/sample_counts.h"
 #include "outside/sample_stack.h"
 #include "outside/sample_times.h"
 
@@ -28,10 +29,7 @@ struct ProcessTable::Image {
   // Since the last take.
   uint64_t window_start = 0;
   format::StackTable stacks;
-  struct Tally {
-    uint64_t periods = 0, observations = 0;
-  };
-  std::unordered_map<SampleKey, Tally, SampleKey::Hash> counts;
+  SampleCounts counts;
   SampleTimes times;  // each sample's (issue 33)
   uint64_t count = 0;    // CPU samples
   uint64_t blocked = 0;  // periods of blocked threads (the wall clock)
@@ -196,7 +194,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   }
   const uint64_t periods = blocked_periods != 0 ? blocked_periods : 1;
   const auto tally = [&](uint64_t leaf, uint32_t stack, uint8_t gil = format::kGilUnknown) {
-    Image::Tally& t = image->counts[{leaf, stack, tid, gil}];
+    SampleCounts::Tally& t = image->counts[{leaf, stack, tid, gil}];
     t.periods += periods;
     image->times.add(s.who.time, leaf, periods, stack, tid, gil);
     ++t.observations;
