@@ -77,8 +77,19 @@ start() {
   printf '"%s" top' "$profil" > "$work/$name.sh"
   for word in "$@"; do printf ' "%s"' "$word" >> "$work/$name.sh"; done
   printf ' 2> "%s"; echo $? > "%s"\n' "$work/$name.err" "$work/$name.status" >> "$work/$name.sh"
+  # The last case's session is gone first: its pane closes after its
+  # status is written, and a new session of the same name before that fails.
+  i=0
+  while t has-session -t top 2> /dev/null && [ $i -lt 600 ]; do
+    sleep 0.2
+    i=$((i + 1))
+  done
   t new-session -d -s top -x 200 -y 50 "sh $work/$name.sh"
 }
+# One session that outlives the cases keeps the server up between them: a
+# server left without sessions exits, and a case started while it was
+# exiting got "server exited unexpectedly" (a loaded suite run).
+t -f /dev/null new-session -d -s keep "sleep 100000" || { echo "FAIL: tmux did not start"; exit 1; }
 # ended NAME: waits for its status; prints it.
 ended() {
   i=0
