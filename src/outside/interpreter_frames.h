@@ -68,20 +68,23 @@ class FrameNames {
   // shown[i]: the address raw[i] is shown at, unnamed where its code could
   // not be read. Named now, at the sample: an address reused later by
   // another code object gets another id (python_code.h's rule), so this
-  // sample keeps its names. Samples within kRecentNs of each other share
-  // one identify() per code object (python_code.h allows a batch: code
-  // freed and its address reused within it keeps the first's name); the
-  // hot frames repeat, so most samples read no code object.
+  // sample keeps its names. Samples within kRecentNs of a code address's
+  // identify() share it (python_code.h allows a batch: code freed and its
+  // address reused within it keeps the first's name); the hot frames
+  // repeat, so most samples read no code object. The window is each
+  // address's, in both directions of time: the samples of one round come
+  // CPU ring by CPU ring, not in time order, and one window for all
+  // addresses, started again at each step back in time, had every code
+  // object read again whenever a thread moved between CPUs (issue 31's
+  // cost: ~80 identify() reads remain in a 1.5 s run at 4 kHz).
   void name(Namer& namer, const interp::RawFrame* raw, uint32_t count, uint64_t time, uint64_t unnamed,
             uint64_t* shown) {
-    if (time < recent_since_ || time - recent_since_ > kRecentNs) {
-      recent_.clear();
-      recent_since_ = time;
-    }
     for (uint32_t i = 0; i < count; ++i) {
-      const auto [known, added] = recent_.try_emplace(raw[i].code, Namer::kNoCode);
-      if (added) known->second = namer.identify(raw[i].code);
-      const uint32_t id = known->second;
+      const auto [known, added] = recent_.try_emplace(raw[i].code, Recent{Namer::kNoCode, time});
+      const uint64_t since = known->second.since;
+      if (added || (time > since ? time - since : since - time) > kRecentNs)
+        known->second = Recent{namer.identify(raw[i].code), time};
+      const uint32_t id = known->second.id;
       if (id == Namer::kNoCode) {
         shown[i] = unnamed;
         continue;
@@ -115,14 +118,17 @@ class FrameNames {
   uint64_t base_;
   std::map<std::pair<uint32_t, int>, uint64_t> addresses_;  // (code id, line) -> its address
   std::vector<format::Frame> names_;                         // by address - base_
-  std::unordered_map<uint64_t, uint32_t> recent_;            // code address -> its id, since recent_since_
+  struct Recent {
+    uint32_t id;     // the code address's id, or Namer::kNoCode
+    uint64_t since;  // the time of the sample it was identified at
+  };
+  std::unordered_map<uint64_t, Recent> recent_;  // by code address
   struct FrameHash {
     size_t operator()(const std::pair<uint32_t, uint64_t>& f) const {
       return (f.second * 0x9E3779B97F4A7C15ull) ^ f.first;
     }
   };
   std::unordered_map<std::pair<uint32_t, uint64_t>, uint64_t, FrameHash> shown_at_;  // (code id, instruction) -> address
-  uint64_t recent_since_ = 0;
 };
 
 }  // namespace profiling::outside

@@ -214,7 +214,7 @@ void ProcessTable::on_sample(const perf::Sample& s, bool kernel, uint64_t blocke
   Image& i = *image;
   InterpreterFrames* frames = options_.sampling.interpreter_frames ? i.interpreter.find(i.pid, i.code.code(), &python_, &ruby_) : nullptr;
   if (frames) frames->merge(tid, s.who.time, stack.truncated, &stack.leaf, &stack.callers);
-  if (frames) interpreter_poll_ms_.store(frames->read_late() ? 1 : 20, std::memory_order_relaxed);
+  if (frames) interpreter_poll_ms_.store(frames->read_late() ? 1 : 100, std::memory_order_relaxed);
   // ...and whether the thread held CPython's GIL (issue 31).
   tally(stack.leaf, image->stacks.intern(stack.callers, stack.truncated), frames ? frames->gil() : format::kGilUnknown);
 }

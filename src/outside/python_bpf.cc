@@ -21,9 +21,10 @@ namespace {
 static_assert(PROFIL_PY_GIL_HELD == format::kGilHeld && PROFIL_PY_GIL_RELEASED == format::kGilReleased &&
               PROFIL_PY_GIL_UNKNOWN == format::kGilUnknown);
 
-// A thread's records kept at most while none of its samples takes them (a
-// thread whose samples never reach the evaluation loop).
-constexpr size_t kRecordsPerThread = 64;
+// A thread's records kept at most while none of its samples takes them:
+// a round's (the reader reads the rings every 100 ms at least:
+// ProcessTable::interpreter_poll_ms; 100 ms of a thread at 10 kHz).
+constexpr size_t kRecordsPerThread = 1024;
 
 // libbpf's own lines go nowhere: open() says in one clause what failed.
 int quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
@@ -34,32 +35,52 @@ std::string failed(const char* what, int error) {
 
 }  // namespace
 
+// The initial pid namespace's inode (PROC_PID_INIT_INO, include/linux/proc_ns.h).
+constexpr uint64_t kInitialPidNamespace = 0xEFFFFFFCu;
+
 std::unique_ptr<PythonStackReads> PythonStackReads::open(uint64_t period_ns, std::string* why) {
   libbpf_set_print(quiet);
-  std::unique_ptr<PythonStackReads> reads(new PythonStackReads);
-  // The program runs within microseconds of the sample's time (after it, on
-  // 6.x kernels); a thread's samples are a period apart at least.
-  reads->pairing_window_ns_ = std::min<uint64_t>(period_ns / 4, 250'000);
-  reads->skeleton_ = python_stacks__open();
-  if (reads->skeleton_ == nullptr) {
-    *why = failed("opening the BPF program", errno);
-    return nullptr;
-  }
   // Tids as profil sees them (its pid namespace), not the kernel's root ones.
   struct stat ns {};
   if (::stat("/proc/self/ns/pid", &ns) != 0) {
     *why = failed("/proc/self/ns/pid", errno);
     return nullptr;
   }
-  reads->skeleton_->rodata->pidns_dev = ns.st_dev;
-  reads->skeleton_->rodata->pidns_ino = ns.st_ino;
-  if (const int error = python_stacks__load(reads->skeleton_); error != 0) {
-    *why = failed("loading the BPF program", error);
-    return nullptr;
-  }
+  // The hash maps are not preallocated (issue 31's cost: python_threads'
+  // 65536 entries took 1.3 ms of the map's creation, and as long to free,
+  // at each run); a kernel before 6.1 refuses that to a perf_event
+  // program, and gets them preallocated.
+  std::unique_ptr<PythonStackReads> reads = load(ns.st_dev, ns.st_ino, /*preallocated=*/false, why);
+  if (reads == nullptr) reads = load(ns.st_dev, ns.st_ino, /*preallocated=*/true, why);
+  if (reads == nullptr) return nullptr;
+  // The program runs within microseconds of the sample's time (after it, on
+  // 6.x kernels); a thread's samples are a period apart at least.
+  reads->pairing_window_ns_ = std::min<uint64_t>(period_ns / 4, 250'000);
   reads->ring_ = ring_buffer__new(bpf_map__fd(reads->skeleton_->maps.python_stacks), on_record, reads.get(), nullptr);
   if (reads->ring_ == nullptr) {
     *why = failed("mapping the BPF ring", errno);
+    return nullptr;
+  }
+  return reads;
+}
+
+std::unique_ptr<PythonStackReads> PythonStackReads::load(uint64_t pidns_dev, uint64_t pidns_ino, bool preallocated,
+                                                         std::string* why) {
+  std::unique_ptr<PythonStackReads> reads(new PythonStackReads);
+  reads->skeleton_ = python_stacks__open();
+  if (reads->skeleton_ == nullptr) {
+    *why = failed("opening the BPF program", errno);
+    return nullptr;
+  }
+  reads->skeleton_->rodata->pidns_dev = pidns_dev;
+  reads->skeleton_->rodata->pidns_ino = pidns_ino;
+  reads->skeleton_->rodata->init_pidns = pidns_ino == kInitialPidNamespace;
+  if (!preallocated)
+    for (bpf_map* map : {reads->skeleton_->maps.python_processes, reads->skeleton_->maps.python_threads,
+                         reads->skeleton_->maps.ruby_processes})
+      bpf_map__set_map_flags(map, bpf_map__map_flags(map) | BPF_F_NO_PREALLOC);
+  if (const int error = python_stacks__load(reads->skeleton_); error != 0) {
+    *why = failed("loading the BPF program", error);
     return nullptr;
   }
   return reads;
@@ -127,8 +148,15 @@ int PythonStackReads::on_record(void* self, void* data, size_t size) {
   const size_t header = offsetof(profil_py_record, frames);
   if (size < header || r->count > PROFIL_BPF_MAX_FRAMES || size < header + r->count * sizeof(profil_py_frame)) return 0;
   std::deque<Record>& queue = reads->records_[static_cast<pid_t>(r->tid)];
-  if (queue.size() == kRecordsPerThread) queue.pop_front();
+  if (queue.size() == kRecordsPerThread) {
+    reads->recycle(queue.front());
+    queue.pop_front();
+  }
   Record& record = queue.emplace_back();
+  if (!reads->spare_.empty()) {
+    record.frames.swap(reads->spare_.back());
+    reads->spare_.pop_back();
+  }
   record.time = r->time;
   record.walk.count = r->count;
   record.walk.status = static_cast<interp::WalkStatus>(r->status);
@@ -137,6 +165,12 @@ int PythonStackReads::on_record(void* self, void* data, size_t size) {
   for (uint32_t i = 0; i < r->count; ++i)
     record.frames[i] = interp::RawFrame{r->frames[i].code, r->frames[i].instruction, r->frames[i].flags};
   return 0;
+}
+
+void PythonStackReads::recycle(Record& record) {
+  // Enough for a round's records of a few busy threads; the rest are freed.
+  constexpr size_t kSpare = 1024;
+  if (spare_.size() < kSpare && record.frames.capacity() != 0) spare_.push_back(std::move(record.frames));
 }
 
 void PythonStackReads::drain() { ring_buffer__consume(ring_); }
@@ -149,10 +183,10 @@ bool PythonStackReads::take(pid_t tid, uint64_t time, std::vector<interp::RawFra
   // The sample's own record is the one nearest its time; those before it
   // are of samples lost or not merged, those after the window of later
   // samples.
-  const Record* nearest = nullptr;
+  Record* nearest = nullptr;
   uint64_t nearest_gap = UINT64_MAX;
   size_t used = 0;
-  for (const Record& r : queue) {
+  for (Record& r : queue) {
     if (r.time > time + pairing_window_ns_) break;
     const uint64_t gap = r.time > time ? r.time - time : time - r.time;
     if (gap <= pairing_window_ns_ && gap < nearest_gap) {
@@ -162,10 +196,13 @@ bool PythonStackReads::take(pid_t tid, uint64_t time, std::vector<interp::RawFra
     ++used;
   }
   if (nearest != nullptr) {
-    *frames = nearest->frames;
+    // Swapped, not copied: the caller's old frames become the record's,
+    // recycled below with it.
+    frames->swap(nearest->frames);
     *walk = nearest->walk;
     if (gil != nullptr) *gil = nearest->gil;
   }
+  for (size_t i = 0; i < used; ++i) recycle(queue[i]);
   queue.erase(queue.begin(), queue.begin() + static_cast<std::ptrdiff_t>(used));
   return nearest != nullptr;
 }
@@ -175,8 +212,9 @@ bool PythonStackReads::take_oldest(pid_t tid, std::vector<interp::RawFrame>* fra
   const auto it = records_.find(tid);
   if (it == records_.end() || it->second.empty()) return false;
   if (gil != nullptr) *gil = it->second.front().gil;
-  *frames = std::move(it->second.front().frames);
+  frames->swap(it->second.front().frames);
   *walk = it->second.front().walk;
+  recycle(it->second.front());
   it->second.pop_front();
   return true;
 }

@@ -95,6 +95,9 @@ class PythonStackReads {
 
  private:
   PythonStackReads() = default;
+  // The program loaded, its hash maps preallocated or not; nullptr with *why.
+  static std::unique_ptr<PythonStackReads> load(uint64_t pidns_dev, uint64_t pidns_ino, bool preallocated,
+                                                std::string* why);
   static int on_record(void* self, void* data, size_t size);
 
   struct Record {
@@ -107,6 +110,10 @@ class PythonStackReads {
   ring_buffer* ring_ = nullptr;
   uint64_t pairing_window_ns_ = 0;  // a record this near a sample's time is its own
   std::unordered_map<pid_t, std::deque<Record>> records_;  // by thread, oldest first
+  // The frames of records taken, their storage reused by the next records
+  // (issue 31's cost: no allocation a sample).
+  std::vector<std::vector<interp::RawFrame>> spare_;
+  void recycle(Record& record);
 };
 
 }  // namespace profiling::outside

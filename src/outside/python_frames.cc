@@ -89,9 +89,15 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
     gil_state_ = interp::python_gil_state(gil_, memory_, state);
     // The program reads this thread's later samples itself, and those of
     // every thread the interpreter has now (the lookup read them all).
-    if (at_sample_ != nullptr)
+    // Once a thread: its samples already in the rings are read after the
+    // fact too, and the list read again for each cost 3-4
+    // process_vm_readv calls a sample (issue 31's cost).
+    if (at_sample_ != nullptr && given_.insert(tid).second)
       for (const auto& [thread, thread_state] : threads_.all())
-        if (thread != 0) at_sample_->add_thread(thread, thread_state);
+        if (thread != 0) {
+          at_sample_->add_thread(thread, thread_state);
+          given_.insert(thread);
+        }
     raw_.resize(kMaxPythonDepth);
     walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
     ++reads_.read_late;

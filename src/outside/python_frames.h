@@ -39,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "format/profile.h"
@@ -101,6 +102,7 @@ class PythonFrames final : public InterpreterFrames {
   uint8_t gil() const override { return gil_state_; }
   void forget_thread(pid_t tid) override {
     threads_.forget(tid);
+    given_.erase(tid);
     if (at_sample_ != nullptr) at_sample_->forget_thread(tid);
   }
 
@@ -125,6 +127,7 @@ class PythonFrames final : public InterpreterFrames {
   PythonReads& reads_;
   PythonStackReads* at_sample_;  // reads_.at_sample, or nullptr where the program cannot walk this layout
   bool read_late_ = true;
+  std::unordered_set<pid_t> given_;  // threads put in the program's map
   interp::ProcessMemory memory_;
   interp::PageCachedMemory cached_{memory_};  // a sample's reads, by the page
   interp::PythonThreads threads_;
