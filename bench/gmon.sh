@@ -17,7 +17,7 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/profil-bench-gmon.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 command -v gprof >/dev/null || { echo "gmon.sh: gprof not found (binutils)" >&2; exit 1; }
 
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib/measure.sh"
 # The calls column of leaf's line in gprof's flat profile.
 leaf_calls() { gprof -b -p "$1" "$2" | awk '$NF == "leaf" { print $4; found = 1 } END { if (!found) print 0 }'; }
 

@@ -38,7 +38,7 @@ measure() {
   local TIMEFORMAT='%R %U %S'
   { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f %.4f\n", $1, $2 + $3 }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib/measure.sh"
 
 tools="cpu perf perf-signal"
 [ "$have_perf" = 1 ] && tools="$tools record"

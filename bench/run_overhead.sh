@@ -21,7 +21,7 @@ measure() {
   local TIMEFORMAT='%R %U %S'
   { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f %.4f\n", $1, $2 + $3 }'
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib/measure.sh"
 
 echo "== profil run: overhead on a CPU-bound program (${steps}M steps, median of $reps alternating runs) =="
 # The fixed part first: starting a preloaded process, its dump, the

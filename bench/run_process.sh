@@ -44,7 +44,7 @@ measure() {
   outer=$({ time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f %.4f", $1, $2 + $3 }')
   echo "$outer $(echo "$(cat "$out/inner" 2>/dev/null || echo 0) / 1000000000" | bc -l)"
 }
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib/measure.sh"
 # "wall cpu inner" ms per process of one way to run the loop (a function
 # taking the count, then the way's options): its slope from 200 to 600.
 slope() {

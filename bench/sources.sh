@@ -17,11 +17,7 @@ out=$(mktemp -d "${TMPDIR:-/tmp}/profil-sources.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 command -v perf >/dev/null || echo "(perf not installed: its columns are left empty)"
 
-cpu_of() {  # user+sys of the command and its children, in seconds
-  local TIMEFORMAT='%U %S'
-  { time "$@" >/dev/null 2>&1; } 2>&1 | awk '{ printf "%.4f\n", $1 + $2 }'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+. "$(dirname "$0")/lib/measure.sh"
 
 head -c 6000000 /dev/urandom | base64 > "$out/input"
 python_work=(python3 -c 'import json; d=[{"k": i, "v": str(i) * 8} for i in range(300000)]; s=json.dumps(d); json.loads(s); sorted(d, key=lambda x: x["v"])')

@@ -68,7 +68,7 @@ measure() { # mode program -> seconds
   esac
   awk '{ print $1 + $2 }' "$work/t"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+. "$(dirname "$0")/lib/measure.sh"
 modes=(none flat stacks)
 if command -v perf >/dev/null && perf record -q -o "$work/probe" true 2>/dev/null; then modes+=(perf); fi
 printf '%-10s' program; for m in "${modes[@]}"; do printf ' %9s' "$m"; done; printf ' %12s %12s\n' "stacks/flat" "perf/none"

@@ -17,6 +17,7 @@
 #   bash bench/views.sh BUILD
 set -euo pipefail
 build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
 runs=${BENCH_RUNS:-5}
 hz=${BENCH_HZ:-4000}
 profil=$(cd "$build/bin" && pwd)/profil
@@ -67,13 +68,14 @@ for w in "${workloads[@]}"; do
   perf record -q -F "$hz" --call-graph dwarf -o "$work/$w.perf.data" -- $(command_of "$w") > /dev/null 2>&1
 done
 
-# CPU seconds (user + sys) of one command, its output thrown away.
-cpu_of() {
+. "$here/lib/measure.sh"
+# CPU seconds (user + sys) of one command, its output thrown away; unlike
+# measure.sh's cpu_of, a failing view ends the bench with its error.
+cpu_or_fail() {
   /usr/bin/time -f '%U %S' -o "$work/time" "$@" > /dev/null 2> "$work/err" ||
     { echo "failed: $*" >&2; cat "$work/err" >&2; return 1; }
   awk '{ printf "%.3f\n", $1 + $2 }' "$work/time"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
 names=("profil report (text)" "profil report --format tree" "profil report --format html"
   "go tool pprof -top" "go tool pprof -tree" "perf report --children --stdio"
@@ -105,7 +107,7 @@ for w in "${workloads[@]}"; do
     for i in "${!names[@]}"; do
       [ "$i" = 5 ] && [ "$r" -gt 0 ] && continue
       # shellcheck disable=SC2046
-      cpu_of $(command_for "$i" "$w") >> "$work/t.$w.$i"
+      cpu_or_fail $(command_for "$i" "$w") >> "$work/t.$w.$i"
     done
   done
   printf '| command | CPU s | ratio to profil text | ratio to profil tree | ratio to profil html |\n|---|---|---|---|---|\n'

@@ -28,7 +28,8 @@ loop_never_bare() {
          else if ($0 ~ loop) bare += n }
        END { printf "%s without the program'"'"'s frames: %d of %d samples; stack moved before read: %d\n", loop, bare, total, misfit
              exit (bare <= b * total && misfit <= m * total) ? 0 : 1 }' "$1" || {
-    echo "FAIL: the evaluation loop without the program's frames"; grep -E "$2" "$1" | sort -k2 -nr | head -3 | cut -c1-600; return 1; }
+    echo "FAIL: the evaluation loop without the program's frames (innermost frames of the bare samples):"
+    grep -v 'the stack moved before it was read' "$1" | grep -E "$2" | sort -k2 -nr | head -3 | rev | cut -c1-600 | rev; return 1; }
 }
 
 # read_way_checked RUNTIME STDERR [profil run options...]: the way the
