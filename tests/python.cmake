@@ -25,10 +25,13 @@ if(TARGET profil_cli)
     add_test(NAME run_python_late_${label}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --no-bpf)
     # The GIL's holder (a thread spinning in Python holds it, one in zlib
-    # does not), read at the sample and after the fact.
+    # does not), read at the sample, after the fact, and inside (by the
+    # sampling handler, on the sampled thread).
     add_test(NAME run_python_gil_${label} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_gil.sh $<TARGET_FILE:profil_cli> ${python})
     add_test(NAME run_python_gil_late_${label}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_gil.sh $<TARGET_FILE:profil_cli> ${python} --no-bpf)
+    add_test(NAME run_python_gil_inside_${label}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_gil.sh $<TARGET_FILE:profil_cli> ${python} --inside)
     # A stack that moves every few microseconds: read at the sample, it fits.
     add_test(NAME run_python_moving_${label}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_moving.sh $<TARGET_FILE:profil_cli> ${python})

@@ -205,7 +205,9 @@ ProfrawData read_profraw(std::string_view bytes) {
   data.max_depth = header.max_depth;
   profile.stacks_dropped = header.stacks_dropped;
   if (data.stacks_captured)
-    spread_stacks(bytes.substr(offset, header.stacks_length), header.stack_count, stack_record_size, &profile);
+    spread_stacks(bytes.substr(offset, header.stacks_length), header.stack_count, stack_record_size,
+                  header.version >= 7 ? profraw::kStackTruncated | profraw::kStackGilMask : profraw::kStackTruncated,
+                  &profile);
   offset += header.stacks_length;
   for (uint32_t i = 0; i < header.thread_count; ++i, offset += sizeof(profraw::ThreadRecord)) {
     const auto record = load<profraw::ThreadRecord>(bytes, offset);

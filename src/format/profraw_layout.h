@@ -18,6 +18,8 @@ namespace profiling::format {
 namespace profraw {
 
 inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
+// Version 7 added the GIL's state to a stack record's flags (issue 31,
+// kStackGilMask: read inside at the sample); its header is version 6's.
 // Version 6 added interpreter frames (issue 31, Python frames read inside
 // the program at the sample): the stacks may hold kInterpreterFrameBase
 // addresses (format/profile.h), named by the InterpreterFrameRecords after
@@ -29,7 +31,7 @@ inline constexpr char kMagic[8] = {'P', 'R', 'O', 'F', 'R', 'A', 'W', '\n'};
 // header, no records), 2 (184-byte header, no stacks) and 3 (216-byte
 // header, 16-byte stack records, no threads) and 4 (16-byte pairs, no
 // observations: read with Profile::has_observations false) files still read.
-inline constexpr uint32_t kVersion = 6;
+inline constexpr uint32_t kVersion = 7;
 inline constexpr uint32_t kHeaderSizeV1 = 176;
 inline constexpr uint32_t kHeaderSizeV2 = 184;
 inline constexpr uint32_t kHeaderSizeV3 = 216;
@@ -132,6 +134,11 @@ struct StackRecord {
 static_assert(sizeof(StackRecord) == 24);
 inline constexpr uint32_t kStackRecordSizeV3 = 16;
 inline constexpr uint32_t kStackTruncated = 1;  // the unwind stopped before the outermost frame
+// Version 7 (issue 31): bits 1-2 say whether the thread held CPython's GIL
+// in the stack's samples, format::kGil* (1 held, 2 released; 0 unknown, and
+// in every older file): samples that differ in it are records apart.
+inline constexpr uint32_t kStackGilShift = 1;
+inline constexpr uint32_t kStackGilMask = 3u << kStackGilShift;
 
 // A thread the stacks name, and its name (its comm: at most 15 bytes,
 // NUL-padded) read at the dump, or when the thread ended; kThreadEnded

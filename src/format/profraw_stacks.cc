@@ -10,7 +10,8 @@
 
 namespace profiling::format {
 
-void spread_stacks(std::string_view records, uint64_t count, size_t record_size, Profile* profile) {
+void spread_stacks(std::string_view records, uint64_t count, size_t record_size, uint32_t known_flags,
+                   Profile* profile) {
   std::vector<Sample> stacked;
   stacked.reserve(count);
   std::vector<uint64_t> callers;
@@ -24,7 +25,8 @@ void spread_stacks(std::string_view records, uint64_t count, size_t record_size,
     offset += record_size;
     if (record.depth == 0 || record.depth > profraw::kMaxStackDepth)
       throw FormatError("bad profraw stack depth " + std::to_string(record.depth));
-    if (record.flags & ~profraw::kStackTruncated)
+    const uint32_t gil = (record.flags & profraw::kStackGilMask) >> profraw::kStackGilShift;
+    if ((record.flags & ~known_flags) != 0 || gil > kGilReleased)
       throw FormatError("bad profraw stack flags " + std::to_string(record.flags));
     if ((records.size() - offset) / sizeof(uint64_t) < record.depth) throw FormatError("truncated profraw (stack)");
     const uint64_t leaf = load<uint64_t>(records, offset);
@@ -53,7 +55,7 @@ void spread_stacks(std::string_view records, uint64_t count, size_t record_size,
       saturating_add(observations, record.observations ? record.observations : 1);
     }
     const uint32_t id = profile->stacks.intern(callers, (record.flags & profraw::kStackTruncated) != 0);
-    Sample sample{leaf, record.weight, 0, id, record.tid};
+    Sample sample{leaf, record.weight, 0, id, record.tid, static_cast<uint8_t>(gil)};
     // Version 4 wrote the field 0 (then unused); has_observations says
     // whether it means anything. At least one draw per count (the writer
     // may read a weight just added before its observation).

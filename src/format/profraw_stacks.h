@@ -24,8 +24,10 @@ T load(std::string_view bytes, size_t offset) {
 // The stack records onto the pc table's samples (read_profraw's contract in
 // profraw.h). samples: sorted, one per pc. A record whose leading frames
 // are interpreter frames (merged at the dump) counts against the pair of
-// its first native pc, the sampled one.
-void spread_stacks(std::string_view records, uint64_t count, size_t record_size, Profile* profile);
+// its first native pc, the sampled one. known_flags: the record flags the
+// file's version may set (version 7: the GIL's state, Sample::gil).
+void spread_stacks(std::string_view records, uint64_t count, size_t record_size, uint32_t known_flags,
+                   Profile* profile);
 
 // The InterpreterFrameRecords (profraw_layout.h) into profile->frames.
 void read_interpreter_frames(std::string_view records, uint64_t count, Profile* profile);

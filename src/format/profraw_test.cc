@@ -163,12 +163,13 @@ struct StackSpec {
   std::vector<uint64_t> pcs;  // leaf first, callers as return addresses
   uint64_t weight;
   bool truncated = false;
+  uint32_t flags = 0;  // beyond truncated (version 7: the GIL's state)
 };
 std::string with_stacks(std::string bytes, const std::vector<StackSpec>& stacks, uint64_t dropped = 0) {
   std::string records;
   for (const StackSpec& spec : stacks) {
-    profraw::StackRecord record{static_cast<uint32_t>(spec.pcs.size()), spec.truncated ? profraw::kStackTruncated : 0u,
-                                spec.weight, 0, 0};
+    profraw::StackRecord record{static_cast<uint32_t>(spec.pcs.size()),
+                                (spec.truncated ? profraw::kStackTruncated : 0u) | spec.flags, spec.weight, 0, 0};
     records.append(reinterpret_cast<const char*>(&record), sizeof record);
     records.append(reinterpret_cast<const char*>(spec.pcs.data()), spec.pcs.size() * sizeof(uint64_t));
   }
@@ -574,6 +575,29 @@ TEST(Profraw, Version6NamesItsInterpreterFrames) {
   EXPECT_THROW(read_profraw(with_interpreter_frames(base, 0x401000, "f", "x.py")), FormatError);
   EXPECT_THROW(read_profraw(with_interpreter_frames(base, kInterpreterFrameBase + 1, "parse", "parse.py", 8)),
                FormatError);
+}
+
+// Version 7 (issue 31): a stack record's flags carry whether the thread
+// held CPython's GIL (read inside at the sample); the same stack held and
+// released stays two samples, and a file before version 7, or a state
+// that is neither, is an error.
+std::string with_gil_stacks(uint32_t version, uint32_t held_flags) {
+  const uint64_t leaf = 0x55d0c0a01010, caller = 0x55d0c0a01200;
+  return with_stacks(make_raw("/usr/bin/python3", {{leaf, 10, 10}}, kMaps, version),
+                     {{{leaf, caller}, 6, false, held_flags},
+                      {{leaf, caller}, 3, false, uint32_t{kGilReleased} << profraw::kStackGilShift},
+                      {{leaf, caller}, 1, true}});
+}
+
+TEST(Profraw, Version7StacksSayWhetherTheGilWasHeld) {
+  const uint32_t held = uint32_t{kGilHeld} << profraw::kStackGilShift;
+  const Profile p = read_profraw(with_gil_stacks(7, held)).profile;
+  std::map<uint8_t, uint64_t> by_gil;
+  for (const Sample& s : p.samples) by_gil[s.gil] += s.count;
+  EXPECT_EQ(by_gil, (std::map<uint8_t, uint64_t>{{kGilUnknown, 1}, {kGilHeld, 6}, {kGilReleased, 3}}));
+  EXPECT_THROW(read_profraw(with_gil_stacks(6, held)), FormatError);  // not a version 6 flag
+  EXPECT_THROW(read_profraw(with_gil_stacks(7, 3u << profraw::kStackGilShift)), FormatError);
+  EXPECT_THROW(read_profraw(with_gil_stacks(7, 8)), FormatError);
 }
 
 }  // namespace

@@ -13,8 +13,11 @@
 // A thread of a 3.12+ subinterpreter with a GIL of its own is compared with
 // the main interpreter's GIL (not told apart yet).
 //
-// find_python_gil is host side (it reads the interpreter list once);
-// python_gil_state is ASYNC-SIGNAL-SAFE (one read through the reader).
+// ASYNC-SIGNAL-SAFE, all of it (reads through the reader alone, bounded
+// loops): from outside find_python_gil runs once per process on the host,
+// and inside (`--inside`, sampler/python_sampling.h) the sampling handler
+// finds the holder at its first sample that can and reads the state at
+// each one (docs/python.md).
 #ifndef PROFIL_INTERP_PYTHON_GIL_H
 #define PROFIL_INTERP_PYTHON_GIL_H
 
@@ -32,10 +35,16 @@ struct PythonGil {
   bool known() const { return holder != 0; }
 };
 
-// Where target's GIL holder is read; false (gil unknown) for a version
-// that does not tell, or a 3.12+ process whose GIL is not made yet (ask
-// again later).
-bool find_python_gil(const PythonTarget& target, MemoryReader& memory, PythonGil* gil);
+// Where the GIL holder of a process with layout l is read, given its
+// &_PyRuntime (3.7+) and &_PyThreadState_Current (2.7, 3.6), each 0 when
+// unknown; false (gil unknown) for a version that does not tell, or a 3.12+
+// process whose GIL is not made yet (ask again later).
+bool find_python_gil(const PythonLayout& l, uint64_t runtime, uint64_t tstate_current, MemoryReader& memory,
+                     PythonGil* gil);
+// The same for target (python_process.h).
+inline bool find_python_gil(const PythonTarget& target, MemoryReader& memory, PythonGil* gil) {
+  return find_python_gil(target.layout, target.runtime, target.tstate_current, memory, gil);
+}
 
 // format::kGilHeld or kGilReleased for the thread whose PyThreadState is
 // thread_state; kGilUnknown where gil is not known or the read fails.

@@ -1,6 +1,7 @@
 // ASYNC-SIGNAL-SAFE but sample_on_the_sampled_thread (interpreter_inside.h).
 #include "runtime/interpreter_inside.h"
 
+#include "format/profile.h"
 #include "sampler/python_sampling.h"
 #include "sampler/sampler.h"
 
@@ -22,11 +23,12 @@ void merge_stored_frames(StackVisitor& inner, const uint64_t* pcs, uint32_t dept
   uint32_t native = 0;
   while (native < depth && !sampler::is_python_marker(pcs[native])) ++native;
   if (native == depth) {
-    inner.visit(pcs, native, truncated, weight, tid, observations);
+    inner.visit(pcs, native, truncated, weight, tid, observations, format::kGilUnknown);
     return;
   }
+  const uint8_t gil = sampler::marker_gil(pcs[native]);
   interp::WalkResult walk;
-  walk.status = static_cast<interp::WalkStatus>(pcs[native] & 0xff);
+  walk.status = sampler::marker_status(pcs[native]);
   walk.count = (depth - native - 1) / 2;
   if (walk.count > kMaxInsidePythonFrames) walk.count = kMaxInsidePythonFrames;
   for (uint32_t i = 0; i < walk.count; ++i) {
@@ -38,7 +40,7 @@ void merge_stored_frames(StackVisitor& inner, const uint64_t* pcs, uint32_t dept
   const interp::MergeResult merged = interp::merge_python_frames(
       pcs, native, g_raw, g_shown, walk, loop, base, g_merged, static_cast<uint32_t>(sizeof g_merged / sizeof g_merged[0]),
       /*at_sample=*/true, between, native_truncated);
-  inner.visit(g_merged, merged.count, truncated, weight, tid, observations);
+  inner.visit(g_merged, merged.count, truncated, weight, tid, observations, gil);
 }
 
 void sample_on_the_sampled_thread() {

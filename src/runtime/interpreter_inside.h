@@ -65,8 +65,9 @@ using NameStoredFrame = uint64_t (*)(uint64_t code, uint64_t instruction);
 
 // Forwards the stored stack pcs[0..depth) to inner with its runtime frames
 // named by name and merged at the sample (python_merge.h) with loop as the
-// evaluation loop, misfits at base, calls entered or left at between; a
-// stack without frames is forwarded as it is. native_truncated: a cut
+// evaluation loop, misfits at base, calls entered or left at between, with
+// the GIL's state its marker holds (python_sampling.h); a stack without
+// frames is forwarded as it is, the GIL unknown. native_truncated: a cut
 // native stack keeps the outer frames past its end (python_merge.h).
 void merge_stored_frames(StackVisitor& inner, const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight,
                          int32_t tid, uint32_t observations, NameStoredFrame name, interp::EvalLoop loop,

@@ -21,6 +21,7 @@
 #include "base/errno_saver.h"
 #include "base/file_limit.h"
 #include "base/signal_mask.h"
+#include "format/profile.h"
 #include "runtime/internal/preload_state.h"
 #include "runtime/preload.h"
 #include "runtime/process_end.h"
@@ -132,7 +133,7 @@ class TableStacks final : public StackSource {
                                                : outer;
     table_->for_each([&visitor](const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
                                 uint32_t observations) {
-      visitor.visit(pcs, depth, truncated, weight, tid, observations);
+      visitor.visit(pcs, depth, truncated, weight, tid, observations, format::kGilUnknown);
     });
   }
   uint64_t dropped_stacks() const override { return table_->dropped_weight(); }

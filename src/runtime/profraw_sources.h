@@ -24,9 +24,10 @@ class StackVisitor {
   // are cut there (and marked truncated). tid: the thread it was taken in
   // (0 unknown); the writer names each thread once, after the stacks
   // (sampler/thread_names.h). observations: the signals or ring records
-  // behind weight (issue 22).
+  // behind weight (issue 22). gil: whether the thread held CPython's GIL
+  // (format::kGil*, issue 31; unknown for every other stack).
   virtual void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
-                     uint32_t observations) = 0;
+                     uint32_t observations, uint8_t gil) = 0;
 
  protected:
   ~StackVisitor() = default;

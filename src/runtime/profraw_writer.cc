@@ -77,14 +77,14 @@ class StackWriter final : public StackVisitor, public InterpreterFrameVisitor {
  public:
   explicit StackWriter(base::AtomicFile& file) : file_(file) {}
   void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
-             uint32_t observations) override {
+             uint32_t observations, uint8_t gil) override {
     if (depth == 0 || weight == 0) return;
     if (depth > format::profraw::kMaxStackDepth) {
       depth = format::profraw::kMaxStackDepth;
       truncated = true;
     }
-    const format::profraw::StackRecord record{depth, truncated ? format::profraw::kStackTruncated : 0u, weight, tid,
-                                              observations};
+    const uint32_t flags = (truncated ? format::profraw::kStackTruncated : 0u) | (uint32_t{gil & 3u} << format::profraw::kStackGilShift);
+    const format::profraw::StackRecord record{depth, flags, weight, tid, observations};
     put(&record, sizeof record);
     put(pcs, depth * sizeof(uint64_t));
     add_thread(tid);

@@ -153,12 +153,14 @@ class TestStacks final : public StackSource {
     uint64_t weight;
     int32_t tid = 0;
     uint32_t observations = 1;
+    uint8_t gil = format::kGilUnknown;
   };
   std::vector<Stack> stacks;
   uint64_t dropped = 0;
   void for_each_stack(StackVisitor& visitor) const override {
     for (const Stack& s : stacks)
-      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight, s.tid, s.observations);
+      visitor.visit(s.pcs.data(), static_cast<uint32_t>(s.pcs.size()), s.truncated, s.weight, s.tid, s.observations,
+                    s.gil);
   }
   uint64_t dropped_stacks() const override { return dropped; }
 };
@@ -219,6 +221,7 @@ TEST_F(ProfrawWriter, WritesStacksTheReaderSpreadsOverThePcs) {
   EXPECT_EQ(truncated, 3u + 3u + 1u);
   EXPECT_EQ(full, 5u + 600u);
   EXPECT_EQ(p.stacks.size(), 4u + 300u);
+  for (const format::Sample& s : p.samples) EXPECT_EQ(s.gil, format::kGilUnknown);
 
   // Stacks off: the dump says so, and every sample is a leaf alone.
   info.stacks = nullptr;
@@ -288,6 +291,29 @@ TEST_F(ProfrawWriter, KeepsTheObservationsBesideTheWeightedCounts) {
   EXPECT_EQ(got[std::make_pair(leaf, true)], std::make_pair(uint64_t{32}, uint64_t{2}));
   EXPECT_EQ(got[std::make_pair(leaf, false)], std::make_pair(uint64_t{16}, uint64_t{1}));
   EXPECT_EQ(got[std::make_pair(other, false)], std::make_pair(uint64_t{5}, uint64_t{5}));
+}
+
+// Issue 31, inside: whether the thread held the GIL goes into the stack
+// record's flags (version 7) and comes back as each sample's gil, the
+// same stack held and released two samples.
+TEST_F(ProfrawWriter, KeepsWhetherTheGilWasHeld) {
+  const uint64_t leaf = reinterpret_cast<uint64_t>(&write_profraw) + 4;
+  table->add(leaf, 10);
+  TestStacks stacks;
+  stacks.stacks.push_back({{leaf, 0x401000}, false, 6, 7, 6, format::kGilHeld});
+  stacks.stacks.push_back({{leaf, 0x401000}, true, 3, 7, 3, format::kGilReleased});
+  stacks.stacks.push_back({{leaf, 0x401000}, false, 1, 7, 1, format::kGilUnknown});
+  ProfrawInfo info;
+  info.clock = 3;
+  info.hz = 1000;
+  info.stacks = &stacks;
+  ASSERT_TRUE(write_profraw(dir.c_str(), "g.1.profraw", info, *table));
+  const format::Profile p = format::read_profraw(read_all(dir / "g.1.profraw")).profile;
+  std::map<uint8_t, std::pair<uint64_t, bool>> by_gil;  // gil -> (count, truncated)
+  for (const format::Sample& s : p.samples) by_gil[s.gil] = {s.count, p.stacks.truncated(s.stack)};
+  EXPECT_EQ(by_gil, (std::map<uint8_t, std::pair<uint64_t, bool>>{{format::kGilUnknown, {1, false}},
+                                                                   {format::kGilHeld, {6, false}},
+                                                                   {format::kGilReleased, {3, true}}}));
 }
 
 }  // namespace

@@ -206,6 +206,8 @@ bool start_python_frames() {
   if (tables == MAP_FAILED) return false;
   g_tables = new (tables) Tables;
   g_code_type = symbol("PyCode_Type");
+  python.runtime = runtime;
+  python.tstate_current = symbol("_PyThreadState_Current");  // 2.7, 3.6: the GIL's holder
   g_python = python;
   sample_on_the_sampled_thread();
   sampler::set_python_sampling(&g_python);
@@ -230,11 +232,12 @@ bool function_range(const char* name, interp::EvalLoop* loop) {
 const InterpreterFrameSource& python_frame_names() { return g_names; }
 
 void PythonMerge::visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
-                        uint32_t observations) {
+                        uint32_t observations, uint8_t /*gil: the marker's*/) {
   if (g_tables == nullptr) {
     uint32_t native = 0;
     while (native < depth && !sampler::is_python_marker(pcs[native])) ++native;
-    inner_.visit(pcs, native, truncated, weight, tid, observations);
+    inner_.visit(pcs, native, truncated, weight, tid, observations,
+                 native < depth ? sampler::marker_gil(pcs[native]) : format::kGilUnknown);
     return;
   }
   merge_stored_frames(inner_, pcs, depth, truncated, weight, tid, observations, frame_address, g_python.loop,

@@ -191,7 +191,7 @@ bool ruby_frames_on() { return g_on; }
 const InterpreterFrameSource& ruby_frame_names() { return g_names; }
 
 void RubyMerge::visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
-                      uint32_t observations) {
+                      uint32_t observations, uint8_t /*gil: unknown for Ruby*/) {
   // This process now (a fork's child dumps its own), its memory read anew.
   *g_process = interp::ProcessMemory(::getpid());
   g_memory->forget();

@@ -43,7 +43,7 @@ class RubyMerge final : public StackVisitor {
  public:
   explicit RubyMerge(StackVisitor& inner) : inner_(inner) {}
   void visit(const uint64_t* pcs, uint32_t depth, bool truncated, uint64_t weight, int32_t tid,
-             uint32_t observations) override;
+             uint32_t observations, uint8_t gil) override;
 
  private:
   StackVisitor& inner_;

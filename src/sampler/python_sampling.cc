@@ -9,6 +9,8 @@
 #include <cstring>
 
 #include "base/safe_access.h"
+#include "format/profile.h"
+#include "interp/python_gil.h"
 #include "interp/python_walk.h"
 #include "sampler/sampler.h"
 #include "sampler/sinks.h"
@@ -77,6 +79,26 @@ uint64_t find_thread_state(const PythonSampling& python, interp::MemoryReader& m
   return 0;
 }
 
+// The GIL holder's address, found once (python_sampling.h); 0: not yet.
+// locked is stored before holder is published.
+std::atomic<uint64_t> g_gil_holder{0};
+std::atomic<int32_t> g_gil_locked{-1};
+
+// Whether the thread whose PyThreadState is state holds the GIL (format::kGil*).
+uint8_t gil_state(const PythonSampling& python, interp::MemoryReader& memory, uint64_t state) {
+  interp::PythonGil gil;
+  gil.holder = g_gil_holder.load(std::memory_order_acquire);
+  if (gil.holder != 0) {
+    gil.locked = g_gil_locked.load(std::memory_order_relaxed);
+  } else {
+    if (!interp::find_python_gil(python.layout, python.runtime, python.tstate_current, memory, &gil))
+      return format::kGilUnknown;
+    g_gil_locked.store(gil.locked, std::memory_order_relaxed);
+    g_gil_holder.store(gil.holder, std::memory_order_release);
+  }
+  return interp::python_gil_state(gil, memory, state);
+}
+
 // Appends the thread's Python frames to pcs[0..depth) (room for
 // kPythonWords more); returns the new depth. A stack without an eval-loop
 // frame (a native thread, the interpreter starting or ending) gets none.
@@ -89,7 +111,7 @@ uint32_t append_python_frames(const PythonSampling& python, uint64_t* pcs, uint3
   if (state == 0) return depth;
   interp::RawFrame raw[kMaxInsidePythonFrames];
   const interp::WalkResult walk = interp::walk_python_frames(python.layout, memory, state, raw, kMaxInsidePythonFrames);
-  return append_marked_frames(raw, walk, pcs, depth);
+  return append_marked_frames(raw, walk, pcs, depth, walk.count == 0 ? format::kGilUnknown : gil_state(python, memory, state));
 }
 
 uint32_t append_python(const void* python, uint64_t* pcs, uint32_t depth) {
@@ -98,9 +120,10 @@ uint32_t append_python(const void* python, uint64_t* pcs, uint32_t depth) {
 
 }  // namespace
 
-uint32_t append_marked_frames(const interp::RawFrame* raw, interp::WalkResult walk, uint64_t* pcs, uint32_t depth) {
+uint32_t append_marked_frames(const interp::RawFrame* raw, interp::WalkResult walk, uint64_t* pcs, uint32_t depth,
+                              uint8_t gil) {
   if (walk.count == 0) return depth;
-  pcs[depth++] = kPythonMarker | static_cast<uint8_t>(walk.status);
+  pcs[depth++] = python_marker(walk.status, gil);
   for (uint32_t i = 0; i < walk.count; ++i) {
     pcs[depth++] = raw[i].code;
     pcs[depth++] = encode_instruction(raw[i]);

@@ -26,11 +26,23 @@
 // PyGILState_Ensure does for a foreign thread) is taken until the memory is
 // reused: its frames then read as a misfit, never as a crash.
 //
+// The GIL (issue 31: a thread's label says whether it held it): after the
+// walk, whether the thread holds the GIL, read from the holder
+// interp/python_gil.h names (one 8-16 byte read: 2.7/3.6
+// _PyThreadState_Current, 3.7-3.11 _PyRuntime.gilstate.tstate_current,
+// 3.12+ the main interpreter's ceval.gil, last_holder and locked). 3.12+
+// makes its GIL as the interpreter starts, after sampling starts: the holder's
+// address is found at the first sample that can and kept (g_gil_holder);
+// before, samples have no state. The thread is in its own handler, so its
+// side cannot change under the read.
+//
 // Stored stacks: native frames, then kPythonMarker (its low byte the walk's
-// status), then two words per Python frame, innermost first: the code
+// status in bits 0-5, the GIL's state, format::kGil*, in bits 6-7), then
+// two words per Python frame, innermost first: the code
 // object's address, and the instruction (56 bits, sign-extended: ≤3.10's
 // f_lasti may be -1) with the frame's flags in the top byte. No return
-// address a native unwind gives is that high.
+// address a native unwind gives is that high. The marker is part of the
+// stored stack, so samples held and released stay apart in the table.
 #ifndef PROFIL_SAMPLER_PYTHON_SAMPLING_H
 #define PROFIL_SAMPLER_PYTHON_SAMPLING_H
 
@@ -49,6 +61,8 @@ struct PythonSampling {
   uint64_t interpreters_head = 0;                 // &_PyRuntime.interpreters.head (3.7+), else 0
   uint64_t (*interp_head_function)() = nullptr;  // PyInterpreterState_Head (2.7, 3.6)
   interp::EvalLoop loop;
+  uint64_t runtime = 0;         // &_PyRuntime (3.7+), else 0: the GIL's holder is found from it
+  uint64_t tstate_current = 0;  // &_PyThreadState_Current (2.7, 3.6), else 0
 };
 
 // Python frames read per sample at most (deeper stacks keep their
@@ -58,6 +72,11 @@ inline constexpr uint32_t kPythonWords = 1 + 2 * kMaxInsidePythonFrames;
 
 inline constexpr uint64_t kPythonMarker = 0xFFFF'FFFF'FFFF'FF00ull;
 inline bool is_python_marker(uint64_t word) { return (word & ~uint64_t{0xff}) == kPythonMarker; }
+inline uint64_t python_marker(interp::WalkStatus status, uint8_t gil) {
+  return kPythonMarker | (static_cast<uint64_t>(status) & 0x3f) | (uint64_t{gil & 3u} << 6);
+}
+inline interp::WalkStatus marker_status(uint64_t marker) { return static_cast<interp::WalkStatus>(marker & 0x3f); }
+inline uint8_t marker_gil(uint64_t marker) { return static_cast<uint8_t>((marker >> 6) & 3); }
 inline uint64_t encode_instruction(const interp::RawFrame& frame) {
   return (frame.instruction & 0x00FF'FFFF'FFFF'FFFFull) | (uint64_t{frame.flags & 0xff} << 56);
 }
@@ -88,11 +107,13 @@ void deliver_stack_with_python(const PythonSampling& python, unwind::StackTable*
 // The same for any runtime whose frames are stored so (Ruby's too:
 // ruby_sampling.h): append(runtime, pcs, depth) puts the frames after the
 // native stack pcs[0..depth) (room for kPythonWords more) and returns the
-// new depth; append_marked_frames writes a walk in the format above.
+// new depth; append_marked_frames writes a walk in the format above, gil
+// a format::kGil* (Ruby's: unknown).
 using AppendFrames = uint32_t (*)(const void* runtime, uint64_t* pcs, uint32_t depth);
 void deliver_stack_with_frames(AppendFrames append, const void* runtime, unwind::StackTable* table,
                                const void* context, uint32_t weight);
-uint32_t append_marked_frames(const interp::RawFrame* raw, interp::WalkResult walk, uint64_t* pcs, uint32_t depth);
+uint32_t append_marked_frames(const interp::RawFrame* raw, interp::WalkResult walk, uint64_t* pcs, uint32_t depth,
+                              uint8_t gil = 0);
 
 }  // namespace profiling::sampler
 
