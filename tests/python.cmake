@@ -41,6 +41,10 @@ if(TARGET profil_cli)
       add_test(NAME run_python_xperf_${label}
                COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_xperf.sh $<TARGET_FILE:profil_cli> ${python})
     endif()
+    if(name MATCHES "^python3\\.[67]$")
+      add_test(NAME run_python_altstack_${label}
+               COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python_altstack.sh $<TARGET_FILE:profil_cli> ${python})
+    endif()
     add_test(NAME run_python_inside_${label} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --inside)
     set_tests_properties(run_python_inside_${label} PROPERTIES ENVIRONMENT "MISFITS_ALLOWED=0.01")
     add_test(NAME run_python_deep_inside_${label}
