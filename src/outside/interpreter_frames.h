@@ -82,8 +82,14 @@ class FrameNames {
     for (uint32_t i = 0; i < count; ++i) {
       const auto [known, added] = recent_.try_emplace(raw[i].code, Recent{Namer::kNoCode, time});
       const uint64_t since = known->second.since;
-      if (added || (time > since ? time - since : since - time) > kRecentNs)
-        known->second = Recent{namer.identify(raw[i].code), time};
+      if (added || (time > since ? time - since : since - time) > kRecentNs) {
+        const uint32_t fresh = namer.identify(raw[i].code);
+        // Unreadable now, an address named before keeps its name: the
+        // process ended before the reader's last round (up to 100 ms of
+        // samples; a CI run had main() and <module> "gone" in them, out of
+        // the program's order).
+        known->second = Recent{fresh != Namer::kNoCode || added ? fresh : known->second.id, time};
+      }
       const uint32_t id = known->second.id;
       if (id == Namer::kNoCode) {
         shown[i] = unnamed;
