@@ -23,7 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/profil-python-gil.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-"$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/gil.py" 3 > "$work/stdout" 2> "$work/stderr" || {
+"$profil" run --hz 1000 -o "$work/out" "$@" -- "$python" "$here/python_progs/gil.py" 1 > "$work/stdout" 2> "$work/stderr" || {
   echo "profil run failed:"; cat "$work/stderr"; exit 1; }
 case " $* " in
   *" --no-bpf "* | *" --inside "*) ;;

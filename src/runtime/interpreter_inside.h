@@ -26,6 +26,28 @@ inline uint64_t mix_bits(uint64_t x) {
   return x;
 }
 
+// The entry for address in an open-addressed table of entries with an
+// `address` member (0: an empty slot), claimed (value-initialised, its
+// address set) when it is not there yet; nullptr when half the table was
+// probed without finding either (the table is full: left unnamed).
+// *claimed says whether it was claimed now, for the caller to name it.
+template <typename Entry, size_t kSlots>
+Entry* find_or_claim(Entry (&slots)[kSlots], uint64_t address, uint32_t* slot_out, bool* claimed) {
+  size_t slot = mix_bits(address) & (kSlots - 1);
+  for (size_t probe = 0; probe < kSlots / 2; ++probe, slot = (slot + 1) & (kSlots - 1)) {
+    Entry& entry = slots[slot];
+    if (entry.address != address && entry.address != 0) continue;
+    *slot_out = static_cast<uint32_t>(slot);
+    *claimed = entry.address == 0;
+    if (*claimed) {
+      entry = Entry{};
+      entry.address = address;
+    }
+    return &entry;
+  }
+  return nullptr;
+}
+
 struct FrameName {
   uint64_t code;  // 0: an empty slot
   int32_t line;

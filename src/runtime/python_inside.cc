@@ -117,38 +117,29 @@ bool pool_string(sampler::SelfMemory& memory, uint64_t object, uint32_t* at, uin
 
 // The code object at address, named the first time it is met.
 const CodeName* code_name(uint64_t address, uint32_t* slot_out) {
-  size_t slot = mix_bits(address) & (kCodeSlots - 1);
-  for (size_t probe = 0; probe < kCodeSlots / 2; ++probe, slot = (slot + 1) & (kCodeSlots - 1)) {
-    CodeName& code = g_tables->codes[slot];
-    if (code.address == address) {
-      *slot_out = static_cast<uint32_t>(slot);
-      return code.named ? &code : nullptr;
-    }
-    if (code.address != 0) continue;
-    code = CodeName{};
-    code.address = address;
-    *slot_out = static_cast<uint32_t>(slot);
-    sampler::SelfMemory memory;
-    interp::CodeHead head;
-    if (!interp::read_code_head(g_python.layout, memory, address, g_code_type, &head)) return nullptr;
-    const size_t pool_mark = g_tables->pool_used;
-    const int64_t table = interp::python_bytes_size(g_python.layout, memory, head.line_table_object,
-                                                    interp::kMaxPythonLineTable);
-    if (!pool_string(memory, head.name_object, &code.name_at, &code.name_length) ||
-        !pool_string(memory, head.filename_object, &code.file_at, &code.file_length) || table < 0 ||
-        (code.table_at = pool_take(static_cast<size_t>(table))) == UINT32_MAX ||
-        !interp::read_python_bytes(g_python.layout, memory, head.line_table_object, g_tables->pool + code.table_at,
-                                   static_cast<size_t>(table))) {
-      g_tables->pool_used = pool_mark;
-      return nullptr;
-    }
-    code.table_length = static_cast<uint32_t>(table);
-    code.first_line = head.first_line;
-    code.instructions = head.instructions;
-    code.named = true;
-    return &code;
+  bool claimed = false;
+  CodeName* found = find_or_claim(g_tables->codes, address, slot_out, &claimed);
+  if (found == nullptr || !claimed) return found != nullptr && found->named ? found : nullptr;
+  CodeName& code = *found;
+  sampler::SelfMemory memory;
+  interp::CodeHead head;
+  if (!interp::read_code_head(g_python.layout, memory, address, g_code_type, &head)) return nullptr;
+  const size_t pool_mark = g_tables->pool_used;
+  const int64_t table = interp::python_bytes_size(g_python.layout, memory, head.line_table_object,
+                                                  interp::kMaxPythonLineTable);
+  if (!pool_string(memory, head.name_object, &code.name_at, &code.name_length) ||
+      !pool_string(memory, head.filename_object, &code.file_at, &code.file_length) || table < 0 ||
+      (code.table_at = pool_take(static_cast<size_t>(table))) == UINT32_MAX ||
+      !interp::read_python_bytes(g_python.layout, memory, head.line_table_object, g_tables->pool + code.table_at,
+                                 static_cast<size_t>(table))) {
+    g_tables->pool_used = pool_mark;
+    return nullptr;
   }
-  return nullptr;  // the table is full: left unnamed
+  code.table_length = static_cast<uint32_t>(table);
+  code.first_line = head.first_line;
+  code.instructions = head.instructions;
+  code.named = true;
+  return &code;
 }
 
 // The address a frame of the code at code_address, at instruction, is

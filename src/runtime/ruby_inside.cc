@@ -85,30 +85,21 @@ bool pool_string(interp::MemoryReader& memory, uint64_t string, uint32_t* at, ui
 
 // The iseq at address, named the first time it is met.
 const IseqName* iseq_name(uint64_t address, uint32_t* slot_out) {
-  size_t slot = mix_bits(address) & (kIseqSlots - 1);
-  for (size_t probe = 0; probe < kIseqSlots / 2; ++probe, slot = (slot + 1) & (kIseqSlots - 1)) {
-    IseqName& iseq = g_tables->iseqs[slot];
-    if (iseq.address == address) {
-      *slot_out = static_cast<uint32_t>(slot);
-      return iseq.named ? &iseq : nullptr;
-    }
-    if (iseq.address != 0) continue;
-    iseq = IseqName{};
-    iseq.address = address;
-    *slot_out = static_cast<uint32_t>(slot);
-    interp::MemoryReader& memory = *g_memory;
-    const size_t pool_mark = g_tables->pool_used;
-    if (!interp::read_ruby_iseq_head(g_ruby.layout, memory, address, &iseq.head) ||
-        !pool_string(memory, iseq.head.label_object, &iseq.name_at, &iseq.name_length)) {
-      g_tables->pool_used = pool_mark;
-      return nullptr;
-    }
-    const uint64_t path = interp::ruby_path_string(g_ruby.layout, memory, iseq.head.path_object);
-    if (!pool_string(memory, path, &iseq.file_at, &iseq.file_length)) iseq.file_length = 0;
-    iseq.named = true;
-    return &iseq;
+  bool claimed = false;
+  IseqName* found = find_or_claim(g_tables->iseqs, address, slot_out, &claimed);
+  if (found == nullptr || !claimed) return found != nullptr && found->named ? found : nullptr;
+  IseqName& iseq = *found;
+  interp::MemoryReader& memory = *g_memory;
+  const size_t pool_mark = g_tables->pool_used;
+  if (!interp::read_ruby_iseq_head(g_ruby.layout, memory, address, &iseq.head) ||
+      !pool_string(memory, iseq.head.label_object, &iseq.name_at, &iseq.name_length)) {
+    g_tables->pool_used = pool_mark;
+    return nullptr;
   }
-  return nullptr;  // the table is full: left unnamed
+  const uint64_t path = interp::ruby_path_string(g_ruby.layout, memory, iseq.head.path_object);
+  if (!pool_string(memory, path, &iseq.file_at, &iseq.file_length)) iseq.file_length = 0;
+  iseq.named = true;
+  return &iseq;
 }
 
 int pc_line(uint64_t iseq, const interp::RubyIseqHead& head, uint64_t pc) {
