@@ -12,10 +12,7 @@
 // them plus one signal, as tests/run_test.cc does.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cmath>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -166,15 +163,6 @@ TEST_P(Threads, TwoProcessesGetTheirSharesByProcess) {
     EXPECT_EQ(names[pid], "run_threads") << csv.out;
     expect_share(by_process[pid], n, seconds / cpu, w, "process " + std::to_string(pid));
   }
-}
-
-// Whether this user may open per-CPU perf events (root; CAP_PERFMON is not
-// looked for: kernel.perf_event_paranoid at most 0 for the rest).
-bool per_cpu_events_allowed() {
-  if (::geteuid() == 0) return true;
-  std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
-  int paranoid = 2;
-  return (in >> paranoid) && paranoid <= 0;
 }
 
 // A pool of 1,000 threads of 1.5 ms of CPU each, launched from outside
