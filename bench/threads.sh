@@ -13,7 +13,8 @@
 #    events inherited by each thread, as profil's before issue 32's per-CPU
 #    ones). perf record -B: perf 6.1's build-id pass aborts on this 6.18
 #    kernel's data ("assertion failed at util/build-id.c"), writing nothing.
-# BENCH_ATTACH=0 leaves profil's attach columns out.
+# BENCH_ATTACH=0 leaves profil's attach columns out, BENCH_PERF_P=0 perf record -p
+# (both: no long-running busy program is started, only the runs).
 # Times are taken by timed_lines.py, which runs before the busy threads
 # (a shell's date(1) among them waits as long as what it times) and starts
 # each command at the normal priority. PROFIL_BEFORE=path adds a column of
@@ -26,6 +27,7 @@ before=${PROFIL_BEFORE:-}
 cases=${BENCH_CASES:-1000:1000 10000:1000 2000:10000}
 reps=${BENCH_REPS:-1}
 with_attach=${BENCH_ATTACH:-1}
+with_perf_p=${BENCH_PERF_P:-1}
 run_s=${BENCH_RUN_S:-4}
 here=$(dirname "$0")
 timed=(python3 "$here/timed_lines.py")
@@ -83,15 +85,20 @@ for c in $cases; do
     # In a session of its own, as a server runs (its own autogroup, sched(7)):
     # in the bench's session its 1,000 threads shared one group with
     # profil's threads, which then waited seconds for each system call.
-    setsid "$out/work" "$threads" 100000 > /dev/null 2>&1 &
-    pid=$!
-    # Every thread started (a busy program's threads start slowly among themselves).
-    while [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -lt "$threads" ]; do sleep 1; done
-    now=-; [ "$with_attach" = 1 ] && now=$(attach_once "$profil" "$pid" "$hz")
-    was=-; [ "$with_attach" = 1 ] && [ -n "$before" ] && was=$(attach_once "$before" "$pid" "$hz")
-    rec=-; [ "$have_perf" = 1 ] && rec=$(perf_once "$pid" "$hz")
-    kill "$pid"; wait "$pid" 2>/dev/null
-    echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after the attaches of $threads threads at $hz Hz" >&2
+    now=- was=- rec=-
+    if [ "$with_attach" = 1 ] || [ "$with_perf_p" = 1 ]; then
+      setsid "$out/work" "$threads" 100000 > /dev/null 2>&1 &
+      pid=$!
+      # Every thread started (a busy program's threads start slowly among
+      # themselves); gone before (killed, out of memory): said, not waited for.
+      while [ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -lt "$threads" ] && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+      kill -0 "$pid" 2>/dev/null || echo "$threads threads: the busy program ended before they had all started" >&2
+      [ "$with_attach" = 1 ] && now=$(attach_once "$profil" "$pid" "$hz")
+      [ "$with_attach" = 1 ] && [ -n "$before" ] && was=$(attach_once "$before" "$pid" "$hz")
+      [ "$have_perf" = 1 ] && [ "$with_perf_p" = 1 ] && rec=$(perf_once "$pid" "$hz")
+      kill "$pid"; wait "$pid" 2>/dev/null
+      echo "load average $(cut -d' ' -f1-3 /proc/loadavg) after the attaches of $threads threads at $hz Hz" >&2
+    fi
     # Alternating: after, before, perf record.
     share=$(run_once "$profil" "$threads" "$hz")
     share_was=-; [ -n "$before" ] && share_was=$(run_once "$before" "$threads" "$hz")
