@@ -141,8 +141,9 @@ class PerfSource final : public Source {
   std::string python_reads_refused_;
   bool stopped_ = false;
   bool whole_machine_ = false;  // attach_all, or per-CPU events of a tree: nothing inherited
-  // An attach on per-CPU events: the processes whose records are kept
-  // (the one attached and what it forked since); empty: every record.
+  // Per-CPU events of a run or an attach: the processes whose records are
+  // kept (the one launched or attached and what it forked since); empty:
+  // every record.
   std::unordered_set<uint32_t> tree_;
   uint64_t others_samples_ = 0;  // per-CPU events' samples of other processes, dropped
   // A launch on per-CPU events: the child, and the time of its exec (0:
