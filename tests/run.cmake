@@ -116,7 +116,7 @@ if(TARGET profil_cli)
   profil_add_gtest(run_ladder_test SERIAL
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/run_ladder_test.cc)
   if(TARGET run_ladder_test)
-    add_dependencies(run_ladder_test profil_cli libprofil run_invisible)
+    add_dependencies(run_ladder_test profil_cli libprofil run_invisible run_threads)
   endif()
 endif()
 

@@ -39,6 +39,16 @@ inline std::string slurp(const fs::path& path) {
   return ss.str();
 }
 
+// Whether profil's outside source opens one event per CPU for the program
+// (perf_source.h): this user may (root; CAP_PERFMON is not looked for;
+// else kernel.perf_event_paranoid at most 0). Else its events are per task.
+inline bool per_cpu_events_allowed() {
+  if (::geteuid() == 0) return true;
+  std::ifstream in("/proc/sys/kernel/perf_event_paranoid");
+  int paranoid = 2;
+  return (in >> paranoid) && paranoid <= 0;
+}
+
 struct Result {
   int status = -1;  // exit status, 128+N for a signal
   int wait_status = 0;  // as waitpid(2) gave it

@@ -108,8 +108,6 @@ void PerfSource::attach_python_reads(int fd) {
   feed_.table.set_python_reads(nullptr);
 }
 
-std::string PerfSource::open_before_exec(pid_t pid) { return open_on(pid, true); }
-
 void PerfSource::start() {
   reader_started_.store(false);
   reader_.start([this] { reader_loop(); });
@@ -286,7 +284,7 @@ void PerfSource::read_round() {
     r.size = p.bytes.size();
     if (r.header.type == PERF_RECORD_THROTTLE)
       throttled_.fetch_add(1);  // the CPU's, whoever ran
-    else if (r.header.type == PERF_RECORD_LOST || kept(r, p.pid))  // in time order: a fork's child before its own
+    else if (r.header.type == PERF_RECORD_LOST || kept(r, p.pid, p.time))  // in time order: a fork's child before its own
       apply_task_record(format_, r, &table);
   }
   // The Python frames the BPF program read at the samples up to the heads
@@ -300,7 +298,7 @@ void PerfSource::read_round() {
                          if (r.header.type != PERF_RECORD_SAMPLE) return;
                          perf::Sample s;
                          if (!perf::parse_sample(format_, r, &s)) return;
-                         if (!tree_.empty() && !tree_.contains(s.who.pid)) {
+                         if (!sample_kept(s.who)) {
                            ++others_samples_;
                            return;
                          }

@@ -7,10 +7,12 @@
 // also unwinds while it records instead of writing the stack copies to
 // disk.
 //
-// Launching and attaching differ only in how the events are opened:
-// before the program's exec (disabled, enabled by the exec, inherited by
-// every thread and child it creates) or on every thread of a running
-// process (inherited by what it creates from then on).
+// Launching and attaching differ only in how the events are opened
+// (perf_source_open.cc): where the kernel allows it, both open one event
+// per CPU and keep the records of the program's process tree; else before
+// the program's exec (disabled, enabled by the exec, inherited by every
+// thread and child it creates) or on every thread of a running process
+// (inherited by what it creates from then on).
 //
 // NOT async-signal-safe: host side. The reader thread and flush() read the
 // rings under the feed's lock; the rest is the owner's.
@@ -40,6 +42,11 @@ class PerfSource final : public Source {
   PerfSource(Feed feed, const SamplerOptions& options);
   ~PerfSource() override;
 
+  // Per CPU where the kernel allows it, as attach() below, each record kept
+  // for the launched child's tree, the child's own from its exec on (its
+  // COMM record with PERF_RECORD_MISC_COMM_EXEC; before it the child runs
+  // profil's code); enabled as the reader starts. Else one event per CPU
+  // on the child, inherited by what it creates, enabled by its exec.
   std::string open_before_exec(pid_t pid) override;
   // Where the kernel allows whole-CPU events (root, CAP_PERFMON,
   // perf_event_paranoid <= 0): one event per CPU, each sample and task
@@ -111,9 +118,10 @@ class PerfSource final : public Source {
   void attach_python_reads(int fd);
   std::string open_on_threads(pid_t pid);
   std::string open_per_cpu_for(pid_t pid);
-  // Per-CPU events of an attach: whether a record of this pid is the
-  // tree's (a FORK from one of it adds its child).
-  bool kept(const perf::Record& r, uint32_t pid);
+  // Per-CPU events: whether a task record of this pid, at this time, is the
+  // tree's (a FORK from one of it adds its child); a sample.
+  bool kept(const perf::Record& r, uint32_t pid, uint64_t time);
+  bool sample_kept(const perf::SampleId& who) const;
   void read_round();
   void reader_loop();
   void close_rings();
@@ -132,11 +140,16 @@ class PerfSource final : public Source {
   std::atomic<uint64_t> throttled_{0};
   std::string python_reads_refused_;
   bool stopped_ = false;
-  bool whole_machine_ = false;  // attach_all, or an attach's per-CPU events: nothing inherited
-  // An attach on per-CPU events: the processes whose records are kept
-  // (the one attached and what it forked since); empty: every record.
+  bool whole_machine_ = false;  // attach_all, or per-CPU events of a tree: nothing inherited
+  // Per-CPU events of a run or an attach: the processes whose records are
+  // kept (the one launched or attached and what it forked since); empty:
+  // every record.
   std::unordered_set<uint32_t> tree_;
   uint64_t others_samples_ = 0;  // per-CPU events' samples of other processes, dropped
+  // A launch on per-CPU events: the child, and the time of its exec (0:
+  // not yet; its records until then are not its program's).
+  uint32_t launched_ = 0;
+  uint64_t launched_exec_ns_ = 0;
   // Attached: the events wait, disabled, for the reader's start.
   bool enable_at_start_ = false;
   // Set by the reader once the events are on: start() waits for it, so that
