@@ -42,6 +42,14 @@ class PageCachedMemory final : public MemoryReader {
   explicit PageCachedMemory(MemoryReader& below) : below_(below) {}
   bool read(uint64_t address, void* out, size_t size) override;
   void forget() { used_ = 0; }
+  // The pages read since forget() (their addresses, at most max, in the
+  // order first read while fewer than kPages): what a caller may fetch
+  // ahead of the next walk of the same stack (PrefetchedMemory).
+  size_t pages(uint64_t* out, size_t max) const {
+    size_t n = 0;
+    for (; n < used_ && n < max; ++n) out[n] = addresses_[n];
+    return n;
+  }
 
  private:
   // The page at page_address, fetched if it is not here yet; nullptr when

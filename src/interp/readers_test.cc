@@ -1,7 +1,8 @@
 // PrefetchedMemory on this process's own memory (process_vm_readv of
 // itself): the ranges fetched serve reads without the reader beneath, one
 // system call for all of them; a read outside them, or across two, goes
-// beneath; a range running into an unmapped page holds what was read.
+// beneath; a range running into an unmapped page holds what was read; the
+// pages a walk read through a PageCachedMemory, fetched so, serve the next.
 #include "interp/readers.h"
 
 #include <gtest/gtest.h>
@@ -78,6 +79,41 @@ TEST(PrefetchedMemory, ARangeCutByAnUnmappedPageHoldsWhatWasRead) {
   EXPECT_EQ(value, 0x0707070707070707u);
   EXPECT_EQ(below.reads, 0);
   ::munmap(bytes, page);
+}
+
+// python_frames.cc's late read: the pages one walk read through the page
+// cache, fetched in one call before the next walk, serve all of its reads
+// (none beneath), with what the memory holds at the fetch.
+TEST(PageCachedMemory, ThePagesAWalkReadServeTheNextWalkFetchedInOneCall) {
+  const size_t page = PageCachedMemory::kPage;
+  auto* bytes = static_cast<uint8_t*>(::mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(bytes, MAP_FAILED);
+  Counting below;
+  PrefetchedMemory ahead(::getpid(), below);
+  PageCachedMemory cached(ahead);
+  // A walk: the third page, then the first (a chain goes where it points).
+  const uint64_t third = address_of(bytes + 2 * page + 8), first = address_of(bytes + 16);
+  uint64_t value = 0;
+  bytes[2 * page + 8] = 1;
+  ASSERT_TRUE(read_u64(cached, third, &value));
+  ASSERT_TRUE(read_u64(cached, first, &value));
+  EXPECT_EQ(below.reads, 2);
+  uint64_t pages[PageCachedMemory::kPages];
+  ASSERT_EQ(cached.pages(pages, PageCachedMemory::kPages), 2u);
+  EXPECT_EQ(pages[0], address_of(bytes + 2 * page));
+  EXPECT_EQ(pages[1], address_of(bytes));
+  // The next walk, the memory moved on.
+  bytes[2 * page + 8] = 2;
+  cached.forget();
+  PrefetchedMemory::Range ranges[2];
+  for (size_t i = 0; i < 2; ++i) ranges[i] = {pages[i], page};
+  ahead.fetch(ranges, 2);
+  ASSERT_TRUE(read_u64(cached, third, &value));
+  EXPECT_EQ(value, 2u);
+  ASSERT_TRUE(read_u64(cached, first, &value));
+  EXPECT_EQ(below.reads, 2);
+  EXPECT_EQ(ahead.calls(), 1u);
+  ::munmap(bytes, 3 * page);
 }
 
 }  // namespace

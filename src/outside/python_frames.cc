@@ -1,6 +1,7 @@
 #include "outside/python_frames.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string_view>
 
 #include "interp/python_merge.h"
@@ -69,6 +70,7 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
   // or ending) has no Python frames to place.
   if (!has_eval_loop) return;
   cached_.forget();  // the memory moved on since the last sample
+  ahead_.fetch(nullptr, 0);
   read_late_ = !at_sample;
   if (at_sample) {
     ++reads_.read_at_sample;
@@ -86,7 +88,12 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
       return;
     }
     if (!gil_.known()) find_gil();
-    gil_state_ = interp::python_gil_state(gil_, memory_, state);
+    // The pages the thread's last walk read, in one call (see the header).
+    Pages& pages = last_pages_[tid];
+    interp::PrefetchedMemory::Range ranges[std::size(pages.at)];
+    for (size_t i = 0; i < pages.count; ++i) ranges[i] = {pages.at[i], interp::PageCachedMemory::kPage};
+    ahead_.fetch(ranges, pages.count);
+    gil_state_ = interp::python_gil_state(gil_, cached_, state);
     // The program reads this thread's later samples itself, and those of
     // every thread the interpreter has now (the lookup read them all).
     // Once a thread: its samples already in the rings are read after the
@@ -101,6 +108,13 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
     raw_.resize(kMaxPythonDepth);
     walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
     ++reads_.read_late;
+    // Before the code objects are named (rare: python's namer reads them
+    // once per address per 100 ms), so that the next fetch is the walk's.
+    uint64_t read[interp::PageCachedMemory::kPages];
+    const size_t n = cached_.pages(read, std::size(read));
+    pages.count = 0;
+    for (size_t i = 0; i < n && pages.count < std::size(pages.at); ++i)
+      if (read[i] != 0 && read[i] % interp::PageCachedMemory::kPage == 0) pages.at[pages.count++] = read[i];
   }
   // An empty walk is merged too: a sample in the loop had Python frames,
   // so none read after the fact (or a chain that could not be read) is a
