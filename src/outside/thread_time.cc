@@ -12,9 +12,10 @@ void ThreadTimes::on_read(const perf::Read& r) {
   thread.ended = true;
 }
 
-void ThreadTimes::exited(uint32_t tid) {
-  if (auto it = threads_.find(tid); it != threads_.end()) it->second.exited = 1;
-}
+// Marked even when no sample came yet: a round applies its task records
+// before its samples (PerfSource::read_round), so a thread's last samples
+// often come after its EXIT.
+void ThreadTimes::exited(uint32_t tid) { threads_[tid].exited = 1; }
 
 void ThreadTimes::settle(
     uint64_t period_ns,
