@@ -441,6 +441,11 @@ TEST(Outside, SnapshotsAddUpToTheWholeRun) {
 TEST(Attach, WindowsWithoutSamplesAreWrittenEmpty) {
   TempDir dir;
   Target target({"/bin/sleep", "30"});
+  // Attached once it is sleep (its exec and start-up done: CPU a sample
+  // could catch).
+  const std::string stat = "/proc/" + std::to_string(target.pid()) + "/stat";
+  for (int i = 0; i < 5000 && slurp(stat).find("(sleep) S") == std::string::npos; ++i) ::usleep(1000);
+  ASSERT_NE(slurp(stat).find("(sleep) S"), std::string::npos) << slurp(stat);
   const Result r = run({bin("profil"), "attach", std::to_string(target.pid()), "--every", "0.3s", "--duration", "1.5s",
                         "-o", dir.path().string()},
                        dir.path());
