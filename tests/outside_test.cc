@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -431,6 +432,46 @@ TEST(Outside, SnapshotsAddUpToTheWholeRun) {
     EXPECT_TRUE(std::regex_match(entry.path().filename().string(), std::regex("outside_target\\.[0-9]+\\.s[0-9]+\\.pb\\.gz")))
         << entry.path();
   }
+}
+
+// --every writes every window, one with no sample too (issue 32: an hour
+// attached to a server starved by others' threads wrote 25 files of 60):
+// an empty profile, valid for every reader, said when written. sleep(1)
+// runs no whole sampling period while attached.
+TEST(Attach, WindowsWithoutSamplesAreWrittenEmpty) {
+  TempDir dir;
+  Target target({"/bin/sleep", "30"});
+  // Attached once it is sleep (its exec and start-up done: CPU a sample
+  // could catch).
+  const std::string stat = "/proc/" + std::to_string(target.pid()) + "/stat";
+  for (int i = 0; i < 5000 && slurp(stat).find("(sleep) S") == std::string::npos; ++i) ::usleep(1000);
+  ASSERT_NE(slurp(stat).find("(sleep) S"), std::string::npos) << slurp(stat);
+  const Result r = run({bin("profil"), "attach", std::to_string(target.pid()), "--every", "0.3s", "--duration", "1.5s",
+                        "-o", dir.path().string()},
+                       dir.path());
+  EXPECT_EQ(r.status, 1) << r.err;  // nothing was profiled
+  EXPECT_NE(r.err.find("no sample in any window"), std::string::npos) << r.err;
+  std::set<int> windows;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    std::smatch m;
+    const std::string name = entry.path().filename().string();
+    if (!std::regex_match(name, m, std::regex("sleep\\.[0-9]+\\.s([0-9]+)\\.pb\\.gz"))) continue;
+    windows.insert(std::stoi(m[1]));
+    const format::Profile p = format::decode_pprof(format::read_file(entry.path().string()));
+    EXPECT_EQ(p.total_count(), 0u) << name;
+    EXPECT_EQ(p.pid, target.pid()) << name;
+    EXPECT_GT(p.period_ns, 0u) << name;
+    EXPECT_NE(report(entry.path()).find("0 samples"), std::string::npos) << name;
+    EXPECT_NE(r.err.find("snapshot " + m[1].str() + ": no samples in this window; " + name.substr(0, name.size() - 6) +
+                         ".pb.gz written empty"),
+              std::string::npos)
+        << r.err;
+  }
+  // The clock's ticks may be late on a loaded machine, never skipped
+  // without a file: windows 1..N, each once.
+  ASSERT_GE(windows.size(), 2u) << r.err;
+  EXPECT_EQ(*windows.begin(), 1);
+  EXPECT_EQ(static_cast<size_t>(*windows.rbegin()), windows.size()) << r.err;
 }
 
 // A process killed by SIGKILL has no last moment to write anything: from

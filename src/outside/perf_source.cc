@@ -84,7 +84,7 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
              "; raise either (sysctl kernel.perf_event_mlock_kb=" + std::to_string(SamplerOptions{}.ring_pages * 4 + 4) +
              ", ulimit -l unlimited), or run profil as root";
     }
-    rings_.push_back({cpus_[i], static_cast<int>(fd), map, bytes, perf::RingReader(map, bytes)});
+    rings_.push_back({cpus_[i], static_cast<int>(fd), map, bytes, perf::RingReader(map, bytes), LostShare{}});
   }
   feed_.table.set_kernel_sampled(!user_only_);  // before the reader starts: no lock needed
   if (options_.ring_pages < ring_pages_said_) {
@@ -258,6 +258,7 @@ void PerfSource::read_round() {
     uint64_t time;
     uint32_t pid;
     std::vector<uint8_t> bytes;
+    size_t ring;
   };
   std::vector<Pending> tasks;
   std::vector<uint64_t> heads(rings_.size());
@@ -273,19 +274,25 @@ void PerfSource::read_round() {
                          }
                          perf::SampleId who;
                          if (!perf::parse_sample_id(format_, r, &who)) return;
-                         tasks.push_back({who.time, who.pid, std::vector<uint8_t>(r.bytes, r.bytes + r.size)});
+                         tasks.push_back({who.time, who.pid, std::vector<uint8_t>(r.bytes, r.bytes + r.size), i});
                        });
   }
   std::stable_sort(tasks.begin(), tasks.end(), [](const Pending& a, const Pending& b) { return a.time < b.time; });
+  // A ring's lost records, counted once its records of this round are:
+  // as the tree's samples among them (lost_share.h).
+  std::vector<std::pair<size_t, perf::Lost>> lost;
   for (const Pending& p : tasks) {
     perf::Record r;
     std::memcpy(&r.header, p.bytes.data(), sizeof r.header);
     r.bytes = p.bytes.data();
     r.size = p.bytes.size();
-    if (r.header.type == PERF_RECORD_THROTTLE)
+    if (r.header.type == PERF_RECORD_THROTTLE) {
       throttled_.fetch_add(1);  // the CPU's, whoever ran
-    else if (r.header.type == PERF_RECORD_LOST || kept(r, p.pid, p.time))  // in time order: a fork's child before its own
+    } else if (r.header.type == PERF_RECORD_LOST) {
+      if (perf::Lost l; perf::parse_lost(format_, r, &l)) lost.emplace_back(p.ring, l);
+    } else if (kept(r, p.pid, p.time)) {  // in time order: a fork's child before its own
       apply_task_record(format_, r, &table);
+    }
   }
   // The Python frames the BPF program read at the samples up to the heads
   // (each written before its sample: python_bpf.h).
@@ -295,18 +302,21 @@ void PerfSource::read_round() {
     uint64_t tail = ring.reader.tail();
     perf::walk_records(ring.reader.data(), ring.reader.data_size(), heads[i], &tail, scratch_.data(), scratch_.size(),
                        [&](const perf::Record& r) {
-                         if (r.header.type != PERF_RECORD_SAMPLE) return;
                          perf::Sample s;
-                         if (!perf::parse_sample(format_, r, &s)) return;
+                         if (r.header.type != PERF_RECORD_SAMPLE || !perf::parse_sample(format_, r, &s))
+                           return ring.lost_share.other_record();
                          if (!sample_kept(s.who)) {
                            ++others_samples_;
-                           return;
+                           return ring.lost_share.other_record();
                          }
+                         ring.lost_share.tree_sample(s.who.pid, s.who.tid);
                          const bool kernel = (r.header.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
                          table.on_sample(s, kernel);
                        });
     ring.reader.consume_to(heads[i]);
   }
+  for (const auto& [ring, l] : lost)
+    if (const perf::Lost samples = rings_[ring].lost_share.samples_of(l); samples.lost != 0) table.on_lost(samples);
 }
 
 }  // namespace profiling::outside

@@ -27,6 +27,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "outside/lost_share.h"
 #include "outside/options.h"
 #include "outside/perf_records_apply.h"
 #include "outside/reader_priority.h"
@@ -113,6 +114,7 @@ class PerfSource final : public Source {
     void* mapping;
     size_t bytes;
     perf::RingReader reader;
+    LostShare lost_share;  // what its lost records stand for
   };
   std::string open_on(pid_t tid, bool before_exec);
   void attach_python_reads(int fd);

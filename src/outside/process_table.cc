@@ -153,6 +153,7 @@ void ProcessTable::on_fork(const perf::Task& t) {
 
 void ProcessTable::on_exit(const perf::Task& t) {
   ended_threads_.push_back(static_cast<pid_t>(t.tid));
+  threads_.exited(t.tid);
   if (t.pid != t.tid) return;  // a thread
   Image* image = current(static_cast<pid_t>(t.pid));
   if (image == nullptr || image->ended) return;

@@ -12,12 +12,22 @@ void ThreadTimes::on_read(const perf::Read& r) {
   thread.ended = true;
 }
 
+// Marked even when no sample came yet: a round applies its task records
+// before its samples (PerfSource::read_round), so a thread's last samples
+// often come after its EXIT.
+void ThreadTimes::exited(uint32_t tid) { threads_[tid].exited = 1; }
+
 void ThreadTimes::settle(
     uint64_t period_ns,
     const std::function<void(pid_t pid, uint64_t exit_time, uint32_t tid, uint64_t unsampled_ns)>& ended) {
   for (auto it = threads_.begin(); it != threads_.end();) {
-    const ThreadTime& thread = it->second;
+    ThreadTime& thread = it->second;
+    if (!thread.ended && thread.exited == 2) {
+      it = threads_.erase(it);  // ended without a count: nothing to settle
+      continue;
+    }
     if (!thread.ended) {
+      if (thread.exited) thread.exited = 2;
       ++it;
       continue;
     }

@@ -27,6 +27,13 @@ class ThreadTimes {
   void sampled(uint32_t tid, uint64_t periods) { threads_[tid].periods += periods; }
   // An ended thread's count on one CPU's event.
   void on_read(const perf::Read& r);
+  // Its EXIT record: a thread with no READ by the settle after the next
+  // is forgotten — an attach's per-CPU events inherit nothing and send no
+  // READ, and every sampled thread of a server that starts and ends them
+  // all the time stayed here for the whole attach (issue 32).
+  void exited(uint32_t tid);
+  // The threads it holds (its memory, flat over hours of churn).
+  size_t threads() const { return threads_.size(); }
   // Every ended thread, forgotten: `ended` is called for each, with the
   // time its count has beyond its samples' periods (0 when none).
   // Settled at a take, not at the READ: a READ is read before the samples
@@ -42,6 +49,7 @@ class ThreadTimes {
     pid_t pid = 0;
     uint64_t exit_time = 0;
     bool ended = false;
+    uint8_t exited = 0;  // 1: its EXIT seen; 2: and a settle since
   };
   std::unordered_map<uint32_t, ThreadTime> threads_;
 };

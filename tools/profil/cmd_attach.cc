@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -165,6 +166,15 @@ int attach_command(const AttachOptions& options) {
   }
   if (c.files.empty() && c.folded.files == 0) {
     print_nothing_counted(c, run, name, pid);
+    return 1;
+  }
+  // Every window written, and all of them empty (each said when written):
+  // nothing was profiled, as when no file is written.
+  if (c.folded.sum.empty() && std::all_of(c.processes.begin(), c.processes.end(),
+                                          [](const ProcessSummary& p) { return p.empty(); })) {
+    std::fprintf(stderr, "profil: no sample in any window: %s ran for no whole sampling period (%.3g ms of CPU) "
+                         "while attached; its %zu files are empty\n",
+                 who.c_str(), 1000.0 / run.hz, c.files.size());
     return 1;
   }
   return c.losses.empty() ? 0 : 1;

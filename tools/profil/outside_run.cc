@@ -75,12 +75,14 @@ OutsideRun::~OutsideRun() { clock_.stop(); }
 // Each event's sampler in turn: the first refusal is the answer (one
 // line naming the event's setting at fault).
 std::string OutsideRun::open_before_exec(pid_t pid) {
+  root_pid_ = pid;
   for (EventSampler& e : samplers_)
     if (std::string why = e.sampler->open_before_exec(pid); !why.empty()) return why;
   return "";
 }
 
 std::string OutsideRun::attach(pid_t pid) {
+  root_pid_ = pid;
   for (EventSampler& e : samplers_)
     if (std::string why = e.sampler->attach(pid); !why.empty()) return why;
   return "";
@@ -115,6 +117,37 @@ bool OutsideRun::duration_over() const {
   return sampling_over_;
 }
 
+// The process given, as a take of a window without its samples would
+// have it (the take lists only images with some): its name and program
+// from /proc, the run's clock and rate.
+outside::ImageProfile OutsideRun::empty_image(const outside::Event& event) const {
+  outside::ImageProfile image;
+  format::Profile& profile = image.data.profile;
+  profile.pid = root_pid_;
+  const std::string proc = "/proc/" + std::to_string(root_pid_);
+  char exe[4096];
+  if (const ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1); n > 0) profile.program.assign(exe, n);
+  // The stem the process already has, whatever its image's generation.
+  for (const auto& [key, stem] : stems_)
+    if (key.first == root_pid_) image.generation = key.second;
+  if (FILE* comm = std::fopen((proc + "/comm").c_str(), "re")) {
+    char name[64] = "";
+    if (std::fgets(name, sizeof name, comm)) image.name.assign(name, strcspn(name, "\n"));
+    std::fclose(comm);
+  }
+  if (image.name.empty()) image.name = profile.program.empty() ? "process" : profile.program.substr(profile.program.rfind('/') + 1);
+  profile.clock = options_.wall ? "wall" : "perf";
+  if (event.is_time()) profile.period_ns = options_.hz > 0 ? 1'000'000'000ull / options_.hz : 0;
+  else profile.event = event.name, profile.event_period = event.period;
+  profile.duration_ns = static_cast<uint64_t>(options_.every_s * 1e9);
+  profile.time_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count() - static_cast<int64_t>(profile.duration_ns);
+  image.data.hz = options_.hz;
+  image.data.end_reason = format::profraw::EndReason::checkpoint;
+  image.data.start_clock = profile.clock;
+  return image;
+}
+
 // Stems: <name>.<pid>, .<n> for an image after an exec whose name is the
 // same (the preload's rule), .s<k> for the k-th snapshot.
 void OutsideRun::write(bool final) {
@@ -139,9 +172,21 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images, const o
   const bool snapshots = options_.every_s > 0;
   if (snapshots && &event == &samplers_.front().event) ++snapshot_;
   std::vector<std::pair<int64_t, int>> ended;  // their stems forgotten after this snapshot
+  // A window in which nothing was sampled (the server starved by others'
+  // threads, or idle) still has its file, the process given's, empty: 60
+  // windows of an hour are 60 files, and a gap is seen as one (issue 32).
+  const bool window_of_nothing =
+      snapshots && root_pid_ > 0 && std::none_of(images.begin(), images.end(), [](const outside::ImageProfile& i) {
+        return !i.data.profile.samples.empty() || !i.data.unsampled.empty();
+      });
+  if (window_of_nothing && std::none_of(images.begin(), images.end(), [&](const outside::ImageProfile& i) {
+        return i.data.profile.pid == root_pid_ && !i.ended;
+      }))
+    images.push_back(empty_image(event));
   for (outside::ImageProfile& image : images) {
     if (image.ended) ended.emplace_back(image.data.profile.pid, image.generation);
-    if (image.data.profile.samples.empty() && image.data.unsampled.empty()) continue;
+    const bool empty_window = window_of_nothing && image.data.profile.pid == root_pid_ && !image.ended;
+    if (image.data.profile.samples.empty() && image.data.unsampled.empty() && !empty_window) continue;
     ProcessProfile p;
     // One stem per process image for the whole run: <name>.<pid>, with
     // .<generation> only when an earlier image of that pid had the name.
@@ -165,6 +210,10 @@ void OutsideRun::write_images(std::vector<outside::ImageProfile> images, const o
     if (!event.is_time()) p.stem += "." + event.name;
     if (snapshots) p.stem += ".s" + std::to_string(snapshot_);
     p.data = std::move(image.data);
+    p.empty_window = empty_window;
+    if (empty_window && &event == &samplers_.front().event)
+      std::fprintf(stderr, "profil: snapshot %u: no samples in this window; %s.pb.gz written empty\n", snapshot_,
+                   p.stem.c_str());
     profiles.push_back(std::move(p));
   }
   // Snapshots are files of their own, each an interval of one process; a

@@ -113,6 +113,7 @@ class OutsideRun {
   void stop_sampling();
   void write(bool final);
   void write_images(std::vector<outside::ImageProfile> images, const outside::Event& event);
+  outside::ImageProfile empty_image(const outside::Event& event) const;
   [[noreturn]] void sample_until_ended(int mapped);
 
   OutsideRunOptions options_;
@@ -122,6 +123,9 @@ class OutsideRun {
   std::chrono::steady_clock::time_point started_;
   bool sampling_over_ = false;
   unsigned snapshot_ = 0;
+  // The process given (attach, open_before_exec): the one whose file an
+  // empty window writes; 0 with --all.
+  int64_t root_pid_ = 0;
   std::map<std::pair<int64_t, int>, std::string> stems_;  // (pid, generation) -> file stem
   std::set<std::string> used_stems_;
   Conversion conversion_;

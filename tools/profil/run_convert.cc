@@ -230,6 +230,10 @@ void ProfileSinks::add(ProcessProfile profile) {
   s.c.dumped[p.pid] = s.c.dumped[p.pid] || data.end_reason != format::profraw::EndReason::exec;
   s.c.images.insert({data.profile.pid, data.profile.time_nanos});
   try {
+    if (p.empty() && profile.empty_window) {
+      s.write_own(p, profile.raw_path, profile.stem, data.profile);
+      return;
+    }
     if (p.empty()) {
       // A process that never ran a sampling period (a shell that exec'd
       // at once): nothing to show.

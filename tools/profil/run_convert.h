@@ -124,6 +124,9 @@ struct ProcessProfile {
   // The dump it was read from, removed once converted; empty for a profile
   // made in memory.
   std::string raw_path;
+  // A --every window in which nothing was sampled: its file is written all
+  // the same, empty (issue 32: a window is a file, however quiet).
+  bool empty_window = false;
 };
 
 struct ConvertOptions {
