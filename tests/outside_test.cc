@@ -122,7 +122,13 @@ TEST(Attach, ThreadsEndingDuringTheAttachAreSkipped) {
       const Result r = run({bin("profil"), "attach", "--clock", clock, std::to_string(target.pid()), "--duration",
                             bare ? "0.1" : "0.1s", "-o", dir.path().string()},
                            dir.path());
-      ASSERT_EQ(r.status, 0) << clock << " attach " << attempt << ": " << r.err;
+      // A 0.1 s attach on a loaded machine may take no sample (a wall
+      // attach wrote no profile at load averages of hundreds, main's build
+      // too): said, and exit 1, as designed. What is tested is that a
+      // thread ending during the attach never ends the attach itself.
+      const bool no_sample = r.err.find("no profile was written: no ") != std::string::npos;
+      ASSERT_TRUE(r.status == 0 || (r.status == 1 && no_sample)) << clock << " attach " << attempt << ": " << r.err;
+      EXPECT_EQ(r.err.find("no process"), std::string::npos) << r.err;
       if (bare) {
         EXPECT_NE(r.err.find(" for 0.1 s;"), std::string::npos) << r.err;
       }
