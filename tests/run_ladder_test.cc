@@ -122,9 +122,14 @@ TEST(RunLadder, PerTaskEventsWherePerCpuOnesAreRefused) {
   EXPECT_TRUE(std::regex_search(per_task.err, std::regex("run_threads \\(pid [0-9]+\\): [0-9]+ samples \\([^)]*from outside\\)")))
       << per_task.err;
   EXPECT_NE(per_task.err.find(" ended threads not sampled"), std::string::npos) << per_task.err;
+  // The rung is said, with the setting that refused it.
+  EXPECT_TRUE(std::regex_search(per_task.err, std::regex("profil: sampled on one event per thread and CPU: whole-CPU "
+                                                         "events are refused \\(kernel.perf_event_paranoid is [0-9-]+;")))
+      << per_task.err;
   const Result per_cpu = run(argv, dir.path());
   EXPECT_EQ(per_cpu.status, 0) << per_cpu.err;
   EXPECT_EQ(per_cpu.err.find(" ended threads not sampled"), std::string::npos) << per_cpu.err;
+  EXPECT_EQ(per_cpu.err.find("one event per thread and CPU"), std::string::npos) << per_cpu.err;
 }
 
 TEST(RunLadder, UnmappableRingsMoveTheDefaultInsideAndSayWhy) {

@@ -171,6 +171,10 @@ std::vector<std::string> PerfSource::notes() const {
     lines.push_back(std::to_string(threads_without_events_) + " of " + std::to_string(threads_seen_) +
                     " threads are not sampled: their events (one per thread and CPU) would pass profil's descriptor limit (" +
                     (descriptor_limit_.empty() ? "ulimit -n" : descriptor_limit_) + ")");
+  if (per_task_events_)
+    lines.push_back("sampled on one event per thread and CPU: whole-CPU events are refused (kernel.perf_event_paranoid is " +
+                    read_setting("/proc/sys/kernel/perf_event_paranoid") + "; root, CAP_PERFMON or a value of 0 or less "
+                    "allow them), so up to a period of each thread's time on each CPU goes unsampled");
   bool lost = false;
   {
     std::lock_guard<FeedLock> hold(feed_.lock);

@@ -101,10 +101,10 @@ class PerfSource final : public Source {
   // Why the kernel refused the BPF program on an event ("" if it did not).
   const std::string& python_reads_refused() const { return python_reads_refused_; }
   unsigned rings() const { return static_cast<unsigned>(rings_.size()); }
-  // After stop(): what the user should know of the run, one line each
-  // (without "profil: "): the kernel's throttling, threads left without
-  // events by the descriptor limit, and, when samples were lost to a full
-  // ring, a reader that could not run before the program's threads.
+  // After stop(), one line each (without "profil: "): the kernel's
+  // throttling, per-thread events where per-CPU ones were refused, threads
+  // the descriptor limit left without events, and, when a full ring lost
+  // samples, a reader that could not run before the program's threads.
   std::vector<std::string> notes() const;
 
  private:
@@ -147,6 +147,7 @@ class PerfSource final : public Source {
   // kept (the one launched or attached and what it forked since); empty:
   // every record.
   std::unordered_set<uint32_t> tree_;
+  bool per_task_events_ = false;  // per-CPU events refused (a rung of issue 32's ladder)
   uint64_t others_samples_ = 0;  // per-CPU events' samples of other processes, dropped
   // A launch on per-CPU events: the child, and the time of its exec (0:
   // not yet; its records until then are not its program's).

@@ -56,6 +56,7 @@ std::string PerfSource::open_per_cpu_for(pid_t pid) {
   std::string why = open_on(-1, false);
   if (why.empty() && ::kill(pid, 0) != 0 && errno == ESRCH) why = "no process " + std::to_string(pid);
   if (!why.empty()) {
+    if (last_open_error_ == EACCES || last_open_error_ == EPERM) per_task_events_ = true;  // said by notes()
     close_rings();
     whole_machine_ = false;
     tree_.clear();
