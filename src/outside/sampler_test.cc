@@ -100,7 +100,13 @@ TEST(OutsideSampler, LaunchedProgramIsSampledWithWholeStacks) {
   // Linux accounts CPU time in ticks split by sampling (utime/stime are
   // estimates, ±1 tick of 4 ms each): the tolerance is their error plus a
   // period per CPU, plus 5 %.
-  const double tolerance = 0.05 * expected + 2 * 0.004 * options.hz + sampler.rings();
+  // Per-CPU events (run's, where allowed): each sample goes to whoever
+  // runs when a CPU's period ends, and beside busy loops a scheduler slice
+  // holds several periods, so the count varies in clusters of them, more
+  // than a Poisson count (a loaded suite run: 356 for 402 expected, 675
+  // for 601): 5 square roots of the count, about 3 standard deviations for
+  // slices of 3 periods.
+  const double tolerance = 0.05 * expected + 2 * 0.004 * options.hz + sampler.rings() + 5 * std::sqrt(expected);
   EXPECT_NEAR(samples, expected, tolerance) << "CPU " << cpu << " s, user " << user << " s";
 
   // Whole stacks: the spin function's samples reach _start.
