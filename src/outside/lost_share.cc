@@ -12,14 +12,13 @@ void LostShare::counted() {
 void LostShare::tree_sample(uint32_t pid, uint32_t tid) {
   ++samples_;
   pid_ = pid, tid_ = tid;
-  seen_ = true;
   counted();
 }
 
 void LostShare::other_record() { counted(); }
 
 perf::Lost LostShare::samples_of(perf::Lost l) {
-  if (!seen_ || records_ == 0 || samples_ == 0) {
+  if (samples_ == 0) {  // no recent sample of the tree (records_ >= samples_)
     l.lost = 0;
     return l;
   }

@@ -45,8 +45,7 @@ class LostShare {
   static constexpr uint64_t kRecent = 1u << 16;
   uint64_t records_ = 0, samples_ = 0;
   uint64_t carry_ = 0;  // the fraction of a sample, times records_, left from the last LOST
-  uint32_t pid_ = 0, tid_ = 0;
-  bool seen_ = false;
+  uint32_t pid_ = 0, tid_ = 0;  // the latest sample of the tree's
 };
 
 }  // namespace profiling::outside
