@@ -1,23 +1,18 @@
 #include "outside_run.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
-#include "conversion_snapshots.h"
 #include "interpreter_reads_print.h"
-#include "top_takes.h"
 
 namespace profiling::cli {
 

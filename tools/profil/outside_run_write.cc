@@ -14,7 +14,6 @@
 #include <utility>
 
 #include "conversion_snapshots.h"
-#include "interpreter_reads_print.h"
 #include "top_takes.h"
 
 namespace profiling::cli {
