@@ -1,0 +1,56 @@
+#include "outside/sample_stack.h"
+
+#include <gtest/gtest.h>
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "format/profile.h"
+
+namespace profiling::outside {
+namespace {
+
+// A kernel sample of a thread the kernel gives no user registers for (an
+// exiting thread after exit_mm: per-CPU events sample it in exit_notify;
+// a CI run found its sample's IP a second time as the root, unnamed,
+// "[unknown]"): the kernel's chain alone, marked truncated.
+TEST(SampleStack, KernelSampleWithoutUserRegistersIsTheKernelChainAlone) {
+  const std::vector<uint64_t> chain = {static_cast<uint64_t>(PERF_CONTEXT_KERNEL), 0xffffffff8220342e,
+                                       0xffffffff8135fc2d, 0xffffffff813601e8};
+  perf::Sample s;
+  s.ip = chain[1];
+  s.callchain = chain.data();
+  s.callchain_count = chain.size();
+  CodeMap code;
+  const SampleStack stack = unwind_sample(s, /*kernel=*/true, code, 64);
+  EXPECT_EQ(stack.leaf, 0xffffffff8220342eu);
+  EXPECT_EQ(stack.callers, (std::vector<uint64_t>{0xffffffff8135fc2c, 0xffffffff813601e7}));
+  EXPECT_EQ(stack.kernel_frames.size(), 3u);
+  EXPECT_TRUE(stack.truncated);
+}
+
+// Without the kernel's chain either, the sample is "[kernel]" alone.
+TEST(SampleStack, KernelSampleWithoutChainOrRegistersIsTheKernelAlone) {
+  perf::Sample s;
+  s.ip = 0xffffffff8220342e;
+  CodeMap code;
+  const SampleStack stack = unwind_sample(s, /*kernel=*/true, code, 64);
+  EXPECT_EQ(stack.leaf, format::kKernelAddress);
+  EXPECT_TRUE(stack.callers.empty());
+  EXPECT_TRUE(stack.truncated);
+}
+
+// A user sample without registers keeps its IP as the leaf.
+TEST(SampleStack, UserSampleWithoutRegistersIsItsIp) {
+  perf::Sample s;
+  s.ip = 0x401000;
+  CodeMap code;
+  const SampleStack stack = unwind_sample(s, /*kernel=*/false, code, 64);
+  EXPECT_EQ(stack.leaf, 0x401000u);
+  EXPECT_TRUE(stack.callers.empty());
+  EXPECT_TRUE(stack.truncated);
+}
+
+}  // namespace
+}  // namespace profiling::outside
