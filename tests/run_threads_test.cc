@@ -208,8 +208,9 @@ TEST(Outside, ManyShortThreadsLaunchedLoseNoPeriods) {
   // suite run: 0.013 s of 1.56 s said lost); what is said lost stays a
   // sliver of what was sampled.
   std::smatch lost;
-  if (std::regex_search(ran.result.err, lost, std::regex("([0-9.]+) s of CPU not sampled: ring buffer full")))
+  if (std::regex_search(ran.result.err, lost, std::regex("([0-9.]+) s of CPU not sampled: ring buffer full"))) {
     EXPECT_LE(std::stod(lost[1]), 0.02 * static_cast<double>(n) / kHz) << ran.result.err;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Source, Threads, testing::Values("--inside", "--outside"),
