@@ -75,7 +75,7 @@ TEST(OutsideSource, ATestSourcesSamplesComeOutOfTake) {
   const format::Profile& profile = images[0].data.profile;
   EXPECT_EQ(profile.pid, ::getpid());
   EXPECT_EQ(profile.clock, "perf");
-  EXPECT_EQ(profile.period_ns, 4'000'000u);
+  EXPECT_EQ(profile.period_ns, 4'008'000u);  // 250 Hz's, 1/500 longer (options.h)
   uint64_t count = 0;
   for (const format::Sample& s : profile.samples) {
     EXPECT_EQ(s.address, kPc);
@@ -83,7 +83,7 @@ TEST(OutsideSource, ATestSourcesSamplesComeOutOfTake) {
     count += s.count;
   }
   EXPECT_EQ(count, 40u);
-  EXPECT_EQ(images[0].data.cpu_ns, 40u * 4'000'000u);
+  EXPECT_EQ(images[0].data.cpu_ns, 40u * 4'008'000u);
 }
 
 }  // namespace

@@ -38,7 +38,11 @@ outside::ImageProfile OutsideRun::empty_image(const outside::Event& event) const
   }
   if (image.name.empty()) image.name = profile.program.empty() ? "process" : profile.program.substr(profile.program.rfind('/') + 1);
   profile.clock = options_.wall ? "wall" : "perf";
-  if (event.is_time()) profile.period_ns = options_.hz > 0 ? 1'000'000'000ull / options_.hz : 0;
+  if (event.is_time()) {
+    outside::SamplerOptions sampling;  // the period the samplers sample at
+    sampling.hz = options_.hz;
+    profile.period_ns = options_.hz > 0 ? sampling.period_ns() : 0;
+  }
   else profile.event = event.name, profile.event_period = event.period;
   profile.duration_ns = static_cast<uint64_t>(options_.every_s * 1e9);
   profile.time_nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
