@@ -13,7 +13,11 @@ void append_conversion(Conversion* into, Conversion later) {
   into->files.insert(into->files.end(), later.files.begin(), later.files.end());
   for (ProcessSummary& p : later.processes) into->processes.push_back(std::move(p));
   into->losses.insert(into->losses.end(), later.losses.begin(), later.losses.end());
-  into->warnings.insert(into->warnings.end(), later.warnings.begin(), later.warnings.end());
+  // Each said once: a renewed symbolizer (outside_run_write.cc) finds the
+  // same missing objects again.
+  for (std::string& w : later.warnings)
+    if (std::find(into->warnings.begin(), into->warnings.end(), w) == into->warnings.end())
+      into->warnings.push_back(std::move(w));
   if (!later.shared_file.empty()) {
     into->shared_file = later.shared_file;
     into->shared_processes += later.shared_processes;

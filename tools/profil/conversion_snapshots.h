@@ -11,8 +11,8 @@
 namespace profiling::cli {
 
 // What a later conversion wrote (a snapshot's), after what *into holds: its
-// files, processes, losses and warnings, and its shared file when it wrote
-// one.
+// files, processes, losses and warnings (a warning already there not
+// again), and its shared file when it wrote one.
 void append_conversion(Conversion* into, Conversion later);
 
 // The summaries of every image that has ended by its exit (never the

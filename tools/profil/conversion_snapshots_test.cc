@@ -157,5 +157,19 @@ TEST(FoldEnded, LaterWindowsAddToTheFoldedAccount) {
   EXPECT_FALSE(has_file(c, "worker.60.s4.pb.gz"));
 }
 
+// A window's warnings join the run's, each once: the symbolizer renewed
+// every minute of snapshots finds the same missing object again.
+TEST(AppendConversion, EachWarningIsSaidOnce) {
+  Conversion run;
+  Conversion first;
+  first.warnings = {"libgone.so: no such file", "a.out: build id differs"};
+  append_conversion(&run, std::move(first));
+  Conversion later;
+  later.warnings = {"a.out: build id differs", "libnew.so: no such file"};
+  append_conversion(&run, std::move(later));
+  EXPECT_EQ(run.warnings,
+            (std::vector<std::string>{"libgone.so: no such file", "a.out: build id differs", "libnew.so: no such file"}));
+}
+
 }  // namespace
 }  // namespace profiling::cli

@@ -130,8 +130,10 @@ class OutsideRun {
   std::set<std::string> used_stems_;
   Conversion conversion_;
   std::vector<outside::ImageProfile> taken_live_;  // take_live(keep), until written
-  // --every: one set of sinks for every snapshot (run_convert.h).
+  // --every: one set of sinks for every snapshot (run_convert.h), its
+  // symbolizer renewed after each minute of windows (outside_run_write.cc).
   std::unique_ptr<ProfileSinks> snapshot_sinks_;
+  unsigned symbolizer_windows_ = 0;
 };
 
 }  // namespace profiling::cli

@@ -307,6 +307,12 @@ Conversion ProfileSinks::finish() {
   return out;
 }
 
+void ProfileSinks::renew_symbolizer() {
+  auto renewed = std::make_unique<State>(state_->options);
+  renewed->unsampled_carry = state_->unsampled_carry;
+  state_ = std::move(renewed);
+}
+
 Conversion convert_profiles(std::vector<ProcessProfile> profiles, const ConvertOptions& options) {
   ProfileSinks sinks(options);
   for (ProcessProfile& profile : profiles) sinks.add(std::move(profile));
