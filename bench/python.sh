@@ -114,7 +114,8 @@ own_cpu() {  # COMMAND...: sets own_cpu_ns (profil's threads) and own_bpf_ns (pe
   own_bpf_ns=0
   while kill -0 "$pid" 2> /dev/null; do
     for f in /proc/"$pid"/task/*/schedstat; do
-      read -r v _ < "$f" 2> /dev/null || continue
+      # 2> first: a thread gone since the glob fails the < redirection itself.
+      read -r v _ 2> /dev/null < "$f" || continue
       tid=${f%/schedstat}; tid=${tid##*/}
       last[$tid]=$v
     done
