@@ -39,8 +39,9 @@ bool string_at(std::string_view bytes, size_t offset, size_t end, std::string_vi
 }
 
 // Whether name can be a file's: UTF-8 text without control characters.
-// node 20's V8 now and then writes a debug record's file names from memory
-// it has not filled (bytes of the right length, anything in them).
+// node 20's V8 now and then writes a debug record's
+// file names from memory it has not filled (bytes of the right length,
+// anything in them, NULs too).
 bool is_file_name(std::string_view name) {
   for (size_t i = 0; i < name.size();) {
     const auto c = static_cast<unsigned char>(name[i]);
@@ -80,6 +81,7 @@ bool parse_jitdump(std::string_view bytes, Jitdump* out, std::string* problem) {
   std::map<uint64_t, std::vector<JitLine>> pending_lines;
   std::map<uint64_t, size_t> by_index;  // code index -> its latest code
   std::map<std::string, uint32_t, std::less<>> file_index;
+  std::vector<std::string_view> pending_files;  // a debug record's, until it is known whole
   for (size_t offset = header_size; offset + kRecordHead <= bytes.size();) {
     const uint32_t id = at<uint32_t>(bytes, offset);
     const uint32_t size = at<uint32_t>(bytes, offset + 4);
@@ -128,13 +130,26 @@ bool parse_jitdump(std::string_view bytes, Jitdump* out, std::string* problem) {
       for (uint64_t i = 0; i < entries && entry + 16 <= end; ++i) {
         std::string_view file;
         size_t after = 0;
-        if (!string_at(bytes, entry + 16, end, &file, &after)) break;
-        if (!is_file_name(file)) break;  // damaged from here on (a stray NUL shifts what follows)
-        auto [it, inserted] = file_index.try_emplace(std::string(file), static_cast<uint32_t>(out->files.size()));
-        if (inserted) out->files.emplace_back(file);
-        lines.push_back({at<uint64_t>(bytes, entry) - kElfTextOffset, at<uint32_t>(bytes, entry + 8), it->second});
+        if (!string_at(bytes, entry + 16, end, &file, &after) || !is_file_name(file)) break;
+        lines.push_back({at<uint64_t>(bytes, entry) - kElfTextOffset, at<uint32_t>(bytes, entry + 8), 0});
+        pending_files.push_back(file);
         entry = after;
       }
+      // A whole record or none: its entries end where it does but for up
+      // to 7 bytes of NUL padding (V8 pads records to 8 bytes). Names
+      // written from unfilled memory (is_file_name) hold a stray NUL
+      // or none where one belongs, so the entries after them are read
+      // from the wrong bytes and end elsewhere; measured on node 20.20,
+      // every such record left 182-300 bytes over, every whole one 0-7.
+      const bool whole = lines.size() == entries && end - entry < 8 &&
+                         bytes.substr(entry, end - entry).find_first_not_of('\0') == std::string_view::npos;
+      if (!whole) lines.clear();
+      for (size_t i = 0; i < lines.size(); ++i) {
+        auto [it, inserted] = file_index.try_emplace(std::string(pending_files[i]), static_cast<uint32_t>(out->files.size()));
+        if (inserted) out->files.emplace_back(pending_files[i]);
+        lines[i].file = it->second;
+      }
+      pending_files.clear();
       std::stable_sort(lines.begin(), lines.end(),
                        [](const JitLine& a, const JitLine& b) { return a.address < b.address; });
       pending_lines[code_address] = std::move(lines);

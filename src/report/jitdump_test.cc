@@ -43,7 +43,8 @@ class JitdumpWriter {
     uint32_t line;
     std::string file;
   };
-  void debug_info(uint64_t code, const std::vector<Line>& lines) {
+  // A file may hold NULs of its own: a name written from unfilled memory.
+  void debug_info(uint64_t code, const std::vector<Line>& lines, size_t padding = 0) {
     const size_t at = head(2, 0);
     put64(code), put64(lines.size());
     for (const Line& l : lines) {
@@ -51,6 +52,7 @@ class JitdumpWriter {
       bytes_ += l.file;
       bytes_ += '\0';
     }
+    bytes_.append(padding, '\0');
     end(at);
   }
   void unwinding_info() { end(head(4, 0)); }
@@ -116,9 +118,8 @@ TEST(Jitdump, ARecordCutAtTheEndIsLeftOutAndOtherFilesRefused) {
 
 TEST(Jitdump, DebugRecordsThatCannotBeTheCodesNameNoLine) {
   // node 20's V8 now and then writes debug records from memory it has not
-  // filled: file names of control bytes or no UTF-8 (the entries from the
-  // first such on are left out), entries shifted past the code by a stray
-  // NUL (left out).
+  // filled: file names of control bytes or no UTF-8 (the record is left
+  // out), entries shifted past the code by a stray NUL (left out).
   JitdumpWriter w(9);
   w.debug_info(0x1000, {{0x1000, 1, "\xf0\xc9\x03"}, {0x1010, 2, "/app/a.js"}});
   w.load(0x1000, 0x40, 1, "JS:^a /app/a.js:1:1");
@@ -126,7 +127,7 @@ TEST(Jitdump, DebugRecordsThatCannotBeTheCodesNameNoLine) {
   w.load(0x1000, 0x40, 4, "JS:^a /app/a.js:1:1");
   w.debug_info(0x2000, {{0x2000, 3, "/app/b.js"}, {0x9000000000002000, 4, "/app/b.js"}});
   w.load(0x2000, 0x40, 2, "JS:^b /app/b.js:3:1");
-  w.debug_info(0x3000, {{0x3000, 5, "/app/c.js"}});
+  w.debug_info(0x3000, {{0x3000, 5, "/app/c.js"}}, 7);  // padded to 8 bytes, as V8 does
   w.load(0x3000, 0x40, 3, "JS:*c /app/c.js:5:1");
   w.debug_info(0x4000, {{0x4000, 7, "/app/d\xc3\xa9j\xc3\xa0.js"}});  // UTF-8 is a name
   w.load(0x4000, 0x40, 5, "JS:*d");
@@ -143,6 +144,31 @@ TEST(Jitdump, DebugRecordsThatCannotBeTheCodesNameNoLine) {
   ASSERT_EQ(dump.codes[4].lines.size(), 1u);
   EXPECT_EQ(dump.files.at(dump.codes[4].lines[0].file), "/app/d\xc3\xa9j\xc3\xa0.js");
   EXPECT_EQ(dump.files.size(), 3u);  // b.js, c.js, déjà.js: no damaged name kept
+}
+
+TEST(Jitdump, ARecordWhoseEntriesDoNotEndWhereItDoesGivesNoLine) {
+  // The CI run of 9c6448b: hotLoop's file read as '%~', printable and
+  // UTF-8. V8 had written the name's bytes with a NUL among them; every
+  // entry after it was read from the wrong bytes, and the record had bytes
+  // left over that padding never holds.
+  const std::string hot(std::string("%~\0\x91\x13", 5) + std::string(16, 'x'));
+  JitdumpWriter w(9);
+  w.debug_info(0x1000, {{0x1000, 6, hot}, {0x1010, 6, hot}, {0x1020, 7, hot}});
+  w.load(0x1000, 0x40, 1, "JS:*hotLoop /app/hot.js:4:17");
+  w.debug_info(0x2000, {{0x2000, 6, "/app/hot.js"}}, 3);
+  w.load(0x2000, 0x40, 2, "JS:*hotLoop /app/hot.js:4:17");
+  w.debug_info(0x3000, {{0x3000, 6, "/app/hot.js"}}, 8);  // more than padding
+  w.load(0x3000, 0x40, 3, "JS:*hotLoop /app/hot.js:4:17");
+  Jitdump dump;
+  std::string problem;
+  ASSERT_TRUE(parse_jitdump(w.bytes(), &dump, &problem)) << problem;
+  ASSERT_EQ(dump.codes.size(), 3u);
+  EXPECT_TRUE(dump.codes[0].lines.empty());
+  ASSERT_EQ(dump.codes[1].lines.size(), 1u);
+  EXPECT_EQ(dump.codes[1].lines[0].line, 6u);
+  EXPECT_TRUE(dump.codes[2].lines.empty());
+  ASSERT_EQ(dump.files.size(), 1u);
+  EXPECT_EQ(dump.files[0], "/app/hot.js");
 }
 
 TEST(Jitdump, CodeHasItsSourceLinesInTheMap) {
