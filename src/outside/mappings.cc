@@ -73,6 +73,12 @@ void CodeMap::add(MappedCode m) {
   table_stale_ = true;
 }
 
+bool CodeMap::covers(uint64_t address) const {
+  auto after = std::upper_bound(code_.begin(), code_.end(), address,
+                                [](uint64_t a, const MappedCode& m) { return a < m.start; });
+  return after != code_.begin() && address < std::prev(after)->end;
+}
+
 void CodeMap::add_from_proc(ObjectFiles& files, pid_t pid, const std::string& maps) {
   std::istringstream lines(maps);
   for (std::string line; std::getline(lines, line);) {

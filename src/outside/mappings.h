@@ -71,6 +71,8 @@ class CodeMap final : public unwind::MemoryReader {
   // The executable lines of /proc/PID/maps.
   void add_from_proc(ObjectFiles& files, pid_t pid, const std::string& maps);
   const std::vector<MappedCode>& code() const { return code_; }
+  // Whether address lies in this image's code.
+  bool covers(uint64_t address) const;
   // The table the unwinder walks, built again after a change.
   const unwind::CodeTable* table();
   // The image's code read at the process's addresses: the bytes of a signal

@@ -38,7 +38,15 @@ SampleStack unwind_sample(const perf::Sample& s, bool kernel, CodeMap& code, uin
   uint64_t pcs[unwind::kDefaultMaxDepth * 4];
   max_depth = std::min<uint32_t>(max_depth, sizeof pcs / sizeof pcs[0]);
   unwind::Stack stack;
-  if (s.reg_count >= 3) {
+  // A kernel sample's user registers are those of the system call's
+  // caller; in execve, after the new image replaced the old one
+  // (load_elf_binary -> map_vdso), they are still the old image's, an
+  // address the new image has no code at (a CI run of 9c6448b: its root
+  // "[unknown]"). Such a sample is its kernel chain alone, as one without
+  // user registers is.
+  const bool user_stack_is_this_images =
+      s.reg_count >= 3 && (!kernel || code.covers(s.regs[perf::kUnwindRegisterIp]));
+  if (user_stack_is_this_images) {
     // The copy was just written by the kernel on the sampled thread's CPU:
     // each frame's return address read from it was a cache miss, one after
     // another (80 % of unwind()'s time, perf annotate on xz at 4 kHz; issue
@@ -51,8 +59,8 @@ SampleStack unwind_sample(const perf::Sample& s, bool kernel, CodeMap& code, uin
     regs.fp = s.regs[perf::kUnwindRegisterBp];
     stack = unwind::unwind(code.table(), window, regs, pcs, max_depth);
   } else {
-    // No user registers: a kernel thread's sample, or an exiting thread's
-    // after exit_mm (the kernel gives none once the task has no memory; a
+    // No user registers (or none of this image's, above): a kernel
+    // thread's sample, or an exiting thread's after exit_mm (the kernel gives none once the task has no memory; a
     // per-CPU event samples it in exit_notify). Its leaf is s.ip alone, or
     // the kernel's chain below: s.ip is not also a caller.
     stack.truncated = true;
