@@ -106,14 +106,28 @@ std::string Sampler::map_rings_again() {
   return "";
 }
 
+// The rings read up to now first: a take is a window of time, and a record
+// written before it belongs in it. The reader reads every 100 ms or so, so
+// a program's exit just before a take was read after it: its last samples
+// went into the window after, which began after the process had ended
+// (until the exit's time before the window's start: a duration of 0;
+// Outside.SnapshotsAddUpToTheWholeRun beside two busy loops).
+uint64_t Sampler::read_up_to_now() {
+  const uint64_t now = monotonic_ns();
+  for (auto& source : sources_) source->flush();
+  return now;
+}
+
 std::vector<ImageProfile> Sampler::take(bool final) {
+  const uint64_t now = read_up_to_now();
   std::lock_guard<FeedLock> hold(lock_);
-  return table_->take(monotonic_ns(), final);
+  return table_->take(now, final);
 }
 
 std::vector<ImageProfile> Sampler::take_ended() {
+  const uint64_t now = read_up_to_now();
   std::lock_guard<FeedLock> hold(lock_);
-  return table_->take_ended(monotonic_ns());
+  return table_->take_ended(now);
 }
 
 std::vector<pid_t> Sampler::running() const {

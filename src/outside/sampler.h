@@ -102,6 +102,10 @@ class Sampler {
   std::vector<std::string> notes() const;
 
  private:
+  // Every source's records up to this moment read into the table; the
+  // moment (CLOCK_MONOTONIC ns), taken before the read.
+  uint64_t read_up_to_now();
+
   SamplerOptions options_;
   mutable FeedLock lock_;  // the table's
   // Before the table: the table's images use it until they are freed.

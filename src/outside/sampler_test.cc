@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <cstring>
+#include <string>
 
 namespace {
 
@@ -44,39 +45,57 @@ __attribute__((noinline)) uint64_t spin_for_the_test(double seconds) {
 namespace profiling::outside {
 namespace {
 
-TEST(OutsideSampler, LaunchedProgramIsSampledWithWholeStacks) {
-  int go[2];
-  ASSERT_EQ(::pipe(go), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::close(go[1]);
-    char byte;
-    if (::read(go[0], &byte, 1) != 1) ::_exit(99);
-    ::setenv("PROFIL_OUTSIDE_TEST_SPIN", "0.4", 1);
-    char self[4096] = {};
-    if (::readlink("/proc/self/exe", self, sizeof self - 1) <= 0) ::_exit(97);
-    ::execl(self, "outside_sampler_test", static_cast<char*>(nullptr));
-    ::_exit(98);
+// This test program exec'd to spin `spin` seconds of CPU and exit 7, its
+// events opened before the exec; returns once it has exited, or "" when
+// perf events are refused here (then *why).
+class SpinningChild {
+ public:
+  SpinningChild(Sampler& sampler, const char* spin, std::string* why) {
+    int go[2];
+    if (::pipe(go) != 0) return;
+    child_ = ::fork();
+    if (child_ == 0) {
+      ::close(go[1]);
+      char byte;
+      if (::read(go[0], &byte, 1) != 1) ::_exit(99);
+      ::setenv("PROFIL_OUTSIDE_TEST_SPIN", spin, 1);
+      char self[4096] = {};
+      if (::readlink("/proc/self/exe", self, sizeof self - 1) <= 0) ::_exit(97);
+      ::execl(self, "outside_sampler_test", static_cast<char*>(nullptr));
+      ::_exit(98);
+    }
+    ::close(go[0]);
+    *why = sampler.open_before_exec(child_);
+    if (!why->empty()) {
+      ::close(go[1]);
+      ::waitpid(child_, nullptr, 0);
+      return;
+    }
+    sampler.start();
+    if (::write(go[1], "g", 1) == 1) ::close(go[1]);
+    if (::wait4(child_, &status_, 0, &usage_) == child_) exited_ = true;
   }
-  ::close(go[0]);
+  pid_t pid() const { return child_; }
+  bool exited_7() const { return exited_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 7; }
+  const rusage& usage() const { return usage_; }
+
+ private:
+  pid_t child_ = -1;
+  int status_ = 0;
+  bool exited_ = false;
+  rusage usage_{};
+};
+
+TEST(OutsideSampler, LaunchedProgramIsSampledWithWholeStacks) {
   SamplerOptions options;
   options.hz = 1000;
   Sampler sampler(options);
-  const std::string why = sampler.open_before_exec(child);
-  if (!why.empty()) {
-    ::close(go[1]);
-    ::waitpid(child, nullptr, 0);
-    GTEST_SKIP() << "perf events refused here: " << why;
-  }
-  sampler.start();
-  ASSERT_EQ(::write(go[1], "g", 1), 1);
-  ::close(go[1]);
-  int status = 0;
-  rusage usage{};
-  ASSERT_EQ(::wait4(child, &status, 0, &usage), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 7);
+  std::string why;
+  const SpinningChild spinner(sampler, "0.4", &why);
+  if (!why.empty()) GTEST_SKIP() << "perf events refused here: " << why;
+  ASSERT_TRUE(spinner.exited_7());
+  const pid_t child = spinner.pid();
+  const rusage usage = spinner.usage();
   sampler.stop();
   const std::vector<ImageProfile> profiles = sampler.take(true);
 
@@ -124,6 +143,36 @@ TEST(OutsideSampler, LaunchedProgramIsSampledWithWholeStacks) {
   EXPECT_GE(static_cast<double>(complete), 0.95 * samples);
   EXPECT_FALSE(spun->data.profile.mappings.empty());
   EXPECT_EQ(spun->data.profile.mappings.front().path, spun->data.profile.program);
+}
+
+// A take is a window of time: what the rings hold up to it is read first.
+// The reader reads every 100 ms or so; a program's exit just before a
+// take was read after it, and its last samples went into the next window,
+// which began after the process ended (duration 0: a loaded suite run).
+TEST(OutsideSampler, ATakeHoldsWhatWasSampledBeforeIt) {
+  SamplerOptions options;
+  options.hz = 1000;
+  Sampler sampler(options);
+  std::string why;
+  const SpinningChild spinner(sampler, "0.2", &why);
+  if (!why.empty()) GTEST_SKIP() << "perf events refused here: " << why;
+  ASSERT_TRUE(spinner.exited_7());
+  // Not stopped: the reader still runs, and has not necessarily read the
+  // child's last records.
+  const std::vector<ImageProfile> first = sampler.take(false);
+  const ImageProfile* spun = nullptr;
+  for (const ImageProfile& p : first)
+    if (p.data.profile.pid == spinner.pid()) spun = &p;
+  ASSERT_NE(spun, nullptr);
+  EXPECT_TRUE(spun->ended);
+  EXPECT_GT(spun->data.profile.duration_ns, 0u);
+  const uint64_t before = spun->data.profile.total_count();
+  EXPECT_GT(before, 0u);
+  sampler.stop();
+  uint64_t after = 0;
+  for (const ImageProfile& p : sampler.take(true))
+    if (p.data.profile.pid == spinner.pid()) after += p.data.profile.total_count();
+  EXPECT_EQ(after, 0u) << "samples of the ended child came after the take that ended it (" << before << " before)";
 }
 
 TEST(OutsideSampler, AttachToNoProcessSaysSo) {
