@@ -115,15 +115,21 @@ bool pool_string(sampler::SelfMemory& memory, uint64_t object, uint32_t* at, uin
   return true;
 }
 
-// The code object at address, named the first time it is met.
-const CodeName* code_name(uint64_t address, uint32_t* slot_out) {
+// The code object of a stored frame's code word (its address and tag:
+// sampler::code_tag), named the first time the word is met, from the code
+// object at its address only when that one's tag is the word's: else the
+// sampled one was freed and its address reused (unnamed, as freed).
+const CodeName* code_name(uint64_t code_word, uint32_t* slot_out) {
   bool claimed = false;
-  CodeName* found = find_or_claim(g_tables->codes, address, slot_out, &claimed);
+  CodeName* found = find_or_claim(g_tables->codes, code_word, slot_out, &claimed);
   if (found == nullptr || !claimed) return found != nullptr && found->named ? found : nullptr;
   CodeName& code = *found;
   sampler::SelfMemory memory;
   interp::CodeHead head;
-  if (!interp::read_code_head(g_python.layout, memory, address, g_code_type, &head)) return nullptr;
+  const uint64_t tag = code_word >> 48;
+  if (!interp::read_code_head(g_python.layout, memory, code_word & sampler::kCodeAddressMask, g_code_type, &head) ||
+      (tag != 0 && sampler::code_tag(head.name_object, head.first_line) != tag))
+    return nullptr;
   const size_t pool_mark = g_tables->pool_used;
   const int64_t table = interp::python_bytes_size(g_python.layout, memory, head.line_table_object,
                                                   interp::kMaxPythonLineTable);
@@ -142,17 +148,17 @@ const CodeName* code_name(uint64_t address, uint32_t* slot_out) {
   return &code;
 }
 
-// The address a frame of the code at code_address, at instruction, is
+// The address a frame of the code of code_word (code_name), at instruction, is
 // shown at: one per (code object, line); kUnreadId's when it cannot be
 // named, 0 when the tables are full.
-uint64_t frame_address(uint64_t code_address, uint64_t instruction) {
+uint64_t frame_address(uint64_t code_word, uint64_t instruction) {
   uint32_t code_slot = 0;
-  const CodeName* code = code_name(code_address, &code_slot);
+  const CodeName* code = code_name(code_word, &code_slot);
   if (code == nullptr) return format::kInterpreterFrameBase + kUnreadId;
   const std::string_view table(g_tables->pool + code->table_at, code->table_length);
   const int line = interp::python_line(g_python.layout.line_table, table, code->first_line,
                                        interp::python_line_offset(g_python.layout, code->instructions, instruction));
-  const uint32_t id = g_tables->frames.id_of(code_address, line, code_slot);
+  const uint32_t id = g_tables->frames.id_of(code_word, line, code_slot);
   return id == 0 ? 0 : format::kInterpreterFrameBase + id;
 }
 

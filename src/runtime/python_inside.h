@@ -34,21 +34,25 @@
 //
 // A code object freed before the dump: python_code.h's rule (a sample keeps
 // the name its code object had) can only be kept as far as the dump can
-// see. The handler stores the code object's address alone (reading its
-// identity at each sample would cost a read per frame), and a dump names
-// each address the first time it meets it — at the first checkpoint or
-// final dump after the sample, within 50 ms of CPU time or 1/32 of the
-// process's (preload_dump.cc) — and keeps that name for the rest of the
-// process. So a code object freed and its address reused by another between
-// a sample and that first dump gives the sample the other's name; once
-// named, an address keeps its first name, and later samples of another code
-// object at that address carry it too (their lines then come from the first
-// one's table). A code object freed and not reused before the dump (what is
-// there is no longer a code object: its type is not PyCode_Type) gives its
-// frames "[python: code freed before the dump]" (from outside such frames
-// are left out: there the reader names them within a millisecond). An
-// imported module's top-level code runs once and is freed: its samples
-// during start-up are the usual case.
+// see. The handler stores the code object's address and a tag of its
+// identity (sampler::code_tag: its name object's address and first line,
+// two loads a frame), and a dump names each (address, tag) the first time
+// it meets it — at the first checkpoint or final dump after the sample,
+// within 50 ms of CPU time or 1/32 of the process's (preload_dump.cc) —
+// from the code object at that address only when its tag is the same.
+// So a code object freed and its address reused by another before that
+// dump gives its frames "[python: code freed before the dump]", and later
+// samples of the other code object there are named after it. (Until a
+// loaded suite run, the address alone was stored and named once: three()
+// of tests/python_progs/shares.py got the name of a module's top-level
+// code that had run at its address during start-up, in 2 of 6 runs beside
+// two busy loops.) A tag is 15 bits: two code objects of one address
+// with the same tag, 1 in 32,768, share the first's name. A code object
+// freed and not reused before the dump (what is there is no longer a code
+// object: its type is not PyCode_Type) is unnamed the same way (from
+// outside such frames are left out: there the reader names them within a
+// millisecond). An imported module's top-level code runs once and is
+// freed: its samples during start-up are the usual case.
 #ifndef PROFIL_RUNTIME_PYTHON_INSIDE_H
 #define PROFIL_RUNTIME_PYTHON_INSIDE_H
 

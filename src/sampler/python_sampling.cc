@@ -99,6 +99,21 @@ uint8_t gil_state(const PythonSampling& python, interp::MemoryReader& memory, ui
   return interp::python_gil_state(gil, memory, state);
 }
 
+// Each frame's code object's tag above its address (python_sampling.h's
+// code_tag): two loads a frame. A field that cannot be read leaves no tag.
+void tag_code_objects(const interp::PythonLayout& l, interp::MemoryReader& memory, interp::RawFrame* raw,
+                      uint32_t count) {
+  const int32_t name_at = l.code_qualname >= 0 ? l.code_qualname : l.code_name;
+  for (uint32_t i = 0; i < count; ++i) {
+    uint64_t name = 0;
+    int32_t first_line = 0;
+    if (raw[i].code == 0 || (raw[i].code & ~kCodeAddressMask) != 0 || !read_u64(memory, raw[i].code + name_at, &name) ||
+        !memory.read(raw[i].code + l.code_firstlineno, &first_line, sizeof first_line))
+      continue;
+    raw[i].code |= code_tag(name, first_line) << 48;
+  }
+}
+
 // Appends the thread's Python frames to pcs[0..depth) (room for
 // kPythonWords more); returns the new depth. A stack without an eval-loop
 // frame (a native thread, the interpreter starting or ending) gets none.
@@ -111,6 +126,7 @@ uint32_t append_python_frames(const PythonSampling& python, uint64_t* pcs, uint3
   if (state == 0) return depth;
   interp::RawFrame raw[kMaxInsidePythonFrames];
   const interp::WalkResult walk = interp::walk_python_frames(python.layout, memory, state, raw, kMaxInsidePythonFrames);
+  tag_code_objects(python.layout, memory, raw, walk.count);
   return append_marked_frames(raw, walk, pcs, depth, walk.count == 0 ? format::kGilUnknown : gil_state(python, memory, state));
 }
 

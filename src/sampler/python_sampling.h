@@ -39,7 +39,8 @@
 // Stored stacks: native frames, then kPythonMarker (its low byte the walk's
 // status in bits 0-5, the GIL's state, format::kGil*, in bits 6-7), then
 // two words per Python frame, innermost first: the code
-// object's address, and the instruction (56 bits, sign-extended: ≤3.10's
+// object's address with its tag in the top 16 bits (code_tag, below), and
+// the instruction (56 bits, sign-extended: ≤3.10's
 // f_lasti may be -1) with the frame's flags in the top byte. No return
 // address a native unwind gives is that high. The marker is part of the
 // stored stack, so samples held and released stay apart in the table.
@@ -79,6 +80,20 @@ inline interp::WalkStatus marker_status(uint64_t marker) { return static_cast<in
 inline uint8_t marker_gil(uint64_t marker) { return static_cast<uint8_t>((marker >> 6) & 3); }
 inline uint64_t encode_instruction(const interp::RawFrame& frame) {
   return (frame.instruction & 0x00FF'FFFF'FFFF'FFFFull) | (uint64_t{frame.flags & 0xff} << 56);
+}
+// A code object's tag: 15 bits of a hash of its (qualified) name object's
+// address and its first line, stored above the code object's address (a
+// user address on x86-64 has 47 bits), never 0 (0: no tag, the fields
+// could not be read). The dump names a (code address, tag) pair, and only
+// from a code object there whose tag is the same (runtime/python_inside.h):
+// a code object freed and its address reused by another is no longer
+// named after the first (a loaded suite run: three() of
+// tests/python_progs/shares.py shown as "<module>", an imported module's
+// top-level code that had run at its address before).
+inline constexpr uint64_t kCodeAddressMask = (uint64_t{1} << 48) - 1;
+inline uint64_t code_tag(uint64_t name_object, int32_t first_line) {
+  const uint64_t mixed = (name_object ^ (uint64_t{static_cast<uint32_t>(first_line)} << 40)) * 0x9E3779B97F4A7C15ull;
+  return (mixed >> 48) | 1;
 }
 inline void decode_instruction(uint64_t word, interp::RawFrame* frame) {
   frame->instruction = static_cast<uint64_t>(static_cast<int64_t>(word << 8) >> 8);
