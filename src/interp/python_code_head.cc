@@ -53,7 +53,7 @@ bool read_code_head(const PythonLayout& layout, MemoryReader& memory, uint64_t a
   // ob_type is PyObject's second word in every version.
   if (code_type != 0 && u64_at(bytes, 8) != code_type) return false;
   head->filename_object = u64_at(bytes, layout.code_filename);
-  head->name_object = u64_at(bytes, layout.code_qualname >= 0 ? layout.code_qualname : layout.code_name);
+  head->name_object = u64_at(bytes, code_name_offset(layout));
   head->line_table_object = u64_at(bytes, layout.code_linetable);
   int32_t first_line;
   std::memcpy(&first_line, bytes + layout.code_firstlineno, sizeof first_line);

@@ -31,6 +31,12 @@ struct CodeHead {
   uint64_t instructions = 0;  // 3.11+: address of co_code_adaptive
 };
 
+// Where a code object holds the name it is shown by: its qualified name
+// where the version has one (3.11+), else its name.
+inline int32_t code_name_offset(const PythonLayout& layout) {
+  return layout.code_qualname >= 0 ? layout.code_qualname : layout.code_name;
+}
+
 // The head of the code object at address; false when it cannot be read or
 // (code_type != 0) its type is not PyCode_Type.
 bool read_code_head(const PythonLayout& layout, MemoryReader& memory, uint64_t address, uint64_t code_type,

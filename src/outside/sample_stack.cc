@@ -60,9 +60,10 @@ SampleStack unwind_sample(const perf::Sample& s, bool kernel, CodeMap& code, uin
     stack = unwind::unwind(code.table(), window, regs, pcs, max_depth);
   } else {
     // No user registers (or none of this image's, above): a kernel
-    // thread's sample, or an exiting thread's after exit_mm (the kernel gives none once the task has no memory; a
-    // per-CPU event samples it in exit_notify). Its leaf is s.ip alone, or
-    // the kernel's chain below: s.ip is not also a caller.
+    // thread's sample, or an exiting thread's after exit_mm (the kernel
+    // gives none once the task has no memory; a per-CPU event samples it
+    // in exit_notify). Its leaf is s.ip alone, or the kernel's chain
+    // below: s.ip is not also a caller.
     stack.truncated = true;
   }
   uint32_t from = 0;

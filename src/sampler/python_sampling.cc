@@ -10,6 +10,7 @@
 
 #include "base/safe_access.h"
 #include "format/profile.h"
+#include "interp/python_code_head.h"
 #include "interp/python_gil.h"
 #include "interp/python_walk.h"
 #include "sampler/sampler.h"
@@ -103,7 +104,7 @@ uint8_t gil_state(const PythonSampling& python, interp::MemoryReader& memory, ui
 // code_tag): two loads a frame. A field that cannot be read leaves no tag.
 void tag_code_objects(const interp::PythonLayout& l, interp::MemoryReader& memory, interp::RawFrame* raw,
                       uint32_t count) {
-  const int32_t name_at = l.code_qualname >= 0 ? l.code_qualname : l.code_name;
+  const int32_t name_at = interp::code_name_offset(l);
   for (uint32_t i = 0; i < count; ++i) {
     uint64_t name = 0;
     int32_t first_line = 0;
