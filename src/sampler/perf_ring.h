@@ -40,8 +40,9 @@
 //     the pthread_create wrapper) opens one event to check that perf is
 //     allowed, then maps nothing until its first period of CPU time, its
 //     first pthread_create or its first seccomp filter, whichever comes
-//     first; until then the drain timer, armed for one
-//     period, stands in (its signal samples the thread it interrupts).
+//     first; until then the drain timer, armed for one period of the
+//     process's CPU time, and the thread's own CPU-time timer stand in
+//     (the first signal samples the thread it interrupts).
 //     Most short processes never map a ring (perf_ring_deferral.cc). A
 //     deferred opening the kernel refuses (locked memory) moves the
 //     process to the fallback at its next pthread_create; a process that

@@ -159,6 +159,12 @@ bool PerfRingEngine::thread_attached(ThreadClock& c) {
 
 void PerfRingEngine::arm_thread(ThreadClock& c, bool on) {
   const bool rings_open = ring::g_ring_state.load(std::memory_order_acquire) == ring::kRingsOpen;
+  // Deferred (or refused) rings: the thread's timer samples every period
+  // until the first signal opens them (perf_ring_deferral.cc).
+  if (on && ring::g_running && !rings_open) {
+    ring::arm_deferred_thread_timer(c);
+    return;
+  }
   ring::arm_thread_drain(c, on && ring::g_running && rings_open);
 }
 

@@ -27,6 +27,10 @@
 #include "perf/event.h"
 #include "perf/records.h"
 
+namespace profiling::sampler {
+struct ThreadClock;  // a thread's slot (thread_slots.h)
+}  // namespace profiling::sampler
+
 namespace profiling::sampler::ring {
 
 inline constexpr size_t kPage = 4096;
@@ -199,6 +203,10 @@ void arm_every_thread_drain(bool on);
 // process's CPU time, or off.
 void arm_deferred_timer();
 void disarm_deferred_timer();
+// ASYNC-SIGNAL-SAFE. Thread c's own CPU-time timer while the rings are
+// deferred or refused: every period of its CPU time (beside the process's
+// timer, which the kernel now and then leaves unfired).
+void arm_deferred_thread_timer(ThreadClock& c);
 // May a single-threaded process defer its rings (PROFIL_RING_DEFER)?
 bool may_defer();
 
