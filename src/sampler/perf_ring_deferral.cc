@@ -64,9 +64,7 @@ constinit bool g_process_timer_on = true;
 // period of the process's CPU time.
 void arm_deferred_timer() {
   if (!g_has_drain_timer || !g_process_timer_on) return;
-  itimerspec spec{};
-  spec.it_value.tv_sec = static_cast<time_t>(g_period_ns / 1'000'000'000);
-  spec.it_value.tv_nsec = static_cast<long>(g_period_ns % 1'000'000'000);
+  const itimerspec spec = timer_setting(g_period_ns, 0);
   ::timer_settime(g_drain_timer, 0, &spec, nullptr);
 }
 
@@ -87,10 +85,7 @@ bool may_defer() {
 
 void arm_deferred_thread_timer(ThreadClock& c) {
   if (!c.has_timer) return;
-  itimerspec spec{};
-  spec.it_value.tv_sec = static_cast<time_t>(g_period_ns / 1'000'000'000);
-  spec.it_value.tv_nsec = static_cast<long>(g_period_ns % 1'000'000'000);
-  spec.it_interval = spec.it_value;
+  const itimerspec spec = timer_setting(g_period_ns, g_period_ns);
   ::timer_settime(c.timer, 0, &spec, nullptr);
 }
 

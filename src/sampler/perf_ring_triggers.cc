@@ -112,12 +112,7 @@ void arm_thread_drain(ThreadClock& c, bool on) {
   else
     close_trigger(c);
   if (!c.has_timer) return;
-  itimerspec spec{};
-  if (on) {
-    spec.it_value.tv_sec = static_cast<time_t>(g_thread_drain_ns / 1'000'000'000);
-    spec.it_value.tv_nsec = static_cast<long>(g_thread_drain_ns % 1'000'000'000);
-    spec.it_interval = spec.it_value;
-  }
+  const itimerspec spec = on ? timer_setting(g_thread_drain_ns, g_thread_drain_ns) : timer_setting(0, 0);
   ::timer_settime(c.timer, 0, &spec, nullptr);
 }
 

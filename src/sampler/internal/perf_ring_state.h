@@ -193,6 +193,17 @@ uint32_t share_weight(CpuShare& share, uint64_t value, uint64_t period_ns);
 // periods taken (the thread's lost periods, "ring buffer full").
 uint32_t take_lost(uint64_t* pending_lost, uint32_t* weight);
 
+// ASYNC-SIGNAL-SAFE. A CPU-time timer's setting: first after first_ns,
+// then every every_ns (0: once; first_ns 0: off).
+inline itimerspec timer_setting(uint64_t first_ns, uint64_t every_ns) {
+  itimerspec spec{};
+  spec.it_value.tv_sec = static_cast<time_t>(first_ns / 1'000'000'000);
+  spec.it_value.tv_nsec = static_cast<long>(first_ns % 1'000'000'000);
+  spec.it_interval.tv_sec = static_cast<time_t>(every_ns / 1'000'000'000);
+  spec.it_interval.tv_nsec = static_cast<long>(every_ns % 1'000'000'000);
+  return spec;
+}
+
 // ---- perf_ring_triggers.cc ----
 // ASYNC-SIGNAL-SAFE. Every attached thread's drain timer and trigger, on
 // or off.
