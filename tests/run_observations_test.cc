@@ -55,8 +55,7 @@ format::Profile profile_of_two_threads(const fs::path& dir, const std::string& s
                           bin("run_threads"), "threads", seconds, seconds},
                          dir);
   EXPECT_EQ(ran.status, 0) << ran.err;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.path().string().ends_with(".pb.gz")) *file = entry.path();
+  *file = only_pprof(dir);
   if (file->empty()) {
     ADD_FAILURE() << "no profile: " << ran.err;
     return {};

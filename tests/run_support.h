@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 namespace profil_test {
 
 namespace fs = std::filesystem;
@@ -101,6 +103,18 @@ class TempDir {
  private:
   fs::path path_;
 };
+
+// The one profile (*.pb.gz) in dir; a second is a test failure, none an
+// empty path.
+inline fs::path only_pprof(const fs::path& dir) {
+  fs::path found;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().string().ends_with(".pb.gz")) {
+      EXPECT_TRUE(found.empty()) << "two profiles: " << found << ", " << entry.path();
+      found = entry.path();
+    }
+  return found;
+}
 
 }  // namespace profil_test
 

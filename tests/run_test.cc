@@ -47,6 +47,7 @@ using profiling::format::Profile;
 using profil_test::bin;
 using profil_test::build_dir;
 using profil_test::Result;
+using profil_test::only_pprof;
 using profil_test::run;
 using profil_test::slurp;
 using profil_test::TempDir;
@@ -398,7 +399,10 @@ TEST(Run, InstallPathWithASpaceAndAColonIsProfiled) {
   const Part& work = parts["main_work"];
   const fs::path file = dir.path() / "out" / (stem(work.pid) + ".pb.gz");
   ASSERT_TRUE(fs::exists(file)) << r.err;
-  EXPECT_GT(count_in(load_pprof(file), work), 0u);
+  // Its 0.3 s of CPU sampled (one loaded suite run of 3, beside two busy
+  // loops, found 0 here, not reproduced in 30 runs beside load: the run's
+  // -v lines say what the source did).
+  EXPECT_GT(count_in(load_pprof(file), work), 0u) << r.err;
   // The link made for the run is gone with it.
   EXPECT_TRUE(fs::is_empty(tmp)) << fs::directory_iterator(tmp)->path();
 }
@@ -516,16 +520,6 @@ std::string unsampled_lines_but_kernel(const std::string& err) {
         line.find("not sampled: in the kernel since its last sample") == std::string::npos)
       lines += line + "\n";
   return lines;
-}
-
-fs::path only_pprof(const fs::path& dir) {
-  fs::path found;
-  for (const auto& entry : fs::directory_iterator(dir))
-    if (entry.path().string().ends_with(".pb.gz")) {
-      EXPECT_TRUE(found.empty()) << "two profiles: " << found << ", " << entry.path();
-      found = entry.path();
-    }
-  return found;
 }
 
 // The count of the location named name (no mapping), and the total.
