@@ -50,4 +50,7 @@ if(TARGET profil_cli)
     add_test(NAME run_python_deep_inside_${label}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_python.sh $<TARGET_FILE:profil_cli> ${python} --deep --inside)
   endforeach()
+  # The BPF program loaded at the first interpreter process, not every run.
+  add_test(NAME run_bpf_lazy COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/run_bpf_lazy.sh $<TARGET_FILE:profil_cli> /usr/bin/python3)
+  set_tests_properties(run_bpf_lazy PROPERTIES SKIP_RETURN_CODE 77)
 endif()

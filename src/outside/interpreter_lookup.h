@@ -27,7 +27,7 @@ class InterpreterLookup {
     if (frames_ == nullptr && looked_at_ != code.size()) {
       looked_at_ = code.size();
       frames_ = PythonFrames::open_if_python(pid, code, python);
-      if (frames_ == nullptr) frames_ = RubyFrames::open_if_ruby(pid, code, ruby, python->at_sample);
+      if (frames_ == nullptr) frames_ = RubyFrames::open_if_ruby(pid, code, ruby, python);
     }
     return frames_.get();
   }

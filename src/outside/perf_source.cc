@@ -100,14 +100,6 @@ std::string PerfSource::open_on(pid_t tid, bool before_exec) {
   return "";
 }
 
-void PerfSource::attach_python_reads(int fd) {
-  PythonStackReads* at_sample = feed_.table.python_reads().at_sample;
-  if (at_sample == nullptr || at_sample->attach(fd, &python_reads_refused_)) return;
-  // Refused on this event: the frames are read after the fact, for every
-  // event alike (a sample without its record would be read so anyway).
-  feed_.table.set_python_reads(nullptr);
-}
-
 void PerfSource::start() {
   reader_started_.store(false);
   reader_.start([this] { reader_loop(); });

@@ -98,6 +98,10 @@ class PerfSource final : public Source {
   // open.
   bool samples_kernel() const { return !user_only_; }
   uint64_t throttled() const { return throttled_.load(); }
+  // The BPF program runs at each sample of every event open so far, and of
+  // those opened later; false where refused (python_reads_refused says why).
+  // Under the table's lock (the events are all opened before the reader).
+  bool attach_python_reads(PythonStackReads* at_sample);
   // Why the kernel refused the BPF program on an event ("" if it did not).
   const std::string& python_reads_refused() const { return python_reads_refused_; }
   unsigned rings() const { return static_cast<unsigned>(rings_.size()); }

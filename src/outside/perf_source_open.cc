@@ -161,4 +161,18 @@ std::string PerfSource::attach_all() {
   return why;
 }
 
+bool PerfSource::attach_python_reads(PythonStackReads* at_sample) {
+  for (int fd : fds_)
+    if (!at_sample->attach(fd, &python_reads_refused_)) return false;
+  return true;
+}
+
+void PerfSource::attach_python_reads(int fd) {
+  PythonStackReads* at_sample = feed_.table.python_reads().at_sample;
+  if (at_sample == nullptr || at_sample->attach(fd, &python_reads_refused_)) return;
+  // Refused on this event: the frames are read after the fact, for every
+  // event alike (a sample without its record would be read so anyway).
+  feed_.table.set_python_reads(nullptr);
+}
+
 }  // namespace profiling::outside

@@ -99,9 +99,9 @@ class ProcessTable {
   // samples keep names read in its life: python_frames.h). Any thread may ask.
   int interpreter_poll_ms() const { return interpreter_poll_ms_.load(std::memory_order_relaxed); }
   uint64_t unknown_samples() const { return unknown_samples_; }  // of no process we know
-  // Python frames read at the sample by this BPF program (python_bpf.h),
-  // owned by the perf source; set before the reader starts.
+  // The BPF program reading Python frames at the sample (PythonReads), the sampler's.
   void set_python_reads(PythonStackReads* at_sample) { python_.at_sample = at_sample; }
+  void load_python_reads_with(std::function<PythonStackReads*()> load) { python_.load_at_sample = std::move(load); }
   // How the samples got their Python and Ruby frames, so far.
   const PythonReads& python_reads() const { return python_; }
   const RubyReads& ruby_reads() const { return ruby_; }

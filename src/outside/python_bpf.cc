@@ -26,6 +26,22 @@ static_assert(PROFIL_PY_GIL_HELD == format::kGilHeld && PROFIL_PY_GIL_RELEASED =
 // ProcessTable::interpreter_poll_ms; 100 ms of a thread at 10 kHz).
 constexpr size_t kRecordsPerThread = 1024;
 
+// The ring's size: a round's records (ProcessTable::interpreter_poll_ms,
+// 100 ms at most between two drains) of every CPU sampled at the rate, at
+// ~1 KiB a record (a 40-frame stack; the header is 24 bytes, a frame 24),
+// a power of two (the kernel's rule for a BPF ring) from 256 KiB to 8 MiB.
+// Not 8 MiB at every rate (issue 31's cost: creating and mapping 8 MiB took
+// ~2.5 ms of every run; 256 KiB at 1 kHz on 2 CPUs). A record the ring has
+// no room for is counted (Counters::ring_full) and its sample read after
+// the fact.
+uint32_t ring_bytes_for(uint64_t period_ns) {
+  const long cpus = std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
+  const uint64_t per_round = static_cast<uint64_t>(cpus) * (100'000'000 / std::max<uint64_t>(period_ns, 1)) * 1024;
+  uint32_t bytes = 256 << 10;
+  while (bytes < per_round && bytes < (8u << 20)) bytes *= 2;
+  return bytes;
+}
+
 // libbpf's own lines go nowhere: open() says in one clause what failed.
 int quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
 
@@ -50,8 +66,9 @@ std::unique_ptr<PythonStackReads> PythonStackReads::open(uint64_t period_ns, std
   // 65536 entries took 1.3 ms of the map's creation, and as long to free,
   // at each run); a kernel before 6.1 refuses that to a perf_event
   // program, and gets them preallocated.
-  std::unique_ptr<PythonStackReads> reads = load(ns.st_dev, ns.st_ino, /*preallocated=*/false, why);
-  if (reads == nullptr) reads = load(ns.st_dev, ns.st_ino, /*preallocated=*/true, why);
+  const uint32_t ring_bytes = ring_bytes_for(period_ns);
+  std::unique_ptr<PythonStackReads> reads = load(ns.st_dev, ns.st_ino, ring_bytes, /*preallocated=*/false, why);
+  if (reads == nullptr) reads = load(ns.st_dev, ns.st_ino, ring_bytes, /*preallocated=*/true, why);
   if (reads == nullptr) return nullptr;
   // The program runs within microseconds of the sample's time (after it, on
   // 6.x kernels); a thread's samples are a period apart at least.
@@ -64,8 +81,8 @@ std::unique_ptr<PythonStackReads> PythonStackReads::open(uint64_t period_ns, std
   return reads;
 }
 
-std::unique_ptr<PythonStackReads> PythonStackReads::load(uint64_t pidns_dev, uint64_t pidns_ino, bool preallocated,
-                                                         std::string* why) {
+std::unique_ptr<PythonStackReads> PythonStackReads::load(uint64_t pidns_dev, uint64_t pidns_ino, uint32_t ring_bytes,
+                                                         bool preallocated, std::string* why) {
   std::unique_ptr<PythonStackReads> reads(new PythonStackReads);
   reads->skeleton_ = python_stacks__open();
   if (reads->skeleton_ == nullptr) {
@@ -75,6 +92,7 @@ std::unique_ptr<PythonStackReads> PythonStackReads::load(uint64_t pidns_dev, uin
   reads->skeleton_->rodata->pidns_dev = pidns_dev;
   reads->skeleton_->rodata->pidns_ino = pidns_ino;
   reads->skeleton_->rodata->init_pidns = pidns_ino == kInitialPidNamespace;
+  bpf_map__set_max_entries(reads->skeleton_->maps.python_stacks, ring_bytes);
   if (!preallocated)
     for (bpf_map* map : {reads->skeleton_->maps.python_processes, reads->skeleton_->maps.python_threads,
                          reads->skeleton_->maps.ruby_processes})

@@ -1,8 +1,10 @@
 // Python frames read at the moment of the sample, in the kernel (issue 31):
-// the host side of bpf/python_stacks.bpf.c. The program is loaded once
-// (libbpf, from the skeleton the build generates) and attached to every
-// sampling event the perf source opens (PERF_EVENT_IOC_SET_BPF; an event
-// inherited by a new thread or child carries it). For each sample of a
+// the host side of bpf/python_stacks.bpf.c. The program is loaded once,
+// when the first interpreter process is found (PythonReads::load_at_sample;
+// libbpf, from the skeleton the build generates), and attached to every
+// sampling event the perf source has opened or opens later
+// (PERF_EVENT_IOC_SET_BPF; an event inherited by a new thread or child
+// carries it). For each sample of a
 // thread whose PyThreadState the host has put in its map it walks the
 // thread's frame chain, as interp/python_walk.cc does from outside, and
 // writes the raw frames with the time into a ring of its own; the host
@@ -96,8 +98,8 @@ class PythonStackReads {
  private:
   PythonStackReads() = default;
   // The program loaded, its hash maps preallocated or not; nullptr with *why.
-  static std::unique_ptr<PythonStackReads> load(uint64_t pidns_dev, uint64_t pidns_ino, bool preallocated,
-                                                std::string* why);
+  static std::unique_ptr<PythonStackReads> load(uint64_t pidns_dev, uint64_t pidns_ino, uint32_t ring_bytes,
+                                                bool preallocated, std::string* why);
   static int on_record(void* self, void* data, size_t size);
 
   struct Record {

@@ -19,7 +19,7 @@ constexpr uint32_t kMaxPythonDepth = 256;
 PythonFrames::PythonFrames(const interp::PythonTarget& target, PythonReads* reads)
     : target_(target),
       reads_(*reads),
-      at_sample_(reads->at_sample),
+      at_sample_(reads->reads_at_sample()),
       memory_(target.pid),
       threads_(target_, memory_),
       namer_(target_.layout, cached_, target_.code_type) {

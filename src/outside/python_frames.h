@@ -36,6 +36,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -78,6 +79,20 @@ inline constexpr uint64_t kNoStateAddress = format::kInterpreterFrameBase + 3;
 // and the BPF program that reads them at the sample, where one loaded.
 struct PythonReads {
   PythonStackReads* at_sample = nullptr;  // nullptr: after the fact only
+  // Loads the BPF program and attaches it to the events, at the first
+  // interpreter process found rather than at every run (issue 31's cost:
+  // ~9.5 ms of profil's CPU a run, for a program without Python too); the
+  // samples before it are read after the fact, as a thread's first is.
+  std::function<PythonStackReads*()> load_at_sample;
+  // at_sample, loaded first if it was not yet (once: nullptr after a refusal).
+  PythonStackReads* reads_at_sample() {
+    if (load_at_sample) {
+      const std::function<PythonStackReads*()> load = std::move(load_at_sample);
+      load_at_sample = nullptr;
+      at_sample = load();
+    }
+    return at_sample;
+  }
   uint64_t merged = 0;            // samples given Python frames
   uint64_t read_at_sample = 0;    // walks the BPF program made as the sample was taken
   uint64_t read_late = 0;         // walks read after the fact

@@ -4,6 +4,7 @@
 
 #include "interp/python_merge.h"
 #include "interp/ruby_walk.h"
+#include "outside/python_frames.h"
 #include "outside/ruby_bpf.h"
 
 namespace profiling::outside {
@@ -31,7 +32,7 @@ RubyFrames::~RubyFrames() {
 }
 
 std::unique_ptr<RubyFrames> RubyFrames::open_if_ruby(pid_t pid, const std::vector<MappedCode>& code,
-                                                     RubyReads* reads, PythonStackReads* at_sample) {
+                                                     RubyReads* reads, PythonReads* python) {
   const bool maps_ruby = std::any_of(code.begin(), code.end(), [](const MappedCode& m) {
     return interp::is_ruby_file(m.path.substr(m.path.rfind('/') + 1));
   });
@@ -45,6 +46,7 @@ std::unique_ptr<RubyFrames> RubyFrames::open_if_ruby(pid_t pid, const std::vecto
     if (why.starts_with("Ruby ")) reads->not_read = why;
     return nullptr;
   }
+  PythonStackReads* at_sample = python != nullptr ? python->reads_at_sample() : nullptr;
   return std::unique_ptr<RubyFrames>(new RubyFrames(*target, reads, at_sample));
 }
 

@@ -57,6 +57,8 @@ inline constexpr uint64_t kRubyUnnamedAddress = format::kRubyFrameBase + 1;
 inline constexpr const char* kRubyEnteringFrame = "[ruby: a call entered or left]";
 inline constexpr uint64_t kRubyEnteringAddress = format::kRubyFrameBase + 2;
 
+struct PythonReads;  // python_frames.h
+
 // How a tree's samples got their Ruby frames (said in the run's summary,
 // as PythonReads's are).
 struct RubyReads {
@@ -72,10 +74,11 @@ class RubyFrames final : public InterpreterFrames {
  public:
   // The Ruby of a process whose code maps a libruby or ruby program, else
   // nullptr (reads->not_read says why when it is a Ruby not read). reads
-  // outlives the RubyFrames; at_sample (nullptr: after the fact only) is
-  // the BPF program that reads frames at the sample, which outlives it too.
+  // outlives the RubyFrames; python (nullptr: after the fact only) holds
+  // the BPF program that reads frames at the sample, loaded when a Ruby is
+  // found (PythonReads::reads_at_sample), which outlives it too.
   static std::unique_ptr<RubyFrames> open_if_ruby(pid_t pid, const std::vector<MappedCode>& code, RubyReads* reads,
-                                                  PythonStackReads* at_sample = nullptr);
+                                                  PythonReads* python = nullptr);
   ~RubyFrames() override;
 
   using InterpreterFrames::merge;

@@ -24,10 +24,8 @@ int64_t realtime_offset_ns() {
 Sampler::Sampler(SamplerOptions options)
     : options_(options),
       table_(std::make_unique<ProcessTable>(ProcessTable::Options{.sampling = options_, .realtime_offset_ns = realtime_offset_ns()})) {
-  if (options_.interpreter_frames && options_.interpreter_frames_at_sample) {
-    python_at_sample_ = PythonStackReads::open(options_.period_ns(), &python_at_sample_refused_);
-    table_->set_python_reads(python_at_sample_.get());
-  }
+  if (options_.interpreter_frames && options_.interpreter_frames_at_sample)
+    table_->load_python_reads_with([this] { return load_python_reads(); });
   auto perf = std::make_unique<PerfSource>(feed(), options_);
   perf_ = perf.get();
   sources_.push_back(std::move(perf));
@@ -39,6 +37,12 @@ Sampler::Sampler(SamplerOptions options)
 }
 
 Sampler::~Sampler() { stop(); }
+
+PythonStackReads* Sampler::load_python_reads() {
+  python_at_sample_ = PythonStackReads::open(options_.period_ns(), &python_at_sample_refused_);
+  if (python_at_sample_ == nullptr) return nullptr;
+  return perf_->attach_python_reads(python_at_sample_.get()) ? python_at_sample_.get() : nullptr;
+}
 
 void Sampler::add(std::unique_ptr<Source> source) { sources_.push_back(std::move(source)); }
 

@@ -105,10 +105,16 @@ class Sampler {
   // Every source's records up to this moment read into the table; the
   // moment (CLOCK_MONOTONIC ns), taken before the read.
   uint64_t read_up_to_now();
+  // The BPF program that reads interpreter frames at the sample, loaded and
+  // attached to every event (nullptr where refused: python_reads_refused
+  // says why). Under the table's lock: the table asks as it finds the first
+  // interpreter process.
+  PythonStackReads* load_python_reads();
 
   SamplerOptions options_;
   mutable FeedLock lock_;  // the table's
   // Before the table: the table's images use it until they are freed.
+  // Loaded at the first interpreter process (load_python_reads).
   std::unique_ptr<PythonStackReads> python_at_sample_;
   std::string python_at_sample_refused_;
   std::unique_ptr<ProcessTable> table_;
