@@ -63,7 +63,7 @@ std::unique_ptr<PythonStackReads> PythonStackReads::open(uint64_t period_ns, std
     return nullptr;
   }
   // The hash maps are not preallocated (issue 31's cost: python_threads'
-  // 65536 entries took 1.3 ms of the map's creation, and as long to free,
+  // 65536 entries, as it then was, took 1.3 ms of the map's creation, and as long to free,
   // at each run); a kernel before 6.1 refuses that to a perf_event
   // program, and gets them preallocated.
   const uint32_t ring_bytes = ring_bytes_for(period_ns);

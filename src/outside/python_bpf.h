@@ -1,18 +1,17 @@
 // Python frames read at the moment of the sample, in the kernel (issue 31):
-// the host side of bpf/python_stacks.bpf.c. The program is loaded once,
-// when the first interpreter process is found (PythonReads::load_at_sample;
-// libbpf, from the skeleton the build generates), and attached to every
-// sampling event the perf source has opened or opens later
-// (PERF_EVENT_IOC_SET_BPF; an event inherited by a new thread or child
-// carries it). For each sample of a
-// thread whose PyThreadState the host has put in its map it walks the
-// thread's frame chain, as interp/python_walk.cc does from outside, and
-// writes the raw frames with the time into a ring of its own; the host
-// drains that ring before it reads the samples the ring's records came
-// before, and pairs each sample with its thread's record nearest the
-// sample's time (the program runs in the kernel's overflow path, on the
-// same CPU, microseconds from the time the sample carries: a few µs after
-// it on this 6.18 kernel; the same thread's samples are a period apart).
+// the host side of bpf/python_stacks.bpf.c. The program is loaded once, when
+// the first interpreter process is found (PythonReads::load_at_sample; libbpf,
+// from the skeleton the build generates), and attached to every sampling event
+// the perf source has opened or opens later (PERF_EVENT_IOC_SET_BPF; an event
+// inherited by a new thread or child carries it). For each sample of a thread
+// whose PyThreadState the host has put in its map it walks the thread's frame
+// chain, as interp/python_walk.cc does from outside, and writes the raw frames
+// with the time into a ring of its own; the host drains that ring before it
+// reads the samples the ring's records came before, and pairs each sample with
+// its thread's record nearest the sample's time (the program runs in the
+// kernel's overflow path, on the same CPU, microseconds from the time the
+// sample carries: a few µs after it on this 6.18 kernel; the same thread's
+// samples are a period apart).
 //
 // Where the kernel refuses (no CAP_BPF/CAP_PERFMON, no BTF, an old kernel)
 // open() says why and the frames are read after the fact
