@@ -213,12 +213,16 @@ void PerfSource::reader_loop() {
       }
       timeout_ms = static_cast<int>(std::min<uint64_t>(timeout_ms, (end - now + 999'999) / 1'000'000));
     }
-    const int ready = ::poll(polls.data(), polls.size(), timeout_ms);
+    // Read every millisecond, the rings need not wake the reader (at half
+    // a ring): the wake pipe alone is polled, and each wake-up does not
+    // queue on and off every ring's wait queue (issue 31's cost).
+    const size_t first = timeout_ms <= 1 && reader_.wake_fd() >= 0 ? rings_.size() : 0;
+    const int ready = ::poll(polls.data() + first, polls.size() - first, timeout_ms);
     read_round();
     // A ring whose process tree has ended polls as hung up at once, every
     // time (perf_poll): then the wake pipe alone, for 10 ms, so that the
     // reader does not spin until its owner stops it.
-    const bool hung_up = ready > 0 && std::all_of(polls.begin(), polls.begin() + static_cast<long>(rings_.size()),
+    const bool hung_up = ready > 0 && first == 0 && std::all_of(polls.begin(), polls.begin() + static_cast<long>(rings_.size()),
                                                   [](const pollfd& p) { return (p.revents & POLLHUP) != 0; });
     if (hung_up && reader_.wake_fd() >= 0) {
       pollfd wake{reader_.wake_fd(), POLLIN, 0};

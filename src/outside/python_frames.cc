@@ -6,6 +6,7 @@
 
 #include "interp/python_merge.h"
 #include "interp/python_walk.h"
+#include "outside/source.h"
 
 namespace profiling::outside {
 
@@ -87,34 +88,9 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
       mark(kNoStateAddress, frames);
       return;
     }
-    if (!gil_.known()) find_gil();
-    // The pages the thread's last walk read, in one call (see the header).
-    Pages& pages = last_pages_[tid];
-    interp::PrefetchedMemory::Range ranges[std::size(pages.at)];
-    for (size_t i = 0; i < pages.count; ++i) ranges[i] = {pages.at[i], interp::PageCachedMemory::kPage};
-    ahead_.fetch(ranges, pages.count);
-    gil_state_ = interp::python_gil_state(gil_, cached_, state);
-    // The program reads this thread's later samples itself, and those of
-    // every thread the interpreter has now (the lookup read them all).
-    // Once a thread: its samples already in the rings are read after the
-    // fact too, and the list read again for each cost 3-4
-    // process_vm_readv calls a sample (issue 31's cost).
-    if (at_sample_ != nullptr && given_.insert(tid).second)
-      for (const auto& [thread, thread_state] : threads_.all())
-        if (thread != 0) {
-          at_sample_->add_thread(thread, thread_state);
-          given_.insert(thread);
-        }
-    raw_.resize(kMaxPythonDepth);
-    walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
+    if (at_sample_ != nullptr && given_.insert(tid).second) give_threads();
+    walk_late(tid, time, state, &walk);
     ++reads_.read_late;
-    // Before the code objects are named (rare: python's namer reads them
-    // once per address per 100 ms), so that the next fetch is the walk's.
-    uint64_t read[interp::PageCachedMemory::kPages];
-    const size_t n = cached_.pages(read, std::size(read));
-    pages.count = 0;
-    for (size_t i = 0; i < n && pages.count < std::size(pages.at); ++i)
-      if (read[i] != 0 && read[i] % interp::PageCachedMemory::kPage == 0) pages.at[pages.count++] = read[i];
   }
   // An empty walk is merged too: a sample in the loop had Python frames,
   // so none read after the fact (or a chain that could not be read) is a
@@ -143,6 +119,50 @@ void PythonFrames::merge(pid_t tid, uint64_t time, bool native_truncated, std::v
   if (!result.fits) ++(at_sample ? reads_.misfits_at_sample : reads_.misfits_late);
   merged_frames_.resize(result.count);
   frames->swap(merged_frames_);
+}
+
+// The program reads this thread's later samples itself, and those of every
+// thread the interpreter has now (the lookup read them all). Once a
+// thread: its samples already in the rings are read after the fact too,
+// and the list read again for each cost 3-4 process_vm_readv calls a
+// sample (issue 31's cost).
+void PythonFrames::give_threads() {
+  for (const auto& [thread, thread_state] : threads_.all())
+    if (thread != 0) {
+      at_sample_->add_thread(thread, thread_state);
+      given_.insert(thread);
+    }
+}
+
+void PythonFrames::walk_late(pid_t tid, uint64_t time, uint64_t state, interp::WalkResult* walk) {
+  LateRead& late = late_[tid];
+  if (time < late.began_ns) {
+    raw_.assign(late.raw.begin(), late.raw.end());
+    *walk = late.walk;
+    gil_state_ = late.gil;
+    return;
+  }
+  late.began_ns = monotonic_ns();
+  ++reads_.walks_late;
+  if (!gil_.known()) find_gil();
+  // The pages the thread's last walk read, in one call (see the header).
+  interp::PrefetchedMemory::Range ranges[std::size(late.pages)];
+  for (size_t i = 0; i < late.page_count; ++i) ranges[i] = {late.pages[i], interp::PageCachedMemory::kPage};
+  ahead_.fetch(ranges, late.page_count);
+  gil_state_ = interp::python_gil_state(gil_, cached_, state);
+  raw_.resize(kMaxPythonDepth);
+  *walk = walk_python_frames(target_.layout, cached_, state, raw_.data(), kMaxPythonDepth);
+  raw_.resize(walk->count);
+  late.raw.assign(raw_.begin(), raw_.end());
+  late.walk = *walk;
+  late.gil = gil_state_;
+  // Before the code objects are named (rare: python's namer reads them
+  // once per address per 100 ms), so that the next fetch is the walk's.
+  uint64_t read[interp::PageCachedMemory::kPages];
+  const size_t n = cached_.pages(read, std::size(read));
+  late.page_count = 0;
+  for (size_t i = 0; i < n && late.page_count < std::size(late.pages); ++i)
+    if (read[i] != 0 && read[i] % interp::PageCachedMemory::kPage == 0) late.pages[late.page_count++] = read[i];
 }
 
 void PythonFrames::mark(uint64_t address, std::vector<uint64_t>* frames) {
