@@ -104,8 +104,13 @@ fi
 # fdinfo's run_time_ns / run_cnt, one run a sample), per sample of the
 # profile. The Python program's CPU is in neither, so its variation is not
 # in the ratio.
-own_cpu_ns=0 own_bpf_ns=0
-own_cpu() {  # COMMAND...: sets own_cpu_ns (profil's threads) and own_bpf_ns (per BPF run, 0: none)
+# The main thread's share of it is the conversion after the run (symbols,
+# the kernel's, the files written): ~130-200 ms a run, its spread between
+# runs of the same command larger than what the frames add at 4 kHz, and
+# the same with the frames and without. The second table leaves it out:
+# the sampling threads alone (the reader's most) and the BPF program.
+own_cpu_ns=0 own_bpf_ns=0 own_sampling_ns=0
+own_cpu() {  # COMMAND...: sets own_cpu_ns (profil's threads), own_sampling_ns (all but the main one) and own_bpf_ns (per BPF run, 0: none)
   local -A last=()
   local pid tick=0 f v tid fd
   exec {fd}<> <(:)
@@ -131,6 +136,7 @@ own_cpu() {  # COMMAND...: sets own_cpu_ns (profil's threads) and own_bpf_ns (pe
   exec {fd}>&-
   own_cpu_ns=0
   for v in "${last[@]}"; do own_cpu_ns=$((own_cpu_ns + v)); done
+  own_sampling_ns=$((own_cpu_ns - ${last[$pid]:-0}))
 }
 
 # BENCH_BEFORE=PATH: another build's profil (main's, say) run in the same
@@ -141,13 +147,18 @@ if [ "${BENCH_OWN:-1}" = 1 ]; then
     bpf_stats=1
     trap 'sysctl -q -w kernel.bpf_stats_enabled="$old_stats"; rm -rf "$out"' EXIT
   fi
-  tools=("$profil")
+  tools=("$profil") sampling=()
+  # The main thread's CPU a sample, by way: each run's total less its
+  # sampling threads' (and the BPF run's, in both).
+  main_of() { paste "$1" "$2" | awk '{ print $1 - $2 }' | median; }
   [ -n "${BENCH_BEFORE:-}" ] && tools+=("$BENCH_BEFORE")
   echo
   echo "profil's own CPU per sample (its threads' schedstat + the BPF program's run time), us, $reps alternating runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
   printf '%-7s %5s %14s %14s %14s %8s %14s %8s\n' build hz "without frames" "at the sample" "(BPF per run)" "ratio" "after the fact" "ratio"
   for hz in $rates; do
-    for ((t = 0; t < ${#tools[@]}; t++)); do : > "$out/on$t"; : > "$out/ob$t"; : > "$out/obb$t"; : > "$out/ol$t"; done
+    for ((t = 0; t < ${#tools[@]}; t++)); do
+      : > "$out/on$t"; : > "$out/ob$t"; : > "$out/obb$t"; : > "$out/ol$t"; : > "$out/sn$t"; : > "$out/sb$t"; : > "$out/sl$t"
+    done
     for ((k = 0; k < reps; k++)); do
       for way in without bpf late; do
         case $way in
@@ -160,12 +171,19 @@ if [ "${BENCH_OWN:-1}" = 1 ]; then
           s=$(samples_of "$out/$way")
           if [ -n "$s" ] && [ "$s" -gt 0 ]; then
             case $way in
-              without) echo "$own_cpu_ns / 1000 / $s" | bc -l >> "$out/on$t" ;;
+              without)
+                echo "$own_cpu_ns / 1000 / $s" | bc -l >> "$out/on$t"
+                echo "$own_sampling_ns / 1000 / $s" | bc -l >> "$out/sn$t"
+                ;;
               bpf)
                 echo "($own_cpu_ns / $s + $own_bpf_ns) / 1000" | bc -l >> "$out/ob$t"
+                echo "($own_sampling_ns / $s + $own_bpf_ns) / 1000" | bc -l >> "$out/sb$t"
                 echo "$own_bpf_ns / 1000" | bc -l >> "$out/obb$t"
                 ;;
-              late) echo "$own_cpu_ns / 1000 / $s" | bc -l >> "$out/ol$t" ;;
+              late)
+                echo "$own_cpu_ns / 1000 / $s" | bc -l >> "$out/ol$t"
+                echo "$own_sampling_ns / 1000 / $s" | bc -l >> "$out/sl$t"
+                ;;
             esac
           fi
           rm -rf "${out:?}/$way"
@@ -176,7 +194,20 @@ if [ "${BENCH_OWN:-1}" = 1 ]; then
       n=$(median < "$out/on$t") b=$(median < "$out/ob$t") l=$(median < "$out/ol$t")
       printf '%-7s %5s %14.1f %14.1f %14.2f %7.0f%% %14.1f %7.0f%%\n' "$( ((t == 0)) && echo this || echo before)" "$hz" \
         "$n" "$b" "$(median < "$out/obb$t")" "$(echo "($b / $n - 1) * 100" | bc -l)" "$l" "$(echo "($l / $n - 1) * 100" | bc -l)"
+      total=$(median < "$out/on$t")
+      n=$(median < "$out/sn$t") b=$(median < "$out/sb$t") l=$(median < "$out/sl$t")
+      sampling+=("$(printf '%-7s %5s %7.1f %7.1f %7.1f %9.1f %9.1f %9.1f %+9.1f (%3.0f%%) %+9.1f (%3.0f%%)' \
+        "$( ((t == 0)) && echo this || echo before)" "$hz" \
+        "$(main_of "$out/on$t" "$out/sn$t")" "$(main_of "$out/ob$t" "$out/sb$t")" "$(main_of "$out/ol$t" "$out/sl$t")" \
+        "$n" "$b" "$l" "$(echo "$b - $n" | bc -l)" "$(echo "($b - $n) * 100 / $total" | bc -l)" \
+        "$(echo "$l - $n" | bc -l)" "$(echo "($l - $n) * 100 / $total" | bc -l)")")
     done
   done
+  echo
+  echo "the same runs by thread, us a sample: the main thread (the conversion after the run) and the sampling"
+  echo "threads (all the others) + the BPF program's run, by way (without frames, at the sample, after the fact);"
+  echo "what the frames add to the sampling threads, and that as % of the whole without frames"
+  printf '%-7s %5s %7s %7s %7s %9s %9s %9s %16s %16s\n' build hz main:w/o bpf late "samp:w/o" bpf late "added, bpf" "added, late"
+  printf '%s\n' "${sampling[@]}"
   echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 fi
