@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "outside/options.h"
@@ -50,6 +51,8 @@ class WallPoller final : public Source {
   std::function<void()> before_look_;
   std::vector<uint8_t> stack_copy_;
   std::set<pid_t> unreadable_;  // under the feed's lock
+  // The threads refused at this look and at the one before (the poller's own).
+  std::unordered_set<pid_t> refused_now_, refused_before_;
   SourceThread thread_;
 };
 
